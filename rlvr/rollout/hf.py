@@ -1,0 +1,154 @@
+"""Batched sampling with a transformers causal LM and its KV cache.
+
+The loop samples each token from the same logits it records the log-prob from, so the
+behaviour log-probs cost no second forward pass. Finished rows are dropped from the
+batch (and the cache) as they end, so a batch runs only as long as its live rows need.
+Log-probs are those of softmax(logits / temperature) before top-p truncation; with
+top_p = 1 that is exactly the distribution sampled from, and what the learner recomputes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from rlvr.rollout.engine import Completion, SamplingParams
+
+
+class HFEngine:
+    """Generates with a model object it shares with the learner (weights are never copied)."""
+
+    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_size: int = 16):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        eos = tokenizer.eos_token_id
+        self.eos_ids = {int(eos)} if eos is not None else set()
+        gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        if isinstance(gen_eos, int):
+            self.eos_ids.add(gen_eos)
+        elif isinstance(gen_eos, list):
+            self.eos_ids.update(int(e) for e in gen_eos)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else next(iter(self.eos_ids), 0))
+
+    def load_weights(self, state_dict: dict[str, object]) -> None:
+        del state_dict  # the learner updates this very model in place
+
+    def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
+        if not prompts:
+            return []
+        if any(len(p) == 0 for p in prompts):
+            raise ValueError("every prompt needs at least one token")
+        gen = torch.Generator()
+        gen.manual_seed(params.seed if params.seed is not None else int(torch.randint(0, 2**31, ()).item()))
+        # Longest first, so batches hold prompts of similar length (less padding).
+        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+        out: list[Completion | None] = [None] * len(prompts)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            for i, c in zip(idx, self._generate_batch([prompts[i] for i in idx], params, gen), strict=True):
+                out[i] = c
+        return [c for c in out if c is not None]
+
+    @torch.no_grad()
+    def _generate_batch(
+        self, prompts: list[list[int]], params: SamplingParams, gen: torch.Generator
+    ) -> list[Completion]:
+        t0 = time.perf_counter()
+        was_training = self.model.training
+        self.model.eval()
+        device = next(self.model.parameters()).device
+        B = len(prompts)
+        P = max(len(p) for p in prompts)
+        input_ids = torch.full((B, P), self.pad_id, dtype=torch.long)
+        attn = torch.zeros((B, P), dtype=torch.long)
+        for r, p in enumerate(prompts):
+            input_ids[r, P - len(p) :] = torch.tensor(p)
+            attn[r, P - len(p) :] = 1
+        input_ids, attn = input_ids.to(device), attn.to(device)
+        positions = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P]
+
+        tokens: list[list[int]] = [[] for _ in range(B)]
+        logps: list[list[float]] = [[] for _ in range(B)]
+        finish = [""] * B
+        live = list(range(B))  # original row of each row still in the batch
+        cache = None
+        step_ids, step_pos = input_ids, positions
+        max_stop = max((len(s) for s in params.stop), default=0)
+        for _ in range(params.max_new_tokens):
+            out = self.model(
+                input_ids=step_ids,
+                attention_mask=attn,
+                position_ids=step_pos,
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
+            cache = out.past_key_values
+            logits = out.logits[:, -1, :].float()  # [b, V]
+            next_tok, next_logp = self._sample(logits, params, gen)
+            keep: list[int] = []
+            for j, row in enumerate(live):
+                tok = int(next_tok[j])
+                tokens[row].append(tok)
+                logps[row].append(float(next_logp[j]))
+                if tok in self.eos_ids:
+                    finish[row] = "eos"
+                elif max_stop and self._hit_stop(tokens[row], params.stop, max_stop):
+                    finish[row] = "stop"
+                else:
+                    keep.append(j)
+            if not keep:
+                break
+            if len(keep) < len(live):
+                sel = torch.tensor(keep, device=device)
+                cache.batch_select_indices(sel)
+                attn, step_pos, next_tok = attn[sel], step_pos[sel], next_tok[sel]
+                live = [live[j] for j in keep]
+            step_ids = next_tok.unsqueeze(1)  # [b, 1]
+            step_pos = step_pos[:, -1:] + 1  # [b, 1]
+            attn = torch.cat([attn, torch.ones((len(live), 1), dtype=attn.dtype, device=device)], dim=1)
+        for row in range(B):
+            if not finish[row]:
+                finish[row] = "length"
+        if was_training:
+            self.model.train()
+        elapsed = time.perf_counter() - t0
+        return [
+            Completion(
+                token_ids=tokens[r],
+                logprobs=logps[r],
+                text=self.tokenizer.decode(tokens[r], skip_special_tokens=True),
+                finish_reason=finish[r],
+                timings={"generate_s": elapsed},
+            )
+            for r in range(B)
+        ]
+
+    def _hit_stop(self, toks: list[int], stop: tuple[str, ...], max_stop: int) -> bool:
+        # Decode a tail long enough to contain any stop string plus a token boundary.
+        tail = self.tokenizer.decode(toks[-(max_stop + 4) :], skip_special_tokens=True)
+        return any(s in tail for s in stop)
+
+    @staticmethod
+    def _sample(
+        logits: torch.Tensor, params: SamplingParams, gen: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """logits [b, V] -> (token [b], log-prob of token under softmax(logits / T) [b])."""
+        if params.greedy:
+            logp = torch.log_softmax(logits, dim=-1)
+            tok = logp.argmax(dim=-1)
+            return tok, logp.gather(1, tok[:, None]).squeeze(1)
+        logp = torch.log_softmax(logits / params.temperature, dim=-1)  # [b, V]
+        probs = logp.exp()
+        if params.top_p < 1.0:
+            sorted_p, sorted_i = probs.sort(dim=-1, descending=True)
+            cum = sorted_p.cumsum(dim=-1)
+            drop = cum - sorted_p > params.top_p  # keep the smallest prefix reaching top_p
+            sorted_p = sorted_p.masked_fill(drop, 0.0)
+            probs = torch.zeros_like(probs).scatter(1, sorted_i, sorted_p)
+        tok = torch.multinomial(probs, 1, generator=gen).squeeze(1)  # [b]
+        return tok, logp.gather(1, tok[:, None]).squeeze(1)

@@ -1,0 +1,250 @@
+"""The records that travel through rlvr, from task to trace.
+
+Every stage reads and extends the same `Trajectory`: the rollout fills in turns, token
+ids and behaviour log-probs; the environment adds execution results; rewards add the
+breakdown; the learner reads it; the trace store appends it. All records are plain
+dataclasses that round-trip through `to_dict` / `from_dict` (and so through JSON)
+without loss, so a trace written today can be replayed by a later version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from enum import Enum
+from typing import Any, Literal, TypeVar
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+T = TypeVar("T")
+
+
+class RunStatus(str, Enum):
+    """How one execution of untrusted code ended, as decided by the supervisor."""
+
+    OK = "OK"
+    COMPILE_ERROR = "COMPILE_ERROR"
+    RUNTIME_ERROR = "RUNTIME_ERROR"
+    TIMEOUT = "TIMEOUT"
+    MEMORY = "MEMORY"
+    OUTPUT_LIMIT = "OUTPUT_LIMIT"
+    SANDBOX_ERROR = "SANDBOX_ERROR"
+
+
+class TestStatus(str, Enum):
+    """The verdict for one test; only PASSED counts towards the reward."""
+
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    ERROR = "ERROR"
+    TIMEOUT = "TIMEOUT"
+
+
+def _check_keys(cls: type, data: dict[str, Any]) -> None:
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__}.from_dict expects a dict, got {type(data).__name__}")
+    allowed = {f.name for f in fields(cls)}
+    unknown = set(data) - allowed
+    if unknown:
+        raise ValueError(
+            f"{cls.__name__}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
+        )
+
+
+@dataclass
+class Task:
+    """One problem to solve.
+
+    `tests` is domain-specific plain data; for the `python` code domain it is
+    `{"format": "assert", "tests": ["assert f(1) == 2", ...]}` and `entry_point` names
+    the function the model must define. `difficulty` is an integer level, 1 = easiest.
+    """
+
+    id: str
+    domain: str
+    prompt: str
+    tests: dict[str, Any] = field(default_factory=dict)
+    entry_point: str | None = None
+    difficulty: int = 1
+    reference: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Task:
+        _check_keys(cls, data)
+        for key in ("id", "domain", "prompt"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise ValueError(f"Task: field '{key}' must be a non-empty string")
+        if not isinstance(data.get("difficulty", 1), int):
+            raise ValueError("Task: field 'difficulty' must be an integer")
+        return cls(**data)
+
+
+@dataclass
+class Turn:
+    """One message of an episode. `trainable` is True only for the policy's own tokens."""
+
+    role: Role
+    content: str
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)  # [len(token_ids)] behaviour log-probs
+    trainable: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Turn:
+        _check_keys(cls, data)
+        return cls(**data)
+
+
+@dataclass
+class TestResult:
+    """The supervisor's verdict on one test, with what was observed."""
+
+    name: str
+    status: TestStatus
+    message: str = ""
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status.value,
+            "message": self.message,
+            "duration_s": self.duration_s,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TestResult:
+        _check_keys(cls, data)
+        return cls(**{**data, "status": TestStatus(data["status"])})
+
+
+@dataclass
+class ExecutionResult:
+    """What the sandbox reports for one submission: the run status, per-test verdicts,
+    captured (and capped) output, and resource use."""
+
+    status: RunStatus
+    tests: list[TestResult] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    wall_time_s: float = 0.0
+    cpu_time_s: float = 0.0
+    peak_memory_mb: float = 0.0
+    error: str = ""
+
+    @property
+    def passed(self) -> int:
+        return sum(t.status is TestStatus.PASSED for t in self.tests)
+
+    @property
+    def total(self) -> int:
+        return len(self.tests)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "passed": self.passed,
+            "total": self.total,
+            "tests": [t.to_dict() for t in self.tests],
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "wall_time_s": self.wall_time_s,
+            "cpu_time_s": self.cpu_time_s,
+            "peak_memory_mb": self.peak_memory_mb,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExecutionResult:
+        data = {k: v for k, v in data.items() if k not in ("passed", "total")}
+        _check_keys(cls, data)
+        return cls(
+            **{
+                **data,
+                "status": RunStatus(data["status"]),
+                "tests": [TestResult.from_dict(t) for t in data.get("tests", [])],
+            }
+        )
+
+
+@dataclass
+class RewardBreakdown:
+    """The scalar reward and every component it was made of (all logged)."""
+
+    total: float
+    components: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RewardBreakdown:
+        _check_keys(cls, data)
+        return cls(**data)
+
+
+@dataclass
+class Trajectory:
+    """One episode of one task by one policy version.
+
+    `prompt_ids` is the tokenised prompt the policy saw; `completion_ids` are the sampled
+    tokens ([L]); `logprobs` their behaviour log-probs under the sampling policy ([L]);
+    `loss_mask` is 1 for tokens that are trained on ([L]). `group_id` ties together the G
+    samples of one prompt for group-relative advantages.
+    """
+
+    task_id: str
+    domain: str
+    group_id: str
+    turns: list[Turn] = field(default_factory=list)
+    prompt_ids: list[int] = field(default_factory=list)
+    completion_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)
+    finish_reason: str = ""  # "eos" | "stop" | "length"
+    execution: ExecutionResult | None = None
+    reward: RewardBreakdown | None = None
+    advantage: float | None = None
+    policy_version: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    status: str = "ok"  # "ok" | "error"; an error trajectory is never trained on
+
+    @property
+    def completion_text(self) -> str:
+        return next((t.content for t in reversed(self.turns) if t.role == "assistant"), "")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["turns"] = [t.to_dict() for t in self.turns]
+        out["execution"] = self.execution.to_dict() if self.execution else None
+        out["reward"] = self.reward.to_dict() if self.reward else None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        _check_keys(cls, data)
+        return cls(
+            **{
+                **data,
+                "turns": [Turn.from_dict(t) for t in data.get("turns", [])],
+                "execution": ExecutionResult.from_dict(data["execution"])
+                if data.get("execution")
+                else None,
+                "reward": RewardBreakdown.from_dict(data["reward"]) if data.get("reward") else None,
+            }
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Trajectory:
+        return cls.from_dict(json.loads(text))
