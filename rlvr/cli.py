@@ -1,0 +1,131 @@
+"""The `rlvr` command.
+
+    rlvr train CONFIG [key.path=value ...] [--resume] [--quiet]
+    rlvr eval CONFIG [key.path=value ...] [--checkpoint DIR] [--json]
+    rlvr config CONFIG [key.path=value ...]        print the resolved config
+    rlvr config --keys                             every key, its default and its meaning
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from rlvr.config import ConfigError, RunConfig, describe_fields, load_config
+
+
+def _keys_help() -> str:
+    lines = ["config keys (set in the YAML file or as key.path=value):"]
+    for key, default, desc in describe_fields(RunConfig):
+        lines.append(f"  {key} = {default}\n      {desc}")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rlvr", description="Reinforcement learning from verifiable rewards.")
+    sub = p.add_subparsers(dest="command", required=True)
+    fmt = argparse.RawDescriptionHelpFormatter
+    t = sub.add_parser("train", help="train a policy", epilog=_keys_help(), formatter_class=fmt)
+    t.add_argument("config", help="YAML run config")
+    t.add_argument("overrides", nargs="*", help="key.path=value overrides")
+    t.add_argument("--resume", action="store_true", help="continue from the run directory's latest checkpoint")
+    t.add_argument("--quiet", action="store_true", help="no progress display")
+    e = sub.add_parser("eval", help="pass@1 on the held-out split", epilog=_keys_help(), formatter_class=fmt)
+    e.add_argument("config")
+    e.add_argument("overrides", nargs="*")
+    e.add_argument("--checkpoint", help="a checkpoint directory (or its model/ subdirectory) to evaluate")
+    e.add_argument("--json", action="store_true", help="print one JSON object")
+    c = sub.add_parser("config", help="print the resolved config, or every key with --keys")
+    c.add_argument("config", nargs="?")
+    c.add_argument("overrides", nargs="*")
+    c.add_argument("--keys", action="store_true")
+    return p
+
+
+def _checkpoint_model_dir(path: str) -> str:
+    p = Path(path)
+    if (p / "model" / "config.json").is_file():
+        return str(p / "model")
+    if (p / "config.json").is_file():
+        return str(p)
+    raise ConfigError(f"--checkpoint {p}: no model found (expected {p}/model/config.json)")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from rlvr.train.loop import train
+
+    cfg = load_config(args.config, args.overrides)
+    s = train(cfg, resume=args.resume, quiet=args.quiet)
+    console = Console()
+    table = Table(title=f"rlvr: {cfg.name} ({s.steps} steps, {s.elapsed_s / 60:.1f} min)")
+    table.add_column("held-out eval")
+    table.add_column("before", justify="right")
+    table.add_column("after", justify="right")
+    b, a = s.eval_before, s.eval_after
+    fmt = lambda r, f: f"{f(r):.3f}" if r is not None else "-"  # noqa: E731
+    table.add_row("pass@1", fmt(b, lambda r: r.pass_at_1), fmt(a, lambda r: r.pass_at_1))
+    table.add_row("mean reward", fmt(b, lambda r: r.mean_reward), fmt(a, lambda r: r.mean_reward))
+    q = max(len(s.rewards) // 4, 1)
+    table.add_row("train reward (first / last quarter)", f"{sum(s.rewards[:q]) / q:.3f}", f"{sum(s.rewards[-q:]) / q:.3f}")
+    console.print(table)
+    console.print(f"run directory: {s.run_dir}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from rlvr.evaluate import evaluate
+    from rlvr.models import load_policy
+    from rlvr.tasks import load_tasks, split_tasks
+
+    cfg = load_config(args.config, args.overrides)
+    source = _checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
+    tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
+    _, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
+    eval_tasks = eval_tasks[: cfg.eval.num_tasks] if cfg.eval.num_tasks else eval_tasks
+    model, tok = load_policy(source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed)
+    r = evaluate(model, tok, eval_tasks, cfg)
+    out = {"model": source, "pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
+           "by_difficulty": r.by_difficulty}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{source}: pass@1 {r.pass_at_1:.3f} on {r.num_tasks} held-out tasks (mean reward {r.mean_reward:.3f})")
+        for d, v in r.by_difficulty.items():
+            print(f"  difficulty {d}: {v:.3f}")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    if args.keys:
+        print(_keys_help())
+        return 0
+    cfg = load_config(args.config, args.overrides)
+    print(yaml.safe_dump(cfg.model_dump(), sort_keys=False), end="")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return {"train": cmd_train, "eval": cmd_eval, "config": cmd_config}[args.command](args)
+    except (ConfigError, FileExistsError) as e:
+        print(f"rlvr: error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a named failure from the library: report it plainly
+        from rlvr.models import ModelLoadError
+        from rlvr.tasks import TaskLoadError
+
+        if isinstance(e, (ModelLoadError, TaskLoadError)):
+            print(f"rlvr: error: {e}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

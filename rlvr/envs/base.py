@@ -1,0 +1,59 @@
+"""The episode protocol and the domain → environment registry.
+
+An environment instance lives for one episode: `reset(task)` gives the opening messages,
+`step(reply)` judges the policy's reply and says whether the episode is done. Routing is
+data: `make_env(task.domain, ...)` looks the class up in `ENVS`; adding a domain is adding
+an entry, nothing else changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rlvr.sandbox import Limits
+from rlvr.types import ExecutionResult, RewardBreakdown, Task
+
+
+@dataclass(frozen=True)
+class EnvSettings:
+    system_prompt: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    timeout_penalty: float = -0.5
+
+
+@dataclass
+class StepResult:
+    messages: list[dict[str, str]]  # to append to the conversation (feedback); empty when done
+    reward: RewardBreakdown | None
+    done: bool
+    execution: ExecutionResult | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Env(Protocol):
+    def reset(self, task: Task) -> list[dict[str, str]]: ...
+
+    def step(self, reply: str) -> StepResult: ...
+
+
+ENVS: dict[str, type] = {}
+
+
+def register_env(domain: str):  # type: ignore[no-untyped-def]
+    def deco(cls: type) -> type:
+        if domain in ENVS:
+            raise ValueError(f"domain '{domain}' already has an environment")
+        ENVS[domain] = cls
+        return cls
+
+    return deco
+
+
+def make_env(domain: str, settings: EnvSettings) -> Env:
+    try:
+        cls = ENVS[domain]
+    except KeyError:
+        raise KeyError(f"no environment for domain '{domain}'; registered: {', '.join(sorted(ENVS))}") from None
+    env: Env = cls(settings)
+    return env

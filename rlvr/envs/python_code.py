@@ -1,0 +1,52 @@
+"""Python function writing: the model writes a function, its tests run in the sandbox.
+
+Single turn: the reply's code (the first fenced block, or the whole reply if there is
+none) is executed against the task's assert tests; the reward is the completion reward.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rlvr.envs.base import EnvSettings, StepResult, register_env
+from rlvr.rewards import completion_reward
+from rlvr.sandbox import execute
+from rlvr.types import RewardBreakdown, Task
+
+_FENCE = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def extract_code(reply: str) -> str:
+    """The first fenced code block (closed or not); the whole reply when there is no fence."""
+    m = _FENCE.search(reply)
+    return m.group(1) if m else reply
+
+
+@register_env("python")
+class PythonFunctionEnv:
+    def __init__(self, settings: EnvSettings) -> None:
+        self.settings = settings
+        self.task: Task | None = None
+
+    def reset(self, task: Task) -> list[dict[str, str]]:
+        if task.tests.get("format") != "assert" or not isinstance(task.tests.get("tests"), list):
+            raise ValueError(f"task {task.id}: the python domain needs tests of format 'assert' with a 'tests' list")
+        self.task = task
+        msgs = []
+        if self.settings.system_prompt:
+            msgs.append({"role": "system", "content": self.settings.system_prompt})
+        msgs.append({"role": "user", "content": task.prompt})
+        return msgs
+
+    def step(self, reply: str) -> StepResult:
+        if self.task is None:
+            raise RuntimeError("step() before reset()")
+        code = extract_code(reply)
+        result = execute(code, list(self.task.tests["tests"]), self.settings.limits)
+        value = completion_reward(result, self.settings.timeout_penalty)
+        reward = RewardBreakdown(
+            total=value,
+            components={"completion": value},
+            details={"passed": result.passed, "total": result.total, "status": result.status.value},
+        )
+        return StepResult(messages=[], reward=reward, done=True, execution=result)

@@ -1,0 +1,66 @@
+"""pass@1 on held-out tasks: greedy decoding, one sample per task, all tests must pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from rlvr.config import RunConfig
+from rlvr.envs import EnvSettings
+from rlvr.rollout.engine import SamplingParams
+from rlvr.rollout.hf import HFEngine
+from rlvr.rollout.runner import run_episodes
+from rlvr.sandbox import Limits
+from rlvr.types import Task, Trajectory
+
+
+@dataclass
+class EvalResult:
+    pass_at_1: float
+    mean_reward: float
+    num_tasks: int
+    by_difficulty: dict[int, float] = field(default_factory=dict)
+    trajectories: list[Trajectory] = field(default_factory=list)
+
+
+def env_settings(cfg: RunConfig) -> EnvSettings:
+    return EnvSettings(
+        system_prompt=cfg.prompt.system,
+        limits=Limits(timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb),
+        timeout_penalty=cfg.reward.timeout_penalty,
+    )
+
+
+def evaluate(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, tasks: list[Task], cfg: RunConfig
+) -> EvalResult:
+    if not tasks:
+        raise ValueError("no tasks to evaluate")
+    engine = HFEngine(model, tokenizer, batch_size=cfg.generation.batch_size)
+    params = SamplingParams(
+        max_new_tokens=cfg.eval.max_new_tokens or cfg.generation.max_new_tokens,
+        stop=tuple(cfg.generation.stop),
+        greedy=True,
+    )
+    trajs = run_episodes(
+        tasks,
+        engine=engine,
+        tokenizer=tokenizer,
+        settings=env_settings(cfg),
+        params=params,
+        response_prefix=cfg.prompt.response_prefix,
+        workers=cfg.sandbox.workers,
+    )
+    solved = [t.execution is not None and t.execution.total > 0 and t.execution.passed == t.execution.total for t in trajs]
+    rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
+    by_diff: dict[int, list[bool]] = {}
+    for task, ok in zip(tasks, solved, strict=True):
+        by_diff.setdefault(task.difficulty, []).append(ok)
+    return EvalResult(
+        pass_at_1=sum(solved) / len(solved),
+        mean_reward=sum(rewards) / len(rewards),
+        num_tasks=len(tasks),
+        by_difficulty={d: sum(v) / len(v) for d, v in sorted(by_diff.items())},
+        trajectories=trajs,
+    )

@@ -1,0 +1,79 @@
+"""Turning tasks into scored trajectories: prompt → G completions → environment → reward.
+
+Generation is one batched call for all prompts of a step; the environment steps (sandbox
+executions) then run concurrently on a thread pool, since each waits on a child process.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from transformers import PreTrainedTokenizerBase
+
+from rlvr.envs import EnvSettings, make_env
+from rlvr.rollout.engine import Engine, SamplingParams
+from rlvr.types import Task, Trajectory, Turn
+
+
+def encode_prompt(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]], response_prefix: str) -> list[int]:
+    """Chat-template the messages, open the assistant turn, and append the response prefix."""
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    if not isinstance(text, str):
+        raise TypeError("the tokenizer's chat template did not return text")
+    ids: list[int] = tokenizer(text + response_prefix, add_special_tokens=False)["input_ids"]
+    return ids
+
+
+def run_episodes(
+    tasks: list[Task],
+    *,
+    engine: Engine,
+    tokenizer: PreTrainedTokenizerBase,
+    settings: EnvSettings,
+    params: SamplingParams,
+    group_size: int = 1,
+    response_prefix: str = "",
+    policy_version: int = 0,
+    workers: int = 4,
+    group_prefix: str = "",
+) -> list[Trajectory]:
+    """Trajectories for every task × group_size samples, grouped consecutively."""
+    episodes = []
+    for ti, task in enumerate(tasks):
+        messages = make_env(task.domain, settings).reset(task)
+        prompt_ids = encode_prompt(tokenizer, messages, response_prefix)
+        for _ in range(group_size):
+            episodes.append((f"{group_prefix}{ti}:{task.id}", task, messages, prompt_ids))
+    t0 = time.perf_counter()
+    completions = engine.generate([e[3] for e in episodes], params)
+    gen_s = time.perf_counter() - t0
+
+    def judge(i: int) -> Trajectory:
+        group_id, task, messages, prompt_ids = episodes[i]
+        comp = completions[i]
+        env = make_env(task.domain, settings)
+        env.reset(task)
+        t1 = time.perf_counter()
+        reply = response_prefix + comp.text
+        step = env.step(reply)
+        turns = [Turn(role=m["role"], content=m["content"]) for m in messages]  # type: ignore[arg-type]
+        turns.append(Turn(role="assistant", content=reply, token_ids=comp.token_ids, logprobs=comp.logprobs, trainable=True))
+        return Trajectory(
+            task_id=task.id,
+            domain=task.domain,
+            group_id=group_id,
+            turns=turns,
+            prompt_ids=prompt_ids,
+            completion_ids=comp.token_ids,
+            logprobs=comp.logprobs,
+            loss_mask=[1] * len(comp.token_ids),
+            finish_reason=comp.finish_reason,
+            execution=step.execution,
+            reward=step.reward,
+            policy_version=policy_version,
+            timings={"generate_s": gen_s, "env_s": time.perf_counter() - t1},
+        )
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(judge, range(len(episodes))))

@@ -1,0 +1,68 @@
+"""Append-only JSONL logs: every trajectory (`trajectories.jsonl`) and every step's
+metrics (`metrics.jsonl`). Each line is flushed as written, so a crash loses at most the
+line being written, and a reader can follow a live run."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rlvr.types import Trajectory
+
+
+class JsonlStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._f = path.open("a", encoding="utf-8")
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._f.write(json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n")
+        self._f.flush()
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> JsonlStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _jsonable(o: object) -> object:
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return str(o)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def summarize_step(trajs: list[Trajectory]) -> dict[str, float]:
+    """Reward, pass rate, per-component means, statuses and lengths of one step's batch."""
+    n = max(len(trajs), 1)
+    rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
+    solved = [bool(t.execution and t.execution.total and t.execution.passed == t.execution.total) for t in trajs]
+    out: dict[str, float] = {
+        "reward_mean": sum(rewards) / n,
+        "pass_rate": sum(solved) / n,
+        "completion_tokens": float(sum(len(t.completion_ids) for t in trajs)),
+        "completion_len_mean": sum(len(t.completion_ids) for t in trajs) / n,
+        "truncated_frac": sum(t.finish_reason == "length" for t in trajs) / n,
+    }
+    comps: dict[str, list[float]] = {}
+    for t in trajs:
+        for k, v in (t.reward.components if t.reward else {}).items():
+            comps.setdefault(k, []).append(v)
+    for k, vs in comps.items():
+        out[f"reward/{k}"] = sum(vs) / len(vs)
+    for t in trajs:
+        if t.execution:
+            key = f"status/{t.execution.status.value}"
+            out[key] = out.get(key, 0.0) + 1.0 / n
+    return out

@@ -1,0 +1,1 @@
+"""The learner, the training loop and checkpoints."""

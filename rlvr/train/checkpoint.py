@@ -1,0 +1,77 @@
+"""Checkpoints: model weights (safetensors, a loadable HF directory), tokenizer, learner
+state (optimizer, scheduler, policy version), sampler position, RNG states, counters.
+
+A checkpoint is written into a temporary directory and renamed into place, so a crash
+mid-write leaves the previous checkpoint intact; only complete checkpoints (with
+`state.json` written last) are ever listed. The newest `keep` are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+
+def _ckpt_dirs(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    done = [p for p in root.glob("step-*") if (p / "state.json").is_file() and not p.name.endswith(".tmp")]
+    return sorted(done, key=lambda p: int(p.name.split("-")[1]))
+
+
+def latest_checkpoint(root: Path) -> Path | None:
+    dirs = _ckpt_dirs(root)
+    return dirs[-1] if dirs else None
+
+
+def save_checkpoint(
+    root: Path,
+    step: int,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    learner_state: dict[str, Any],
+    extra: dict[str, Any],
+    keep: int = 2,
+) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / f"step-{step:06d}"
+    tmp = root / f"step-{step:06d}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    model.save_pretrained(str(tmp / "model"))
+    tokenizer.save_pretrained(str(tmp / "model"))
+    torch.save(
+        {
+            "learner": learner_state,
+            "rng": {
+                "torch": torch.get_rng_state(),
+                "python": random.getstate(),
+                "numpy": np.random.get_state(),
+            },
+        },
+        tmp / "trainer.pt",
+    )
+    (tmp / "state.json").write_text(json.dumps({"step": step, **extra}, indent=2))
+    if final.exists():
+        shutil.rmtree(final)
+    tmp.rename(final)
+    for old in _ckpt_dirs(root)[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def load_trainer_state(ckpt: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(trainer.pt contents with RNG states restored, state.json contents)."""
+    blob = torch.load(ckpt / "trainer.pt", weights_only=False)
+    rng = blob["rng"]
+    torch.set_rng_state(rng["torch"])
+    random.setstate(rng["python"])
+    np.random.set_state(rng["numpy"])
+    return blob, json.loads((ckpt / "state.json").read_text())

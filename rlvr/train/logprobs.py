@@ -1,0 +1,143 @@
+"""Per-token log-probs of given tokens under a causal LM, without full-vocabulary logits
+for the whole batch.
+
+The decoder runs once over the batch; the hidden states of the positions that predict
+completion tokens are gathered ([N, H]) and pushed through the output head in chunks of
+`chunk` positions. Each chunk is checkpointed, so the [chunk, V] logits exist for one
+chunk at a time in the forward pass and are recomputed, one chunk at a time, in backward.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.checkpoint import checkpoint
+from transformers import PreTrainedModel
+
+
+def _chunk_logprobs(
+    hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    logits = (hidden @ weight.T).float() / temperature  # [n, V]
+    logz = torch.logsumexp(logits, dim=-1)  # [n]
+    logp = logits.gather(1, targets[:, None]).squeeze(1) - logz  # [n]
+    with torch.no_grad():
+        probs = torch.softmax(logits, dim=-1)
+        entropy = logz - (probs * logits).sum(-1)  # [n]
+    return logp, entropy
+
+
+def sequence_logprobs(
+    model: PreTrainedModel,
+    prompts: list[list[int]],
+    completions: list[list[int]],
+    *,
+    pad_id: int,
+    temperature: float = 1.0,
+    chunk: int = 1024,
+    share_prompts: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Log-probs [B, L] of each completion token given its prompt and the tokens before it,
+    per-token entropies [B, L], and the mask [B, L] (1 where a completion token exists).
+    L is the longest completion; rows are right-padded.
+
+    With `share_prompts`, each distinct prompt is run once and its key/value cache is
+    expanded to the rows that share it (the G samples of a group), so a group of G
+    costs one prompt pass instead of G. Gradients flow through the shared cache, so the
+    result and its gradient are those of running every row in full (up to float rounding).
+    """
+    if share_prompts:
+        return _shared_prompt_logprobs(model, prompts, completions, pad_id=pad_id, temperature=temperature, chunk=chunk)
+    device = next(model.parameters()).device
+    B = len(prompts)
+    T = max(len(p) + len(c) for p, c in zip(prompts, completions, strict=True))
+    input_ids = torch.full((B, T), pad_id, dtype=torch.long)
+    attn = torch.zeros((B, T), dtype=torch.long)
+    rows, cols = [], []
+    for r, (p, c) in enumerate(zip(prompts, completions, strict=True)):
+        input_ids[r, : len(p) + len(c)] = torch.tensor(p + c)
+        attn[r, : len(p) + len(c)] = 1
+        for t in range(len(c)):
+            rows.append(r)
+            cols.append(len(p) - 1 + t)  # the position whose output predicts token t
+    base = getattr(model, model.base_model_prefix)
+    hidden = base(input_ids=input_ids.to(device), attention_mask=attn.to(device)).last_hidden_state  # [B, T, H]
+    sel = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
+    return _scatter(model, sel, completions, temperature, chunk)
+
+
+def _shared_prompt_logprobs(
+    model: PreTrainedModel,
+    prompts: list[list[int]],
+    completions: list[list[int]],
+    *,
+    pad_id: int,
+    temperature: float,
+    chunk: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    device = next(model.parameters()).device
+    uniq: dict[tuple[int, ...], int] = {}
+    row_to_u = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts]
+    U, B = len(uniq), len(prompts)
+    P = max(len(p) for p in uniq)
+    p_ids = torch.full((U, P), pad_id, dtype=torch.long)
+    p_mask = torch.zeros((U, P), dtype=torch.long)
+    for p, u in uniq.items():  # left-padded, so every prompt ends at column P - 1
+        p_ids[u, P - len(p) :] = torch.tensor(p)
+        p_mask[u, P - len(p) :] = 1
+    p_pos = (p_mask.cumsum(-1) - 1).clamp(min=0)
+    base = getattr(model, model.base_model_prefix)
+    p_out = base(input_ids=p_ids.to(device), attention_mask=p_mask.to(device), position_ids=p_pos.to(device),
+                 use_cache=True)
+    cache = p_out.past_key_values
+    idx = torch.tensor(row_to_u, device=device)
+    cache.batch_select_indices(idx)  # [U, ...] -> [B, ...], differentiable gather
+    last_prompt_h = p_out.last_hidden_state[:, -1][idx]  # [B, H], predicts completion token 0
+    Lc = max(1, max(len(c) for c in completions))
+    c_ids = torch.full((B, Lc), pad_id, dtype=torch.long)
+    c_mask = torch.zeros((B, Lc), dtype=torch.long)
+    for r, c in enumerate(completions):
+        if c:
+            c_ids[r, : len(c)] = torch.tensor(c)
+            c_mask[r, : len(c)] = 1
+    p_len = p_mask.sum(-1)[torch.tensor(row_to_u)]  # [B]
+    c_pos = p_len[:, None] + torch.arange(Lc)[None, :]  # [B, Lc]
+    full_mask = torch.cat([p_mask[torch.tensor(row_to_u)], c_mask], dim=1)  # [B, P + Lc]
+    c_out = base(input_ids=c_ids.to(device), attention_mask=full_mask.to(device), position_ids=c_pos.to(device),
+                 past_key_values=cache, use_cache=True)
+    # Hidden state predicting completion token t: the last prompt position for t = 0,
+    # completion position t - 1 otherwise.
+    h_all = torch.cat([last_prompt_h[:, None, :], c_out.last_hidden_state[:, :-1]], dim=1)  # [B, Lc, H]
+    rows = [r for r, c in enumerate(completions) for _ in c]
+    cols = [t for c in completions for t in range(len(c))]
+    sel = h_all[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
+    return _scatter(model, sel, completions, temperature, chunk)
+
+
+def _scatter(
+    model: PreTrainedModel, sel: torch.Tensor, completions: list[list[int]], temperature: float, chunk: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Chunked head over the selected hidden states [N, H]; results laid out as [B, L]."""
+    device = sel.device
+    B = len(completions)
+    L = max(1, max(len(c) for c in completions))
+    tgt = torch.tensor([tok for c in completions for tok in c], dtype=torch.long, device=device)  # [N]
+    weight = model.get_output_embeddings().weight  # [V, H]
+    parts_lp, parts_ent = [], []
+    for s in range(0, sel.shape[0], chunk):
+        h, y = sel[s : s + chunk], tgt[s : s + chunk]
+        if torch.is_grad_enabled():
+            lp, ent = checkpoint(_chunk_logprobs, h, weight, y, temperature, use_reentrant=False)
+        else:
+            lp, ent = _chunk_logprobs(h, weight, y, temperature)
+        parts_lp.append(lp)
+        parts_ent.append(ent)
+    out = torch.zeros((B, L), dtype=torch.float32, device=device)
+    ent = torch.zeros((B, L), dtype=torch.float32, device=device)
+    mask = torch.zeros((B, L), dtype=torch.float32, device=device)
+    if parts_lp:
+        r_idx = torch.tensor([r for r, c in enumerate(completions) for _ in c], device=device)
+        c_idx = torch.tensor([t for c in completions for t in range(len(c))], device=device)
+        out = out.index_put((r_idx, c_idx), torch.cat(parts_lp).float())
+        ent[r_idx, c_idx] = torch.cat(parts_ent).float()
+        mask[r_idx, c_idx] = 1.0
+    return out, ent, mask

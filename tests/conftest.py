@@ -1,0 +1,19 @@
+"""Shared fixtures: a tiny random policy with the real SmolLM2 tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rlvr.models import TINY, load_policy
+
+
+@pytest.fixture(autouse=True)
+def _threads() -> None:
+    torch.set_num_threads(2)
+
+
+@pytest.fixture
+def tiny():  # type: ignore[no-untyped-def]
+    model, tok = load_policy(TINY, seed=0)
+    return model, tok

@@ -1,0 +1,74 @@
+from pathlib import Path
+
+import pytest
+
+from rlvr.config import ConfigError, RunConfig, describe_fields, load_config
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.yaml"))
+
+
+def test_defaults_validate() -> None:
+    cfg = load_config()
+    assert isinstance(cfg, RunConfig)
+    assert cfg.algo.advantage == "grpo"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_loads(path: Path) -> None:
+    load_config(path)
+
+
+def test_examples_exist() -> None:
+    assert any(p.name == "quickstart.yaml" for p in EXAMPLES)
+
+
+def test_overrides_are_typed(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("train:\n  steps: 3\n")
+    cfg = load_config(f, ["train.lr=2e-5", "generation.stop=['```', '\\n\\n']", "prompt.system=null", "seed=7"])
+    assert cfg.train.steps == 3 and cfg.train.lr == 2e-5 and cfg.seed == 7
+    assert cfg.generation.stop == ["```", "\n\n"]
+    assert cfg.prompt.system is None
+
+
+def test_unknown_key_in_override_names_it() -> None:
+    with pytest.raises(ConfigError, match=r"'train.stpes'.*allowed: .*steps"):
+        load_config(None, ["train.stpes=3"])
+
+
+def test_unknown_key_in_yaml_names_it(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("algo:\n  group_sise: 4\n")
+    with pytest.raises(ConfigError, match=r"algo.group_sise: unknown key; allowed here: .*group_size"):
+        load_config(f)
+
+
+def test_bad_values_name_key_and_rule() -> None:
+    with pytest.raises(ConfigError, match=r"train.lr: .*greater than 0.*got -1"):
+        load_config(None, ["train.lr=-1"])
+    with pytest.raises(ConfigError, match=r"algo.advantage.*'gpro' is unknown; valid: drgrpo, grpo"):
+        load_config(None, ["algo.advantage=gpro"])
+    with pytest.raises(ConfigError, match=r"algo.aggregation"):
+        load_config(None, ["algo.aggregation=mean"])
+    with pytest.raises(ConfigError, match="min_difficulty"):
+        load_config(None, ["tasks.min_difficulty=3", "tasks.max_difficulty=2"])
+
+
+def test_bad_files_and_overrides(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "missing.yaml")
+    f = tmp_path / "list.yaml"
+    f.write_text("- 1\n")
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        load_config(f)
+    with pytest.raises(ConfigError, match="key.path=value"):
+        load_config(None, ["train.steps"])
+    with pytest.raises(ConfigError, match="is a value, not a section"):
+        load_config(None, ["seed.x=1"])
+
+
+def test_every_field_is_documented() -> None:
+    rows = describe_fields()
+    assert len(rows) > 30
+    undocumented = [k for k, _, d in rows if not d]
+    assert undocumented == []

@@ -1,0 +1,61 @@
+"""The process sandbox of the foundation: verdicts, limits, statuses (the sandbox issue adds the jail)."""
+
+from rlvr.rewards import completion_reward
+from rlvr.sandbox import Limits, execute
+from rlvr.types import RunStatus, TestStatus
+
+ADD = "def f(x):\n    return x + 1\n"
+
+
+def test_per_test_verdicts() -> None:
+    r = execute(ADD, ["assert f(1) == 2", "assert f(1) == 3", "assert g(1)"])
+    assert r.status is RunStatus.OK
+    assert [t.status for t in r.tests] == [TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR]
+    assert "NameError" in r.tests[2].message
+    assert completion_reward(r) == 1 / 3
+
+
+def test_all_pass_gives_one() -> None:
+    r = execute(ADD, ["assert f(1) == 2", "assert f(-1) == 0"])
+    assert completion_reward(r) == 1.0
+
+
+def test_timeout_is_penalised_and_keeps_earlier_verdicts() -> None:
+    code = "def f(x):\n    while True:\n        pass\n"
+    r = execute(code, ["assert 1 == 1", "assert f(1) == 2"], Limits(timeout_s=1.0))
+    assert r.status is RunStatus.TIMEOUT
+    assert [t.status for t in r.tests] == [TestStatus.PASSED, TestStatus.TIMEOUT]
+    assert completion_reward(r) == -0.5
+    assert completion_reward(r, timeout_penalty=-1.0) == -1.0
+    assert r.wall_time_s < 3.0
+
+
+def test_compile_and_runtime_errors_come_back() -> None:
+    r = execute("def f(:\n", ["assert f(1)"])
+    assert r.status is RunStatus.COMPILE_ERROR and "SyntaxError" in r.error
+    assert completion_reward(r) == 0.0
+    r = execute("raise ValueError('boom')", ["assert True"])
+    assert r.status is RunStatus.RUNTIME_ERROR and "boom" in r.error
+    r = execute("x = input()", ["assert True"])
+    assert r.status is RunStatus.RUNTIME_ERROR and "EOFError" in r.error
+
+
+def test_memory_limit() -> None:
+    r = execute("x = 'a' * (2 * 1024 ** 3)", ["assert True"], Limits(memory_mb=256))
+    assert r.status is RunStatus.MEMORY
+
+
+def test_output_is_captured_and_capped() -> None:
+    r = execute("print('x' * 100000)", ["assert True"], Limits(output_bytes=1000))
+    assert r.stdout.startswith("x" * 1000) and r.stdout.endswith("[truncated]")
+
+
+def test_environment_is_allow_listed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RLVR_SECRET", "hunter2")
+    r = execute("import os\nprint(sorted(os.environ))", ["assert True"])
+    assert "RLVR_SECRET" not in r.stdout and "PATH" in r.stdout
+
+
+def test_exit_before_tests_is_not_a_pass() -> None:
+    r = execute("import sys\nsys.exit(0)", ["assert True"])
+    assert r.passed == 0 and r.status is RunStatus.RUNTIME_ERROR

@@ -1,0 +1,83 @@
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rlvr.curriculum import TaskSampler
+from rlvr.sandbox import execute_many
+from rlvr.tasks import TaskLoadError, load_tasks, split_tasks
+from rlvr.tasks.pyfuncs import DATA, build_tasks
+
+
+def test_bundled_set_size_and_fields() -> None:
+    tasks = load_tasks("bundled:python_functions")
+    assert len(tasks) >= 300
+    assert {t.domain for t in tasks} == {"python"}
+    assert set(Counter(t.difficulty for t in tasks)) == {1, 2, 3}
+    assert all(t.entry_point and t.tests["tests"] for t in tasks)
+
+
+def test_bundled_file_matches_generator() -> None:
+    lines = [json.loads(line) for line in DATA.read_text().splitlines()]
+    assert lines == [t.to_dict() for t in build_tasks()]
+
+
+def test_every_reference_passes_its_tests() -> None:
+    tasks = load_tasks("bundled:python_functions")
+    results = execute_many([(t.reference or "", t.tests["tests"]) for t in tasks], workers=4)
+    bad = [t.id for t, r in zip(tasks, results, strict=True) if r.passed != r.total]
+    assert bad == []
+
+
+def test_wrong_solutions_fail() -> None:
+    tasks = load_tasks("bundled:python_functions")[:40]
+    jobs = [(f"def {t.entry_point}(*a):\n    return None\n", t.tests["tests"]) for t in tasks]
+    results = execute_many(jobs, workers=4)
+    assert all(r.passed < r.total for r in results)
+
+
+def test_split_is_deterministic_and_disjoint() -> None:
+    tasks = load_tasks("bundled:python_functions")
+    tr, ev = split_tasks(tasks, 0.2)
+    tr2, ev2 = split_tasks(list(reversed(tasks)), 0.2)
+    assert [t.id for t in tr] == [t.id for t in tr2] and [t.id for t in ev] == [t.id for t in ev2]
+    assert not {t.id for t in tr} & {t.id for t in ev}
+    assert 0.12 < len(ev) / len(tasks) < 0.28
+
+
+def test_difficulty_filter() -> None:
+    tasks = load_tasks("bundled:python_functions", min_difficulty=2, max_difficulty=2)
+    assert tasks and all(t.difficulty == 2 for t in tasks)
+
+
+def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
+    good = {"id": "a", "domain": "python", "prompt": "p"}
+    f = tmp_path / "t.jsonl"
+    f.write_text(json.dumps(good) + "\n{not json\n")
+    with pytest.raises(TaskLoadError, match=r"t.jsonl:2: not valid JSON"):
+        load_tasks(str(f))
+    f.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "b", "prompt": ""}) + "\n")
+    with pytest.raises(TaskLoadError, match=r"t.jsonl:2: .*'prompt'"):
+        load_tasks(str(f))
+    f.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    with pytest.raises(TaskLoadError, match=r"t.jsonl:2: field 'id': 'a' repeats line 1"):
+        load_tasks(str(f))
+    with pytest.raises(TaskLoadError, match="not found"):
+        load_tasks(str(tmp_path / "none.jsonl"))
+    with pytest.raises(TaskLoadError, match="bundled: python_functions"):
+        load_tasks("bundled:nope")
+
+
+def test_sampler_is_deterministic_and_resumable() -> None:
+    tasks = load_tasks("bundled:python_functions")[:10]
+    a = TaskSampler(tasks, seed=1)
+    first = [t.id for t in a.sample(7)]
+    state = a.state_dict()
+    rest = [t.id for t in a.sample(8)]  # crosses an epoch boundary
+    b = TaskSampler(tasks, seed=1)
+    assert [t.id for t in b.sample(7)] == first
+    c = TaskSampler(tasks, seed=1)
+    c.load_state_dict(state)
+    assert [t.id for t in c.sample(8)] == rest
+    assert len(set(first + rest[:3])) == 10  # every task once per epoch
