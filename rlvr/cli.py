@@ -1,9 +1,9 @@
 """The `rlvr` command.
 
-    rlvr train CONFIG [key.path=value ...] [--resume] [--quiet]
-    rlvr eval CONFIG [key.path=value ...] [--checkpoint DIR] [--json]
-    rlvr config CONFIG [key.path=value ...]        print the resolved config
-    rlvr config --keys                             every key, its default and its meaning
+rlvr train CONFIG [key.path=value ...] [--resume] [--quiet]
+rlvr eval CONFIG [key.path=value ...] [--checkpoint DIR] [--json]
+rlvr config CONFIG [key.path=value ...]        print the resolved config
+rlvr config --keys                             every key, its default and its meaning
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     table.add_row("pass@1", fmt(b, lambda r: r.pass_at_1), fmt(a, lambda r: r.pass_at_1))
     table.add_row("mean reward", fmt(b, lambda r: r.mean_reward), fmt(a, lambda r: r.mean_reward))
     q = max(len(s.rewards) // 4, 1)
-    table.add_row("train reward (first / last quarter)", f"{sum(s.rewards[:q]) / q:.3f}", f"{sum(s.rewards[-q:]) / q:.3f}")
+    table.add_row(
+        "train reward (first / last quarter)", f"{sum(s.rewards[:q]) / q:.3f}", f"{sum(s.rewards[-q:]) / q:.3f}"
+    )
     console.print(table)
     console.print(f"run directory: {s.run_dir}")
     return 0
@@ -90,8 +92,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     eval_tasks = eval_tasks[: cfg.eval.num_tasks] if cfg.eval.num_tasks else eval_tasks
     model, tok = load_policy(source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed)
     r = evaluate(model, tok, eval_tasks, cfg)
-    out = {"model": source, "pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
-           "by_difficulty": r.by_difficulty}
+    out = {
+        "model": source,
+        "pass_at_1": r.pass_at_1,
+        "mean_reward": r.mean_reward,
+        "num_tasks": r.num_tasks,
+        "by_difficulty": r.by_difficulty,
+    }
     if args.json:
         print(json.dumps(out))
     else:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from rlvr.algos import ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES
 
@@ -49,9 +49,7 @@ class TasksConfig(_Section):
     @model_validator(mode="after")
     def _range(self) -> TasksConfig:
         if self.min_difficulty > self.max_difficulty:
-            raise ValueError(
-                f"min_difficulty ({self.min_difficulty}) is above max_difficulty ({self.max_difficulty})"
-            )
+            raise ValueError(f"min_difficulty ({self.min_difficulty}) is above max_difficulty ({self.max_difficulty})")
         return self
 
 
@@ -97,17 +95,13 @@ class AlgoConfig(_Section):
     updates_per_batch: int = Field(1, ge=1)
     """Optimizer passes over each rollout batch (1 = on-policy; >1 uses the clipped ratio)."""
 
-    @model_validator(mode="after")
-    def _names(self) -> AlgoConfig:
-        for key, reg in (
-            ("advantage", ADVANTAGES),
-            ("policy_loss", POLICY_LOSSES),
-            ("kl_estimator", KL_ESTIMATORS),
-        ):
-            value = getattr(self, key)
-            if value not in reg.names():
-                raise ValueError(f"{key} '{value}' is unknown; valid: {', '.join(reg.names())}")
-        return self
+    @field_validator("advantage", "policy_loss", "kl_estimator")
+    @classmethod
+    def _registered(cls, value: str, info: ValidationInfo) -> str:
+        reg = {"advantage": ADVANTAGES, "policy_loss": POLICY_LOSSES, "kl_estimator": KL_ESTIMATORS}[str(info.field_name)]
+        if value not in reg.names():
+            raise ValueError(f"'{value}' is unknown; valid: {', '.join(reg.names())}")
+        return value
 
 
 class TrainConfig(_Section):

@@ -52,7 +52,9 @@ def evaluate(
         response_prefix=cfg.prompt.response_prefix,
         workers=cfg.sandbox.workers,
     )
-    solved = [t.execution is not None and t.execution.total > 0 and t.execution.passed == t.execution.total for t in trajs]
+    solved = [
+        t.execution is not None and t.execution.total > 0 and t.execution.passed == t.execution.total for t in trajs
+    ]
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
     by_diff: dict[int, list[bool]] = {}
     for task, ok in zip(tasks, solved, strict=True):

@@ -117,10 +117,7 @@ def embedded_model_dir(cache_dir: str | None = None) -> Path:
 
 
 def load_tokenizer(name_or_path: str, cache_dir: str | None = None) -> PreTrainedTokenizerBase:
-    if name_or_path in (EMBEDDED, TINY):
-        path = embedded_tokenizer_dir(cache_dir)
-    else:
-        path = _local_dir(name_or_path)
+    path = embedded_tokenizer_dir(cache_dir) if name_or_path in (EMBEDDED, TINY) else _local_dir(name_or_path)
     tok = AutoTokenizer.from_pretrained(str(path))
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
@@ -179,6 +176,6 @@ def load_policy(
     else:
         path = embedded_model_dir(cache_dir) if name_or_path == EMBEDDED else _local_dir(name_or_path)
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
-    model = model.to(torch_dtype)
+    model = model.to(torch_dtype)  # type: ignore[arg-type]  # transformers types .to() loosely
     model.eval()
     return model, tok

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -19,7 +19,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 T = TypeVar("T")
 
 
-class RunStatus(str, Enum):
+class RunStatus(StrEnum):
     """How one execution of untrusted code ended, as decided by the supervisor."""
 
     OK = "OK"
@@ -31,7 +31,7 @@ class RunStatus(str, Enum):
     SANDBOX_ERROR = "SANDBOX_ERROR"
 
 
-class TestStatus(str, Enum):
+class TestStatus(StrEnum):
     """The verdict for one test; only PASSED counts towards the reward."""
 
     PASSED = "PASSED"
@@ -46,9 +46,7 @@ def _check_keys(cls: type, data: dict[str, Any]) -> None:
     allowed = {f.name for f in fields(cls)}
     unknown = set(data) - allowed
     if unknown:
-        raise ValueError(
-            f"{cls.__name__}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
-        )
+        raise ValueError(f"{cls.__name__}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
 
 
 @dataclass
@@ -235,9 +233,7 @@ class Trajectory:
             **{
                 **data,
                 "turns": [Turn.from_dict(t) for t in data.get("turns", [])],
-                "execution": ExecutionResult.from_dict(data["execution"])
-                if data.get("execution")
-                else None,
+                "execution": ExecutionResult.from_dict(data["execution"]) if data.get("execution") else None,
                 "reward": RewardBreakdown.from_dict(data["reward"]) if data.get("reward") else None,
             }
         )

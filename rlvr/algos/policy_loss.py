@@ -44,9 +44,7 @@ def ppo_clip_loss(
     unclipped = ratio * advantages
     clipped = ratio.clamp(1.0 - clip_low, 1.0 + clip_high) * advantages
     per_token = -torch.minimum(unclipped, clipped)  # [B, L]
-    loss = aggregate(
-        per_token, mask, aggregation, num_tokens=num_tokens, num_seqs=num_seqs, norm_len=norm_len
-    )
+    loss = aggregate(per_token, mask, aggregation, num_tokens=num_tokens, num_seqs=num_seqs, norm_len=norm_len)
     with torch.no_grad():
         m = mask.to(per_token.dtype)
         n = m.sum().clamp(min=1.0)

@@ -32,9 +32,7 @@ class Registry(Generic[F]):
         try:
             return self._items[name]
         except KeyError:
-            raise KeyError(
-                f"unknown {self.kind} '{name}'; valid names: {', '.join(sorted(self._items))}"
-            ) from None
+            raise KeyError(f"unknown {self.kind} '{name}'; valid names: {', '.join(sorted(self._items))}") from None
 
     def names(self) -> list[str]:
         return sorted(self._items)

@@ -121,7 +121,7 @@ class HFEngine:
             Completion(
                 token_ids=tokens[r],
                 logprobs=logps[r],
-                text=self.tokenizer.decode(tokens[r], skip_special_tokens=True),
+                text=str(self.tokenizer.decode(tokens[r], skip_special_tokens=True)),
                 finish_reason=finish[r],
                 timings={"generate_s": elapsed},
             )
@@ -130,7 +130,7 @@ class HFEngine:
 
     def _hit_stop(self, toks: list[int], stop: tuple[str, ...], max_stop: int) -> bool:
         # Decode a tail long enough to contain any stop string plus a token boundary.
-        tail = self.tokenizer.decode(toks[-(max_stop + 4) :], skip_special_tokens=True)
+        tail = str(self.tokenizer.decode(toks[-(max_stop + 4) :], skip_special_tokens=True))
         return any(s in tail for s in stop)
 
     @staticmethod

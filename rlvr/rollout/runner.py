@@ -16,7 +16,9 @@ from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.types import Task, Trajectory, Turn
 
 
-def encode_prompt(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]], response_prefix: str) -> list[int]:
+def encode_prompt(
+    tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]], response_prefix: str
+) -> list[int]:
     """Chat-template the messages, open the assistant turn, and append the response prefix."""
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     if not isinstance(text, str):
@@ -58,7 +60,9 @@ def run_episodes(
         reply = response_prefix + comp.text
         step = env.step(reply)
         turns = [Turn(role=m["role"], content=m["content"]) for m in messages]  # type: ignore[arg-type]
-        turns.append(Turn(role="assistant", content=reply, token_ids=comp.token_ids, logprobs=comp.logprobs, trainable=True))
+        turns.append(
+            Turn(role="assistant", content=reply, token_ids=comp.token_ids, logprobs=comp.logprobs, trainable=True)
+        )
         return Trajectory(
             task_id=task.id,
             domain=task.domain,

@@ -17,7 +17,7 @@ def main() -> None:
     out = os.fdopen(int(sys.argv[1]), "w", buffering=1)
     req = json.loads(sys.stdin.read())
     sys.stdin.close()
-    sys.stdin = open(os.devnull)  # the submission sees an empty stdin
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - the submission sees an empty stdin for its whole life
 
     def emit(obj: dict) -> None:
         out.write(json.dumps(obj) + "\n")
@@ -34,7 +34,7 @@ def main() -> None:
     except MemoryError:
         emit({"event": "memory"})
         return
-    except BaseException as e:  # noqa: BLE001 - the submission's own failure is data
+    except BaseException as e:
         emit({"event": "runtime_error", "message": _short_tb(e)})
         return
     emit({"event": "compiled"})
@@ -47,10 +47,11 @@ def main() -> None:
             status, message = "FAILED", f"AssertionError: {e}" if str(e) else "AssertionError"
         except MemoryError:
             status, message = "ERROR", "MemoryError"
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             status, message = "ERROR", _short_tb(e)
-        emit({"event": "test", "index": i, "status": status, "message": message,
-              "duration_s": time.perf_counter() - t0})
+        emit(
+            {"event": "test", "index": i, "status": status, "message": message, "duration_s": time.perf_counter() - t0}
+        )
 
 
 def _short_tb(e: BaseException) -> str:

@@ -17,6 +17,7 @@ status is informational only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -28,6 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from rlvr.types import ExecutionResult, RunStatus, TestResult, TestStatus
 
@@ -54,7 +56,7 @@ def _preexec(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _read_capped(f: tempfile._TemporaryFileWrapper, cap: int) -> str:  # type: ignore[type-arg]
+def _read_capped(f: IO[bytes], cap: int) -> str:
     f.seek(0)
     data = f.read(cap + 1)
     text = data[:cap].decode("utf-8", "replace")
@@ -114,16 +116,12 @@ def execute(code: str, tests: list[str], limits: Limits | None = None) -> Execut
         lines = events.read().decode("utf-8", "replace").splitlines()
         stdout = _read_capped(out, limits.output_bytes)
         stderr = _read_capped(err, limits.output_bytes)
-    return _verdict(
-        lines, tests, proc.returncode, timed_out, wall, rusage, stdout, stderr
-    )
+    return _verdict(lines, tests, proc.returncode, timed_out, wall, rusage, stdout, stderr)
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _verdict(
@@ -159,7 +157,9 @@ def _verdict(
             if isinstance(i, int) and 0 <= i < len(tests) and i not in results:
                 status = TestStatus(ev["status"]) if ev.get("status") in TestStatus.__members__ else TestStatus.ERROR
                 results[i] = TestResult(
-                    name=tests[i], status=status, message=str(ev.get("message", ""))[:2000],
+                    name=tests[i],
+                    status=status,
+                    message=str(ev.get("message", ""))[:2000],
                     duration_s=float(ev.get("duration_s", 0.0)),
                 )
     missing = TestStatus.TIMEOUT if timed_out else TestStatus.ERROR

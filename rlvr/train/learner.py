@@ -30,7 +30,8 @@ def group_advantages(trajs: list[Trajectory], estimator: str) -> list[float]:
     if len(sizes) != 1:
         raise ValueError(f"groups must all have the same size, got sizes {sorted(sizes)}")
     index = list(groups.values())  # [B][G]
-    rewards = torch.tensor([[trajs[i].reward.total if trajs[i].reward else 0.0 for i in g] for g in index])
+    totals = [t.reward.total if t.reward is not None else 0.0 for t in trajs]
+    rewards = torch.tensor([[totals[i] for i in g] for g in index])  # [B, G]
     adv = ADVANTAGES.get(estimator)(rewards)  # [B, G]
     out = [0.0] * len(trajs)
     for gi, g in enumerate(index):
@@ -59,7 +60,9 @@ class Learner:
             for p in self.ref_model.parameters():
                 p.requires_grad_(False)
 
-    def _logprobs(self, model: PreTrainedModel, trajs: list[Trajectory]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _logprobs(
+        self, model: PreTrainedModel, trajs: list[Trajectory]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return sequence_logprobs(
             model,
             [t.prompt_ids for t in trajs],
@@ -85,6 +88,18 @@ class Learner:
         return metrics
 
     def _update(self, trajs: list[Trajectory]) -> dict[str, float]:
+        out = self.accumulate_gradients(trajs)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.train.max_grad_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.model.eval()
+        out["grad_norm"] = float(grad_norm) if math.isfinite(float(grad_norm)) else float("nan")
+        out["lr"] = float(self.scheduler.get_last_lr()[0])
+        return out
+
+    def accumulate_gradients(self, trajs: list[Trajectory]) -> dict[str, float]:
+        """Zero the gradients, then accumulate the whole batch's loss gradient over
+        micro-batches. The result does not depend on micro_batch_size."""
         ac, tc = self.cfg.algo, self.cfg.train
         loss_fn = POLICY_LOSSES.get(ac.policy_loss)
         kl_fn = KL_ESTIMATORS.get(ac.kl_estimator)
@@ -108,17 +123,30 @@ class Learner:
             mask = mask * lmask
             adv = torch.tensor([t.advantage or 0.0 for t in mb])  # [b]
             loss, m = loss_fn(
-                logp, old, adv, mask,
-                clip_low=ac.clip_low, clip_high=ac.clip_high, aggregation=ac.aggregation,
-                num_tokens=num_tokens, num_seqs=num_seqs, norm_len=float(self.cfg.generation.max_new_tokens),
+                logp,
+                old,
+                adv,
+                mask,
+                clip_low=ac.clip_low,
+                clip_high=ac.clip_high,
+                aggregation=ac.aggregation,
+                num_tokens=num_tokens,
+                num_seqs=num_seqs,
+                norm_len=float(self.cfg.generation.max_new_tokens),
             )
             pg_loss = float(loss.detach())
             if self.ref_model is not None:
                 with torch.no_grad():
                     ref_logp, _, _ = self._logprobs(self.ref_model, mb)
                 kl = kl_fn(logp, ref_logp)
-                kl_loss = aggregate(kl, mask, ac.aggregation, num_tokens=num_tokens, num_seqs=num_seqs,
-                                    norm_len=float(self.cfg.generation.max_new_tokens))
+                kl_loss = aggregate(
+                    kl,
+                    mask,
+                    ac.aggregation,
+                    num_tokens=num_tokens,
+                    num_seqs=num_seqs,
+                    norm_len=float(self.cfg.generation.max_new_tokens),
+                )
                 loss = loss + ac.kl_coef * kl_loss
                 acc("kl", float((kl.detach() * mask).sum() / mask.sum().clamp(min=1)), float(mask.sum()))
             loss.backward()
@@ -129,19 +157,17 @@ class Learner:
             acc("logprob_mismatch", float(((logp.detach() - old).abs() * mask).sum() / mask.sum().clamp(min=1)), n_tok)
             for k, v in m.items():
                 acc(k, v, n_tok)
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.max_grad_norm)
-        self.optimizer.step()
-        self.scheduler.step()
-        self.model.eval()
         out = {k: sums[k] / weights[k] if not k.endswith("_sum") else sums[k] for k in sums}
         out["pg_loss"] = out.pop("pg_loss_sum")
         out["loss"] = out.pop("loss_sum")
-        out["grad_norm"] = float(grad_norm) if math.isfinite(float(grad_norm)) else float("nan")
-        out["lr"] = float(self.scheduler.get_last_lr()[0])
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(), "version": self.version}
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "version": self.version,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])

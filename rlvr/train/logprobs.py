@@ -86,8 +86,9 @@ def _shared_prompt_logprobs(
         p_mask[u, P - len(p) :] = 1
     p_pos = (p_mask.cumsum(-1) - 1).clamp(min=0)
     base = getattr(model, model.base_model_prefix)
-    p_out = base(input_ids=p_ids.to(device), attention_mask=p_mask.to(device), position_ids=p_pos.to(device),
-                 use_cache=True)
+    p_out = base(
+        input_ids=p_ids.to(device), attention_mask=p_mask.to(device), position_ids=p_pos.to(device), use_cache=True
+    )
     cache = p_out.past_key_values
     idx = torch.tensor(row_to_u, device=device)
     cache.batch_select_indices(idx)  # [U, ...] -> [B, ...], differentiable gather
@@ -102,8 +103,13 @@ def _shared_prompt_logprobs(
     p_len = p_mask.sum(-1)[torch.tensor(row_to_u)]  # [B]
     c_pos = p_len[:, None] + torch.arange(Lc)[None, :]  # [B, Lc]
     full_mask = torch.cat([p_mask[torch.tensor(row_to_u)], c_mask], dim=1)  # [B, P + Lc]
-    c_out = base(input_ids=c_ids.to(device), attention_mask=full_mask.to(device), position_ids=c_pos.to(device),
-                 past_key_values=cache, use_cache=True)
+    c_out = base(
+        input_ids=c_ids.to(device),
+        attention_mask=full_mask.to(device),
+        position_ids=c_pos.to(device),
+        past_key_values=cache,
+        use_cache=True,
+    )
     # Hidden state predicting completion token t: the last prompt position for t = 0,
     # completion position t - 1 otherwise.
     h_all = torch.cat([last_prompt_h[:, None, :], c_out.last_hidden_state[:, :-1]], dim=1)  # [B, Lc, H]

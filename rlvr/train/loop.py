@@ -70,8 +70,12 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     train_tasks, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
     eval_tasks = eval_tasks[: cfg.eval.num_tasks] if cfg.eval.num_tasks else eval_tasks
     ckpt = latest_checkpoint(ckpt_root) if resume else None
-    model, tok = load_policy(str(ckpt / "model") if ckpt else cfg.model.name_or_path,
-                             dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed)
+    model, tok = load_policy(
+        str(ckpt / "model") if ckpt else cfg.model.name_or_path,
+        dtype=cfg.model.dtype,
+        cache_dir=cfg.model.cache_dir,
+        seed=cfg.seed,
+    )
     learner = Learner(model, cfg, pad_id=int(tok.pad_token_id))
     sampler = TaskSampler(train_tasks, cfg.seed)
     start, rewards, eval_before = 0, [], None
@@ -90,40 +94,83 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     if cfg.eval.before_training and eval_before is None:
         progress.note(f"evaluating the initial policy on {len(eval_tasks)} held-out tasks")
         eval_before = evaluate(model, tok, eval_tasks, cfg)
-        metrics_log.append({"event": "eval", "when": "before", "pass_at_1": eval_before.pass_at_1,
-                            "mean_reward": eval_before.mean_reward, "by_difficulty": eval_before.by_difficulty})
+        metrics_log.append(
+            {
+                "event": "eval",
+                "when": "before",
+                "pass_at_1": eval_before.pass_at_1,
+                "mean_reward": eval_before.mean_reward,
+                "by_difficulty": eval_before.by_difficulty,
+            }
+        )
     with progress:
         for step in range(start, cfg.train.steps):
             t0 = time.perf_counter()
             batch = sampler.sample(cfg.train.prompts_per_step)
-            params = SamplingParams(max_new_tokens=cfg.generation.max_new_tokens, temperature=cfg.generation.temperature,
-                                    top_p=cfg.generation.top_p, stop=tuple(cfg.generation.stop), seed=cfg.seed * 100003 + step)
-            trajs = run_episodes(batch, engine=engine, tokenizer=tok, settings=settings, params=params,
-                                 group_size=cfg.algo.group_size, response_prefix=cfg.prompt.response_prefix,
-                                 policy_version=learner.version, workers=cfg.sandbox.workers, group_prefix=f"{step}/")
+            params = SamplingParams(
+                max_new_tokens=cfg.generation.max_new_tokens,
+                temperature=cfg.generation.temperature,
+                top_p=cfg.generation.top_p,
+                stop=tuple(cfg.generation.stop),
+                seed=cfg.seed * 100003 + step,
+            )
+            trajs = run_episodes(
+                batch,
+                engine=engine,
+                tokenizer=tok,
+                settings=settings,
+                params=params,
+                group_size=cfg.algo.group_size,
+                response_prefix=cfg.prompt.response_prefix,
+                policy_version=learner.version,
+                workers=cfg.sandbox.workers,
+                group_prefix=f"{step}/",
+            )
             t1 = time.perf_counter()
             stats = learner.step(trajs)
             t2 = time.perf_counter()
             summary = summarize_step(trajs)
             rewards.append(summary["reward_mean"])
-            row = {"event": "step", "step": step + 1, **summary, **stats, "rollout_s": t1 - t0, "train_s": t2 - t1,
-                   "tokens_per_s": summary["completion_tokens"] / max(t2 - t0, 1e-9)}
+            row = {
+                "event": "step",
+                "step": step + 1,
+                **summary,
+                **stats,
+                "rollout_s": t1 - t0,
+                "train_s": t2 - t1,
+                "tokens_per_s": summary["completion_tokens"] / max(t2 - t0, 1e-9),
+            }
             metrics_log.append(row)
             for t in trajs:
                 traj_log.append({"step": step + 1, **t.to_dict()})
             progress.update(step + 1, row)
             every = cfg.train.checkpoint_every
             if (every and (step + 1) % every == 0) or step + 1 == cfg.train.steps:
-                save_checkpoint(ckpt_root, step + 1, model, tok, learner.state_dict(),
-                                {"sampler": sampler.state_dict(), "rewards": rewards,
-                                 "eval_before": _eval_to_dict(eval_before)}, keep=cfg.train.keep_checkpoints)
+                save_checkpoint(
+                    ckpt_root,
+                    step + 1,
+                    model,
+                    tok,
+                    learner.state_dict(),
+                    {"sampler": sampler.state_dict(), "rewards": rewards, "eval_before": _eval_to_dict(eval_before)},
+                    keep=cfg.train.keep_checkpoints,
+                )
     eval_after = None
     if eval_tasks:
         progress.note(f"evaluating the trained policy on {len(eval_tasks)} held-out tasks")
         eval_after = evaluate(model, tok, eval_tasks, cfg)
-        metrics_log.append({"event": "eval", "when": "after", "pass_at_1": eval_after.pass_at_1,
-                            "mean_reward": eval_after.mean_reward, "by_difficulty": eval_after.by_difficulty})
-    summary_out = TrainSummary(run_dir, cfg.train.steps, eval_before, eval_after, rewards, time.perf_counter() - t_start)
+        metrics_log.append(
+            {
+                "event": "eval",
+                "when": "after",
+                "pass_at_1": eval_after.pass_at_1,
+                "mean_reward": eval_after.mean_reward,
+                "by_difficulty": eval_after.by_difficulty,
+            }
+        )
+    summary_out = TrainSummary(
+        run_dir, cfg.train.steps, eval_before, eval_after, rewards, time.perf_counter() - t_start
+    )
     (run_dir / "summary.json").write_text(json.dumps(_summary_dict(summary_out), indent=2))
     metrics_log.close()
     traj_log.close()
@@ -133,14 +180,20 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
 def _eval_to_dict(r: EvalResult | None) -> dict[str, Any] | None:
     if r is None:
         return None
-    return {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
-            "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()}}
+    return {
+        "pass_at_1": r.pass_at_1,
+        "mean_reward": r.mean_reward,
+        "num_tasks": r.num_tasks,
+        "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()},
+    }
 
 
 def _eval_from_dict(d: dict[str, Any] | None) -> EvalResult | None:
     if d is None:
         return None
-    return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], {int(k): v for k, v in d["by_difficulty"].items()})
+    return EvalResult(
+        d["pass_at_1"], d["mean_reward"], d["num_tasks"], {int(k): v for k, v in d["by_difficulty"].items()}
+    )
 
 
 def _summary_dict(s: TrainSummary) -> dict[str, Any]:

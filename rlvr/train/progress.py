@@ -7,7 +7,16 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import (
+    Progress as RichProgress,
+)
 
 
 class Progress:
@@ -40,11 +49,11 @@ class Progress:
             self.console.print(f"[dim]{text}[/dim]")
 
     def update(self, step: int, row: dict[str, Any]) -> None:
-        stats = (
-            f"reward {row['reward_mean']:+.3f}  pass {row['pass_rate']:.0%}  "
-            f"{row['tokens_per_s']:.0f} tok/s"
-        )
+        stats = f"reward {row['reward_mean']:+.3f}  pass {row['pass_rate']:.0%}  {row['tokens_per_s']:.0f} tok/s"
         self._bar.update(self._task, completed=step, stats=stats)
         if not self.interactive and not self.quiet:
-            print(f"step {step}: {stats}  ({row['rollout_s']:.1f}s rollout, {row['train_s']:.1f}s train)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"step {step}: {stats}  ({row['rollout_s']:.1f}s rollout, {row['train_s']:.1f}s train)",
+                file=sys.stderr,
+                flush=True,
+            )

@@ -63,8 +63,9 @@ def test_ppo_clip_hand_worked() -> None:
 def test_ppo_clip_negative_advantage_uses_low_clip() -> None:
     # advantage -1, ratio = e^-0.5 = 0.6065: unclipped -0.6065, clipped (at 0.8) -0.8;
     # min(-0.6065, -0.8) = -0.8 -> loss 0.8 (the clip stops pushing the ratio further down)
-    loss, _ = ppo_clip_loss(torch.tensor([[-0.5]]), torch.zeros(1, 1), torch.tensor([-1.0]), torch.ones(1, 1),
-                            clip_low=0.2, clip_high=0.28)
+    loss, _ = ppo_clip_loss(
+        torch.tensor([[-0.5]]), torch.zeros(1, 1), torch.tensor([-1.0]), torch.ones(1, 1), clip_low=0.2, clip_high=0.28
+    )
     assert loss.item() == pytest.approx(0.8, abs=1e-6)
 
 

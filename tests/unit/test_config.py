@@ -25,7 +25,7 @@ def test_examples_exist() -> None:
 def test_overrides_are_typed(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text("train:\n  steps: 3\n")
-    cfg = load_config(f, ["train.lr=2e-5", "generation.stop=['```', '\\n\\n']", "prompt.system=null", "seed=7"])
+    cfg = load_config(f, ["train.lr=2e-5", "generation.stop=[\"```\", \"\\n\\n\"]", "prompt.system=null", "seed=7"])
     assert cfg.train.steps == 3 and cfg.train.lr == 2e-5 and cfg.seed == 7
     assert cfg.generation.stop == ["```", "\n\n"]
     assert cfg.prompt.system is None
@@ -61,7 +61,7 @@ def test_bad_files_and_overrides(tmp_path: Path) -> None:
     f.write_text("- 1\n")
     with pytest.raises(ConfigError, match="must be a mapping"):
         load_config(f)
-    with pytest.raises(ConfigError, match="key.path=value"):
+    with pytest.raises(ConfigError, match=r"key\.path=value"):
         load_config(None, ["train.steps"])
     with pytest.raises(ConfigError, match="is a value, not a section"):
         load_config(None, ["seed.x=1"])

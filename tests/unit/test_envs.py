@@ -3,8 +3,13 @@ import pytest
 from rlvr.envs import ENVS, EnvSettings, extract_code, make_env
 from rlvr.types import Task
 
-TASK = Task(id="py/add_2", domain="python", prompt="Write `add_2(x)`.",
-            tests={"format": "assert", "tests": ["assert add_2(1) == 3", "assert add_2(0) == 2"]}, entry_point="add_2")
+TASK = Task(
+    id="py/add_2",
+    domain="python",
+    prompt="Write `add_2(x)`.",
+    tests={"format": "assert", "tests": ["assert add_2(1) == 3", "assert add_2(0) == 2"]},
+    entry_point="add_2",
+)
 
 
 def test_extract_code() -> None:

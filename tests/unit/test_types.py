@@ -7,11 +7,20 @@ from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestRe
 
 def _traj() -> Trajectory:
     return Trajectory(
-        task_id="py/add_2", domain="python", group_id="0:py/add_2",
+        task_id="py/add_2",
+        domain="python",
+        group_id="0:py/add_2",
         turns=[Turn("user", "Write add_2"), Turn("assistant", "def add_2(x): return x+2", [5, 6], [-0.1, -0.2], True)],
-        prompt_ids=[1, 2, 3], completion_ids=[5, 6], logprobs=[-0.1, -0.2], loss_mask=[1, 1], finish_reason="eos",
+        prompt_ids=[1, 2, 3],
+        completion_ids=[5, 6],
+        logprobs=[-0.1, -0.2],
+        loss_mask=[1, 1],
+        finish_reason="eos",
         execution=ExecutionResult(RunStatus.OK, [TestResult("assert add_2(1) == 3", TestStatus.PASSED)]),
-        reward=RewardBreakdown(1.0, {"completion": 1.0}), advantage=0.5, policy_version=3, timings={"generate_s": 1.0},
+        reward=RewardBreakdown(1.0, {"completion": 1.0}),
+        advantage=0.5,
+        policy_version=3,
+        timings={"generate_s": 1.0},
     )
 
 
