@@ -1,0 +1,145 @@
+"""The in-sandbox side of a run: define the submission, evaluate each probe in a fork.
+
+Runs as PID 1 of the run's PID namespace, after the jail is in place. It never sees the
+expected values; it reports, one JSON line per event on the events descriptor:
+  {"e": "compile_error", "msg"} | {"e": "load_error", "msg"} | {"e": "loaded"}
+  {"e": "value", "i", "v"}     observed value of probe i (wire-encoded)
+  {"e": "error", "i", "msg"}   probe i raised
+  {"e": "stdout", "i", "out", "exit"}   stdio probe i: the program's stdout
+  {"e": "end", "i", "status"}  probe i's process ended (exit code or -signal)
+  {"e": "timeout", "i"}        probe i ran out of time and was killed
+Each probe runs in its own fork of the state left by the submission's top-level code, so
+nothing a test does can be seen by the next. The submission can tamper with this process,
+but all it can forge is an observed value, and it never learns what would pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+from rlvr.sandbox.wire import encode
+
+
+def _emitter(fd: int):  # type: ignore[no-untyped-def]
+    def emit(obj: dict[str, Any]) -> None:
+        data = (json.dumps(obj) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+
+    return emit
+
+
+def _short(e: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(e), e)).strip()[-2000:]
+
+
+def _wait(pid: int, deadline: float) -> int | None:
+    """Exit status (negative signal) of pid, or None if it outlived the deadline (then killed)."""
+    delay = 0.0002
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(delay)
+        delay = min(delay * 2, 0.005)
+
+
+def run(code: str, probes: list[dict[str, str]], events_fd: int, test_timeout_s: float, output_cap: int) -> None:
+    emit = _emitter(events_fd)
+    try:
+        compiled = compile(code, "solution.py", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        emit({"e": "compile_error", "msg": _short(e)})
+        return
+    if any(p["kind"] == "expr" for p in probes):
+        _run_expr_probes(compiled, probes, emit, test_timeout_s)
+    else:
+        _run_stdio_probes(compiled, probes, emit, test_timeout_s, output_cap)
+
+
+def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, test_timeout_s: float) -> None:
+    ns: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
+    try:
+        exec(compiled, ns)
+    except BaseException as e:  # noqa: BLE001 - the submission's own failure is data
+        emit({"e": "load_error", "msg": _short(e)})
+        return
+    emit({"e": "loaded"})
+    for i, probe in enumerate(probes):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                value = eval(probe["expr"], ns)  # noqa: S307 - runs inside the sandbox
+                emit({"e": "value", "i": i, "v": encode(value)})
+            except BaseException as e:  # noqa: BLE001
+                try:
+                    emit({"e": "error", "i": i, "msg": _short(e)})
+                except BaseException:  # noqa: BLE001
+                    pass
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(0)
+        status = _wait(pid, time.monotonic() + test_timeout_s)
+        emit({"e": "timeout", "i": i} if status is None else {"e": "end", "i": i, "status": status})
+
+
+def _run_stdio_probes(
+    compiled: Any, probes: list[dict[str, str]], emit: Any, test_timeout_s: float, output_cap: int
+) -> None:
+    for i, probe in enumerate(probes):
+        stdin_fd = os.memfd_create("stdin")
+        os.write(stdin_fd, probe["stdin"].encode())
+        os.lseek(stdin_fd, 0, os.SEEK_SET)
+        out_fd = os.memfd_create("stdout")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.dup2(stdin_fd, 0)
+                os.dup2(out_fd, 1)
+                sys.stdin = open(0, closefd=False)  # noqa: SIM115
+                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+                exec(compiled, {"__name__": "__main__", "__builtins__": __builtins__})
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            except BaseException as e:  # noqa: BLE001
+                code = 1
+                try:
+                    sys.stderr.write(_short(e) + "\n")
+                except BaseException:  # noqa: BLE001
+                    pass
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        status = _wait(pid, time.monotonic() + test_timeout_s)
+        os.lseek(out_fd, 0, os.SEEK_SET)
+        data = os.read(out_fd, output_cap + 1)
+        os.close(out_fd)
+        os.close(stdin_fd)
+        if status is None:
+            emit({"e": "timeout", "i": i})
+        else:
+            emit({"e": "stdout", "i": i, "out": data[:output_cap].decode("utf-8", "replace"),
+                  "truncated": len(data) > output_cap, "exit": status})

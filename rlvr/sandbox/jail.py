@@ -1,0 +1,269 @@
+"""Process isolation for one execution, applied inside a freshly forked child.
+
+`enter_namespaces` (in the first child) joins the shared empty network namespace and
+unshares mount, PID, IPC and UTS namespaces; the child then forks the process that
+becomes PID 1 of the new PID namespace, which calls `build_root` (a read-only view of the
+system, fresh tmpfs work dir and /tmp, minimal /dev, private /proc, pivot_root),
+`apply_rlimits`, `drop_privileges` and `apply_seccomp`, in that order, before any
+untrusted code runs. Each step that the machine cannot do (not root, no namespaces,
+no libseccomp) is skipped and reported by `available_protections`, never faked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import fcntl
+import os
+import resource
+import socket
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
+SYS_PIVOT_ROOT = 155  # x86_64
+SANDBOX_UID_BASE = 100_000
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+class JailError(OSError):
+    pass
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        e = ctypes.get_errno()
+        raise JailError(e, f"{what}: {os.strerror(e)}")
+
+
+def _mount(src: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    _check(
+        _libc.mount(
+            src.encode() if src else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {src} on {target}",
+    )
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def setns(fd: int, nstype: int) -> None:
+    _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
+
+
+def set_pdeathsig(sig: int) -> None:
+    _libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(sig), 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class JailConfig:
+    root_dir: str  # an empty directory on the host; mounted over inside the private mount namespace
+    ro_paths: tuple[str, ...]  # host paths visible read-only inside
+    work_mb: int = 64
+    tmp_mb: int = 64
+
+
+def default_ro_paths() -> tuple[str, ...]:
+    """What a Python submission needs to see: the system, the interpreter, its packages."""
+    paths = ["/usr", "/etc", sys.base_prefix, sys.prefix]
+    out: list[str] = []
+    for p in paths:
+        rp = os.path.realpath(p)
+        if os.path.isdir(rp) and not any(rp == o or rp.startswith(o + "/") for o in out):
+            out.append(rp)
+    return tuple(out)
+
+
+# ---- the shared network namespace ---------------------------------------------------
+
+
+def _loopback_up() -> None:
+    SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        ifreq = struct.pack("16sH14s", b"lo", 0, b"\x00" * 14)
+        flags = struct.unpack("16sH14s", fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, ifreq))[1]
+        fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b"\x00" * 14))
+
+
+def make_empty_netns() -> int | None:
+    """A network namespace with only loopback, made once and joined by every run
+    (creating one per run is slow and serialised in the kernel). Returns an fd, or None
+    when namespaces are unavailable."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: unshare, bring lo up, report, wait to be inspected
+        try:
+            os.close(r)
+            unshare(CLONE_NEWNET)
+            with contextlib.suppress(OSError):
+                _loopback_up()
+            os.write(w, b"1")
+            os.close(w)
+            while True:  # stay alive until the parent has opened our namespace
+                os.pause() if hasattr(os, "pause") else None
+        except BaseException:
+            os.write(w, b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    ok = os.read(r, 1) == b"1"
+    os.close(r)
+    fd = None
+    if ok:
+        with contextlib.suppress(OSError):
+            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return fd
+
+
+# ---- steps inside the child -----------------------------------------------------------
+
+
+def enter_namespaces(netns_fd: int | None) -> list[str]:
+    """In the first child: join the network namespace, unshare the rest. Returns the
+    names of the namespaces that are in effect for the next fork."""
+    active = []
+    if netns_fd is not None:
+        setns(netns_fd, CLONE_NEWNET)
+        active.append("net")
+    unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
+    active += ["mount", "pid", "ipc", "uts"]
+    with contextlib.suppress(OSError):
+        _libc.sethostname(b"sandbox", 7)
+    return active
+
+
+def _bind_ro(src: str, dst: str) -> None:
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if not os.path.exists(dst):
+            Path(dst).touch()
+    _mount(src, dst, None, MS_BIND | MS_REC)
+    _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def build_root(cfg: JailConfig, uid: int) -> None:
+    """In PID 1 of the new namespace: assemble the sandbox's file system and pivot into it.
+    Inside: the read-only paths, /work (cwd, writable, size-capped), /tmp (size-capped),
+    /dev with null/zero/random/urandom, a /proc of the new PID namespace. Nothing else of
+    the host (home directories, the project, other runs' files) is reachable."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    root = cfg.root_dir
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    for p in cfg.ro_paths:
+        _bind_ro(p, root + p)
+    for link in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
+        host = "/" + link
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), f"{root}/{link}")
+        elif os.path.isdir(host) and host not in cfg.ro_paths:
+            _bind_ro(host, f"{root}/{link}")
+    for d, mb in (("/tmp", cfg.tmp_mb), ("/work", cfg.work_mb)):
+        os.makedirs(root + d, exist_ok=True)
+        mode = "1777" if d == "/tmp" else "0755"
+        _mount("tmpfs", root + d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={mb}m,mode={mode},uid={uid},gid={uid}")
+    os.makedirs(root + "/dev", exist_ok=True)
+    _mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
+    for dev in ("null", "zero", "random", "urandom"):
+        Path(f"{root}/dev/{dev}").touch()
+        _mount(f"/dev/{dev}", f"{root}/dev/{dev}", None, MS_BIND)
+    os.symlink("/proc/self/fd", f"{root}/dev/fd")
+    os.makedirs(root + "/proc", exist_ok=True)
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.chdir(root)
+    _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
+    os.chdir("/")
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir("/work")
+
+
+def apply_rlimits(memory_mb: int, cpu_s: float, nofile: int = 64, fsize_mb: int = 16, nproc: int | None = None) -> None:
+    mem = memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    cpu = max(1, int(cpu_s + 0.999))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_mb << 20, fsize_mb << 20))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    resource.setrlimit(resource.RLIMIT_STACK, (8 << 20, 8 << 20))
+    if nproc is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def drop_privileges(uid: int) -> None:
+    """Become an unprivileged user with no supplementary groups; no way back (no_new_privs)."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+# System calls a submission never needs and that an escape would: refused with EPERM.
+DENIED_SYSCALLS = (
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "ptrace", "process_vm_readv",
+    "process_vm_writev", "bpf", "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load",
+    "init_module", "finit_module", "delete_module", "perf_event_open", "swapon", "swapoff", "reboot",
+    "syslog", "acct", "quotactl", "userfaultfd", "open_by_handle_at", "name_to_handle_at",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "settimeofday", "clock_settime",
+    "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "mknod", "mknodat", "fanotify_init",
+    "lookup_dcookie", "vhangup", "iopl", "ioperm", "personality", "move_mount", "open_tree", "fsopen",
+    "fsmount", "fsconfig", "fspick", "mount_setattr",
+)
+_NS_FLAGS = (CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET)
+
+
+def seccomp_available() -> bool:
+    try:
+        import pyseccomp  # noqa: F401
+    except (ImportError, OSError):
+        return False
+    return ctypes.util.find_library("seccomp") is not None
+
+
+def apply_seccomp() -> bool:
+    """Load the deny-list filter (inherited by every descendant). False if unavailable."""
+    try:
+        import pyseccomp as sc
+    except (ImportError, OSError):
+        return False
+    f = sc.SyscallFilter(defaction=sc.ALLOW)
+    eperm = sc.ERRNO(errno.EPERM)
+    for name in DENIED_SYSCALLS:
+        with contextlib.suppress(Exception):  # a name this kernel/arch lacks
+            f.add_rule(eperm, name)
+    for flag in _NS_FLAGS:  # clone() creating namespaces
+        f.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    # clone3 passes its flags in memory the filter cannot read: make libc fall back to clone.
+    with contextlib.suppress(Exception):
+        f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    # new sockets of families that reach outside the network namespace's reach
+    for family in (socket.AF_NETLINK, getattr(socket, "AF_PACKET", 17)):
+        f.add_rule(eperm, "socket", sc.Arg(0, sc.EQ, family))
+    f.load()
+    return True

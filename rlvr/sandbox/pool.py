@@ -1,0 +1,193 @@
+"""The warm pool: a fork server with the interpreter and common modules already loaded.
+
+`SandboxPool.start()` launches `python -m rlvr.sandbox.pool SOCKET` once. The server
+detects what the machine allows, then accepts one connection per run and forks a handler
+for it; the handler runs `executor.run_isolated` and answers with the raw observations.
+A run therefore costs a fork and the jail's set-up, not an interpreter start.
+
+Concurrency is bounded on the client side by a semaphore: when all slots are busy, a
+caller waits for one (backpressure); nothing is ever dropped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Any
+
+from rlvr.sandbox.executor import Limits
+
+
+def _send(sock: socket.socket, obj: Any) -> None:
+    data = json.dumps(obj).encode()
+    sock.sendall(struct.pack("!I", len(data)) + data)
+
+
+def _recv(sock: socket.socket) -> Any:
+    head = _recv_exact(sock, 4)
+    (n,) = struct.unpack("!I", head)
+    return json.loads(_recv_exact(sock, n))
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ConnectionError("sandbox server closed the connection")
+        buf += chunk
+    return bytes(buf)
+
+
+class SandboxError(RuntimeError):
+    """The sandbox infrastructure failed (never the submission's fault)."""
+
+
+class SandboxPool:
+    def __init__(self, max_concurrency: int = 4) -> None:
+        self.max_concurrency = max_concurrency
+        self._sem = threading.BoundedSemaphore(max_concurrency)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._dir: str | None = None
+        self._lock = threading.Lock()
+        self.protections: dict[str, bool] = {}
+
+    @property
+    def socket_path(self) -> str:
+        assert self._dir is not None
+        return os.path.join(self._dir, "server.sock")
+
+    def start(self) -> SandboxPool:
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                return self
+            self._dir = tempfile.mkdtemp(prefix="rlvr-sandbox-")
+            os.chmod(self._dir, 0o700)
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "rlvr.sandbox.pool", self._dir],
+                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+            assert self._proc.stdout is not None
+            line = self._proc.stdout.readline()
+            if not line:
+                raise SandboxError("the sandbox server did not start")
+            self.protections = json.loads(line)
+            return self
+
+    def run(self, code: str, probes: list[dict[str, str]], limits: Limits) -> dict[str, Any]:
+        """Raw observations of one run (see executor.run_isolated). Blocks for a free slot."""
+        if self._proc is None or self._proc.poll() is not None:
+            self.start()
+        with self._sem:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(limits.timeout_s + 30)
+                    s.connect(self.socket_path)
+                    _send(s, {"code": code, "probes": probes, "limits": limits.to_dict()})
+                    result: dict[str, Any] = _recv(s)
+                    return result
+            except (OSError, ConnectionError, ValueError) as e:
+                return {"sandbox_error": f"sandbox server: {type(e).__name__}: {e}"}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proc is not None:
+                self._proc.terminate()
+                try:
+                    self._proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
+                self._proc = None
+            if self._dir:
+                shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir = None
+
+    def __enter__(self) -> SandboxPool:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_default: SandboxPool | None = None
+_default_lock = threading.Lock()
+
+
+def default_pool(max_concurrency: int = 8) -> SandboxPool:
+    """The process-wide pool, started on first use and closed at exit."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = SandboxPool(max_concurrency).start()
+            atexit.register(_default.close)
+        return _default
+
+
+# ---- the server -------------------------------------------------------------------
+
+
+def _preload() -> None:
+    """Modules a submission commonly imports, loaded once so that each fork has them."""
+    import collections  # noqa: F401
+    import functools  # noqa: F401
+    import heapq  # noqa: F401
+    import itertools  # noqa: F401
+    import math  # noqa: F401
+    import random  # noqa: F401
+    import re  # noqa: F401
+    import string  # noqa: F401
+    import typing  # noqa: F401
+
+
+def serve(workdir: str) -> None:
+    from rlvr.sandbox.executor import Environment, run_isolated
+
+    _preload()
+    env = Environment.detect(workdir)
+    sock_path = os.path.join(workdir, "server.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(sock_path)
+    os.chmod(sock_path, 0o600)
+    server.listen(256)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # handlers are reaped by the kernel
+
+    def stop(*_: object) -> None:
+        env.cgroups.cleanup()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    print(json.dumps(env.protections()), flush=True)
+    while True:
+        conn, _ = server.accept()
+        pid = os.fork()
+        if pid == 0:
+            server.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            try:
+                req = _recv(conn)
+                limits = Limits(**req["limits"])
+                result = run_isolated(env, req["code"], req["probes"], limits)
+            except BaseException as e:  # noqa: BLE001
+                result = {"sandbox_error": f"{type(e).__name__}: {e}"}
+            with contextlib.suppress(OSError):
+                _send(conn, result)
+            os._exit(0)
+        conn.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,247 @@
+"""Test suites, split into what the sandbox may see (probes) and what it must not (checks).
+
+A test suite in any format becomes a list of `Probe`s (an expression to evaluate in the
+submission's namespace, or a stdin to feed a program) and a parallel list of `Check`s
+(the expected value and how to compare). Only probes are sent into the sandbox; the
+supervisor keeps the checks and compares the observed values with them. A submission
+therefore cannot learn the expected outputs, and faking a result line cannot produce a
+pass unless the faked value is the right answer.
+
+Formats (the `TESTS.json` of `rlvr sandbox run`):
+- `{"format": "assert", "tests": ["assert f(1) == 2", ...]}`: each assert is parsed;
+  `EXPR <op> LITERAL` (any comparison against a literal, either side) sends EXPR and
+  applies the comparison outside; any other assert sends its whole expression and
+  checks the truth of the observed value outside.
+- `{"format": "call", "entry": "f", "cases": [{"args": [1], "expected": 2, "kwargs": {}}]}`:
+  strict comparison (types must match: True is not 1, 1 is not 1.0), with optional
+  `"tolerance"` (suite-wide or per case) for floats.
+- `{"format": "stdio", "cases": [{"stdin": "...", "stdout": "..."}]}`: the program runs as
+  a script once per case; stdout is compared exactly after trailing whitespace is
+  stripped from every line and from the end, or by a named checker (`"checker": "tokens"`
+  or `"float"`).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class SpecError(ValueError):
+    """A test suite that cannot be run; the message names the test and the problem."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What runs inside the sandbox for one test."""
+
+    name: str
+    kind: str  # "expr" | "stdio"
+    expr: str = ""
+    stdin: str = ""
+
+    def to_wire(self) -> dict[str, str]:
+        return {"name": self.name, "kind": self.kind, "expr": self.expr, "stdin": self.stdin}
+
+
+@dataclass(frozen=True)
+class Check:
+    """How the supervisor judges one observed value; never sent into the sandbox."""
+
+    kind: str  # "compare" | "truthy" | "strict" | "stdout"
+    expected: Any = None
+    op: str = "=="
+    tolerance: float | None = None
+    checker: str = "exact"
+
+
+@dataclass
+class Suite:
+    format: str
+    probes: list[Probe] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+
+
+_OPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+_SWAP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "in": lambda a, b: a in b,
+    "not in": lambda a, b: a not in b,
+    "is": lambda a, b: a is b or (a is None and b is None),
+    "is not": lambda a, b: not (a is b or (a is None and b is None)),
+}
+
+
+def _literal(node: ast.expr) -> tuple[bool, Any]:
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def parse_assert(test: str, index: int) -> tuple[Probe, Check]:
+    name = test.strip()
+    try:
+        tree = ast.parse(test.strip())
+    except SyntaxError as e:
+        raise SpecError(f"test {index}: not valid Python: {e.msg}") from None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        raise SpecError(f"test {index}: must be a single assert statement, got {name[:80]!r}")
+    test_expr = tree.body[0].test
+    if isinstance(test_expr, ast.Compare) and len(test_expr.ops) == 1:
+        op = _OPS[type(test_expr.ops[0])]
+        left, right = test_expr.left, test_expr.comparators[0]
+        ok_r, val_r = _literal(right)
+        if ok_r and not _literal(left)[0]:
+            return Probe(name, "expr", expr=ast.unparse(left)), Check("compare", val_r, op)
+        ok_l, val_l = _literal(left)
+        if ok_l and op in _SWAP and not ok_r:
+            return Probe(name, "expr", expr=ast.unparse(right)), Check("compare", val_l, _SWAP[op])
+    if isinstance(test_expr, ast.UnaryOp) and isinstance(test_expr.op, ast.Not):
+        return Probe(name, "expr", expr=ast.unparse(test_expr.operand)), Check("truthy", False)
+    return Probe(name, "expr", expr=ast.unparse(test_expr)), Check("truthy", True)
+
+
+def parse_suite(spec: dict[str, Any]) -> Suite:
+    """Turn a TESTS.json object into probes and checks, or raise SpecError."""
+    if not isinstance(spec, dict):
+        raise SpecError(f"tests must be a JSON object, got {type(spec).__name__}")
+    fmt = spec.get("format")
+    suite = Suite(format=str(fmt))
+    if fmt == "assert":
+        tests = spec.get("tests")
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise SpecError("format 'assert' needs 'tests': a list of assert statements as strings")
+        for i, t in enumerate(tests):
+            p, c = parse_assert(t, i)
+            suite.probes.append(p)
+            suite.checks.append(c)
+    elif fmt == "call":
+        entry = spec.get("entry")
+        if not isinstance(entry, str) or not entry.isidentifier():
+            raise SpecError("format 'call' needs 'entry': the name of the function to call")
+        cases = spec.get("cases")
+        if not isinstance(cases, list):
+            raise SpecError("format 'call' needs 'cases': a list of {args, expected}")
+        tol = spec.get("tolerance")
+        for i, case in enumerate(cases):
+            if not isinstance(case, dict) or "expected" not in case:
+                raise SpecError(f"case {i}: needs 'expected' (and 'args')")
+            args, kwargs = case.get("args", []), case.get("kwargs", {})
+            if not isinstance(args, list) or not isinstance(kwargs, dict):
+                raise SpecError(f"case {i}: 'args' must be a list and 'kwargs' an object")
+            call = f"{entry}(*{args!r}, **{kwargs!r})"
+            label = f"{entry}({', '.join(repr(a) for a in args)})"
+            suite.probes.append(Probe(label, "expr", expr=call))
+            suite.checks.append(Check("strict", case["expected"], tolerance=case.get("tolerance", tol)))
+    elif fmt == "stdio":
+        cases = spec.get("cases")
+        if not isinstance(cases, list):
+            raise SpecError("format 'stdio' needs 'cases': a list of {stdin, stdout}")
+        checker = spec.get("checker", "exact")
+        if checker not in STDOUT_CHECKERS:
+            raise SpecError(f"unknown checker '{checker}'; valid: {', '.join(sorted(STDOUT_CHECKERS))}")
+        for i, case in enumerate(cases):
+            if not isinstance(case, dict) or not isinstance(case.get("stdout"), str):
+                raise SpecError(f"case {i}: needs 'stdout' (a string) and optionally 'stdin'")
+            stdin = case.get("stdin", "")
+            if not isinstance(stdin, str):
+                raise SpecError(f"case {i}: 'stdin' must be a string")
+            suite.probes.append(Probe(f"case {i}", "stdio", stdin=stdin))
+            suite.checks.append(Check("stdout", case["stdout"], checker=case.get("checker", checker)))
+    else:
+        raise SpecError(f"unknown test format {fmt!r}; valid: assert, call, stdio")
+    return suite
+
+
+# ---- judging observed values (supervisor side) ----------------------------------------
+
+
+def strict_equal(a: Any, b: Any, tol: float | None = None) -> bool:
+    """Equality that also requires equal types (bool is not int, tuple is not list),
+    except that with a tolerance an int and a float compare as numbers."""
+    if tol is not None and isinstance(a, int | float) and isinstance(b, int | float):
+        if isinstance(a, bool) or isinstance(b, bool):
+            return type(a) is type(b) and a == b
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(strict_equal(x, y, tol) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(strict_equal(a[k], b[k], tol) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def _normalise(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
+def _tokens(a: str, b: str) -> bool:
+    return a.split() == b.split()
+
+
+def _floats(a: str, b: str) -> bool:
+    ta, tb = a.split(), b.split()
+    if len(ta) != len(tb):
+        return False
+    for x, y in zip(ta, tb, strict=True):
+        try:
+            if not math.isclose(float(x), float(y), rel_tol=1e-6, abs_tol=1e-6):
+                return False
+        except ValueError:
+            if x != y:
+                return False
+    return True
+
+
+STDOUT_CHECKERS: dict[str, Callable[[str, str], bool]] = {
+    "exact": lambda a, b: _normalise(a) == _normalise(b),
+    "tokens": _tokens,
+    "float": _floats,
+}
+
+
+def judge(check: Check, observed: Any) -> tuple[bool, str]:
+    """(passed, message) for one observed value, decided outside the sandbox."""
+    try:
+        if check.kind == "compare":
+            ok = bool(OPERATORS[check.op](observed, check.expected))
+            return ok, "" if ok else f"expected {check.op} {check.expected!r}, got {observed!r}"[:2000]
+        if check.kind == "truthy":
+            ok = bool(observed) is check.expected
+            return ok, "" if ok else f"expected a {'true' if check.expected else 'false'} value, got {observed!r}"[:2000]
+        if check.kind == "strict":
+            ok = strict_equal(observed, check.expected, check.tolerance)
+            return ok, "" if ok else f"expected {check.expected!r}, got {observed!r}"[:2000]
+        if check.kind == "stdout":
+            ok = STDOUT_CHECKERS[check.checker](str(observed), str(check.expected))
+            return ok, "" if ok else f"stdout differs: expected {check.expected[:200]!r}, got {str(observed)[:200]!r}"
+    except Exception as e:  # comparing builtins can still fail, e.g. '<' between str and int
+        return False, f"comparison failed: {type(e).__name__}: {e}"[:2000]
+    raise SpecError(f"unknown check kind {check.kind!r}")

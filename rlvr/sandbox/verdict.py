@@ -1,0 +1,117 @@
+"""Deciding verdicts from a run's raw observations and the checks only the supervisor holds."""
+
+from __future__ import annotations
+
+import json
+import signal
+from typing import Any
+
+from rlvr.sandbox.spec import Suite, judge
+from rlvr.sandbox.wire import WireError, decode
+from rlvr.types import ExecutionResult, RunStatus, TestResult, TestStatus
+
+
+def _signame(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
+    n = len(suite.probes)
+    names = [p.name for p in suite.probes]
+    if "sandbox_error" in raw:
+        return ExecutionResult(
+            RunStatus.SANDBOX_ERROR,
+            [TestResult(names[i], TestStatus.ERROR, "sandbox failure") for i in range(n)],
+            error=str(raw["sandbox_error"])[-2000:],
+        )
+    per: dict[int, TestResult] = {}
+    status, error = RunStatus.OK, ""
+    loaded = suite.format == "stdio"
+    for line in raw.get("events", []):
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        kind, i = ev.get("e"), ev.get("i")
+        if kind == "sandbox_error":
+            return ExecutionResult(
+                RunStatus.SANDBOX_ERROR,
+                [TestResult(names[j], TestStatus.ERROR, "sandbox failure") for j in range(n)],
+                error=str(ev.get("msg", ""))[-2000:],
+            )
+        if kind == "compile_error":
+            status, error = RunStatus.COMPILE_ERROR, str(ev.get("msg", ""))
+        elif kind == "load_error":
+            msg = str(ev.get("msg", ""))
+            status, error = (RunStatus.MEMORY if msg.startswith("MemoryError") else RunStatus.RUNTIME_ERROR), msg
+        elif kind == "loaded":
+            loaded = True
+        if not (isinstance(i, int) and 0 <= i < n) or i in per or not loaded:
+            continue
+        check = suite.checks[i]
+        if kind == "value":
+            try:
+                ok, msg = judge(check, decode(ev.get("v")))
+            except WireError as e:
+                ok, msg = False, f"unreadable result: {e}"
+            per[i] = TestResult(names[i], TestStatus.PASSED if ok else TestStatus.FAILED, msg)
+        elif kind == "error":
+            msg = str(ev.get("msg", ""))[:2000]
+            per[i] = TestResult(names[i], TestStatus.FAILED if msg.startswith("AssertionError") else TestStatus.ERROR, msg)
+        elif kind == "stdout":
+            if ev.get("truncated"):
+                per[i] = TestResult(names[i], TestStatus.FAILED, "output limit exceeded")
+                status = RunStatus.OUTPUT_LIMIT
+            else:
+                ok, msg = judge(check, str(ev.get("out", "")))
+                exit_code = ev.get("exit", 0)
+                if ok and exit_code != 0:
+                    ok, msg = False, f"exited with {exit_code}"
+                per[i] = TestResult(names[i], TestStatus.PASSED if ok else TestStatus.FAILED, msg)
+        elif kind == "timeout":
+            per[i] = TestResult(names[i], TestStatus.TIMEOUT, "time limit exceeded")
+        elif kind == "end":
+            code = int(ev.get("status", 0))
+            why = f"killed by {_signame(code)}" if code < 0 else f"exited with {code} before reporting a result"
+            if "MemoryError" in raw.get("stderr", "") or raw.get("oom"):
+                per[i] = TestResult(names[i], TestStatus.ERROR, f"out of memory ({why})")
+            else:
+                per[i] = TestResult(names[i], TestStatus.ERROR, why)
+    timed_out = bool(raw.get("timed_out"))
+    for i in range(n):
+        if i not in per:
+            if status in (RunStatus.COMPILE_ERROR, RunStatus.RUNTIME_ERROR, RunStatus.MEMORY):
+                per[i] = TestResult(names[i], TestStatus.ERROR, "not run: the submission did not load")
+            else:
+                per[i] = TestResult(names[i], TestStatus.TIMEOUT if timed_out else TestStatus.ERROR, "no result")
+    tests = [per[i] for i in range(n)]
+    exit_code = int(raw.get("exit", 0))
+    if status is RunStatus.OK:
+        if timed_out or any(t.status is TestStatus.TIMEOUT for t in tests):
+            status, error = RunStatus.TIMEOUT, "time limit exceeded"
+        elif raw.get("oom") or any("out of memory" in t.message or t.message.startswith("MemoryError") for t in tests):
+            status, error = RunStatus.MEMORY, "memory limit exceeded"
+        elif exit_code < 0 or exit_code >= 128:
+            sig = _signame(exit_code if exit_code < 0 else 128 - exit_code)
+            status, error = (RunStatus.TIMEOUT, "CPU time limit exceeded") if sig == "SIGXCPU" else (
+                (RunStatus.OUTPUT_LIMIT, "file size limit exceeded") if sig == "SIGXFSZ"
+                else (RunStatus.RUNTIME_ERROR, f"killed by {sig}"))
+        elif not loaded:
+            status, error = RunStatus.RUNTIME_ERROR, f"exited with {exit_code} before loading the submission"
+        elif raw.get("output_truncated"):
+            status, error = RunStatus.OUTPUT_LIMIT, "output limit exceeded"
+    return ExecutionResult(
+        status=status,
+        tests=tests,
+        stdout=str(raw.get("stdout", "")),
+        stderr=str(raw.get("stderr", "")),
+        wall_time_s=float(raw.get("wall_time_s", 0.0)),
+        cpu_time_s=float(raw.get("cpu_time_s", 0.0)),
+        peak_memory_mb=float(raw.get("peak_memory_mb", 0.0)),
+        error=error[-2000:],
+    )
