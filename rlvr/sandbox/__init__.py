@@ -1,5 +1,30 @@
-"""Untrusted code execution (see `rlvr.sandbox.process` for what is and is not protected)."""
+"""Untrusted code execution.
 
-from rlvr.sandbox.process import Limits, execute, execute_many
+What is protected (where the machine allows it; `rlvr sandbox check` prints what is active):
+- the host's processes, files and network: each run is PID 1 of its own PID namespace
+  with its own mount, IPC, UTS and (shared, empty, loopback-only) network namespaces; it
+  sees a read-only view of /usr, /etc and the Python installation, a fresh size-capped
+  /work (its cwd) and /tmp, a minimal /dev and its own /proc; nothing else of the host;
+- privileges: it runs as an unprivileged user id of its own, with no_new_privs and a
+  seccomp filter refusing namespace, mount, ptrace, bpf, keyctl, kexec, module, perf and
+  similar calls;
+- resources: a cgroup per run (memory, number of processes, CPU accounting) plus rlimits
+  (address space, CPU seconds, open files, file size, no core dumps), a wall-clock limit,
+  capped captured output; the whole process tree is killed and the cgroup removed after
+  every run, so nothing survives into the next one;
+- the verdict: expected values never enter the sandbox. The sandbox reports observed
+  values (builtin types only); the supervisor compares. Exit codes are informational.
 
-__all__ = ["Limits", "execute", "execute_many"]
+What is not protected: kernel vulnerabilities reachable through the allowed system calls;
+timing side channels; CPU contention between concurrent runs (each is limited, not
+isolated); the truth of assert-format tests that are not comparisons against a literal
+(e.g. `assert is_valid(x)`), whose observed truth value a submission could forge; and,
+when not running as root, everything that needs root (then only rlimits, the process
+group and the verdict protection apply).
+"""
+
+from rlvr.sandbox.api import execute, execute_many
+from rlvr.sandbox.executor import Limits
+from rlvr.sandbox.pool import SandboxPool, default_pool
+
+__all__ = ["Limits", "SandboxPool", "default_pool", "execute", "execute_many"]

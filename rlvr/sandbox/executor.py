@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import signal
 import sys
 import time
@@ -99,9 +100,18 @@ def _can_unshare() -> bool:
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/work", "PYTHONHASHSEED": "0"}
 
 
-def _jailed_child(env: Environment, code: str, probes: list[dict[str, str]], limits: Limits, fds: dict[str, int]) -> None:
-    """Body of the first child; never returns."""
-    uid = jail.SANDBOX_UID_BASE + os.getpid() % 50_000
+def _jailed_child(
+    env: Environment,
+    code: str,
+    probes: list[dict[str, str]],
+    limits: Limits,
+    fds: dict[str, int],
+    namespaces_entered: bool,
+    uid: int,
+    run_deadline: float,
+) -> None:
+    """Body of the first child; never returns. When the caller has already entered the
+    namespaces, this process is PID 1 of the run; otherwise it enters them and forks it."""
     try:
         jail.set_pdeathsig(signal.SIGKILL)
         # Move every descriptor we keep above the range we are about to fill.
@@ -119,15 +129,15 @@ def _jailed_child(env: Environment, code: str, probes: list[dict[str, str]], lim
             os.dup2(ns_fd, 4)
             netns = 4
         os.closerange(5, 1 << 16)  # the client connection and every other host descriptor
-        if env.namespaces:
+        if env.namespaces and not namespaces_entered:
             jail.enter_namespaces(netns)
+            pid = os.fork()
+            if pid:
+                _, status = os.waitpid(pid, 0)
+                code_ = os.waitstatus_to_exitcode(status)
+                os._exit(code_ if code_ >= 0 else 128 - code_)
         if netns is not None:
             os.close(netns)
-        pid = os.fork()
-        if pid:
-            _, status = os.waitpid(pid, 0)
-            code_ = os.waitstatus_to_exitcode(status)
-            os._exit(code_ if code_ >= 0 else 128 - code_)
         # PID 1 of the run
         if env.namespaces and env.jail_cfg is not None:
             jail.build_root(env.jail_cfg, uid)
@@ -149,12 +159,37 @@ def _jailed_child(env: Environment, code: str, probes: list[dict[str, str]], lim
             os.write(3, (json.dumps({"e": "sandbox_error", "msg": traceback.format_exc()[-2000:]}) + "\n").encode())
         os._exit(SANDBOX_FAILURE_EXIT)
     try:
-        harness.run(code, probes, 3, limits.test_timeout_s or limits.timeout_s, limits.output_bytes)
+        harness.run(code, probes, 3, limits.test_timeout_s or limits.timeout_s, limits.output_bytes, run_deadline)
     finally:
         with contextlib.suppress(BaseException):
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(0)
+
+
+def wait_until(pid: int, deadline: float) -> bool:
+    """Block until child `pid` has exited (True) or the monotonic deadline passes (False),
+    without reaping it. Uses a pidfd, so the wake-up is immediate."""
+    try:
+        pfd = os.pidfd_open(pid)
+    except OSError:
+        pfd = None
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if pfd is not None:
+                ready, _, _ = select.select([pfd], [], [], max(left, 0.0))
+                if ready:
+                    return True
+            else:
+                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    return True
+                time.sleep(0.001)
+            if time.monotonic() >= deadline:
+                return False
+    finally:
+        if pfd is not None:
+            os.close(pfd)
 
 
 def _high(fd: int) -> int:
@@ -167,10 +202,16 @@ def _high(fd: int) -> int:
 def _read_all(fd: int, cap: int) -> tuple[str, bool]:
     os.lseek(fd, 0, os.SEEK_SET)
     data = os.read(fd, cap + 1)
-    return data[:cap].decode("utf-8", "replace"), len(data) > cap
+    text = data[:cap].decode("utf-8", "replace")
+    return (text + "\n...[truncated]", True) if len(data) > cap else (text, False)
 
 
-def run_isolated(env: Environment, code: str, probes: list[dict[str, str]], limits: Limits) -> dict[str, Any]:
+def run_isolated(
+    env: Environment, code: str, probes: list[dict[str, str]], limits: Limits, disposable: bool = False
+) -> dict[str, Any]:
+    """Run once and return the raw observations. With `disposable` (the caller is a
+    process forked for this run alone, as in the fork server), the caller itself enters
+    the run's namespaces, which saves one fork per run."""
     t0 = time.monotonic()
     fds = {k: os.memfd_create(k) for k in ("events", "stdout", "stderr")}
     cg = None
@@ -179,13 +220,23 @@ def run_isolated(env: Environment, code: str, probes: list[dict[str, str]], limi
             cg = env.cgroups.create(limits.memory_mb, limits.max_processes) if env.cgroups.available else None
         except OSError as e:
             return {"sandbox_error": f"could not create the run's cgroup: {e}"}
+        # A user id of its own for each concurrent run (derived from this host-side pid),
+        # so that runs cannot signal or share process-count limits with each other.
+        uid = jail.SANDBOX_UID_BASE + os.getpid() % 50_000
+        entered = False
+        if disposable and env.namespaces:
+            try:
+                jail.enter_namespaces(env.netns_fd)
+                entered = True
+            except OSError as e:
+                return {"sandbox_error": f"could not enter the run's namespaces: {e}"}
         r, w = os.pipe()  # the child waits until it has been put into the cgroup
         pid = os.fork()
         if pid == 0:
             os.close(w)
             os.read(r, 1)
             os.close(r)
-            _jailed_child(env, code, probes, limits, fds)
+            _jailed_child(env, code, probes, limits, fds, entered, uid, t0 + limits.timeout_s)
         os.close(r)
         try:
             if cg is not None:
@@ -193,25 +244,15 @@ def run_isolated(env: Environment, code: str, probes: list[dict[str, str]], limi
         finally:
             os.write(w, b"1")
             os.close(w)
-        deadline = t0 + limits.timeout_s + 0.5  # the harness's own per-test limit fires first
-        timed_out, status, rusage = False, 0, None
-        delay = 0.0002
-        while True:
-            done, st, ru = os.wait4(pid, os.WNOHANG)
-            if done:
-                status, rusage = os.waitstatus_to_exitcode(st), ru
-                break
-            if time.monotonic() > deadline:
-                timed_out = True
-                if cg is not None:
-                    cg.kill_all()
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                _, st, ru = os.wait4(pid, 0)
-                status, rusage = os.waitstatus_to_exitcode(st), ru
-                break
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.005)
+        deadline = t0 + limits.timeout_s + 0.05
+        timed_out = not wait_until(pid, deadline)
+        if timed_out:
+            if cg is not None:
+                cg.kill_all()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _, st, rusage = os.wait4(pid, 0)
+        status = os.waitstatus_to_exitcode(st)
         wall = time.monotonic() - t0
         leftover = cg.kill_all() if cg is not None else True
         events_text, _ = _read_all(fds["events"], 16 << 20)

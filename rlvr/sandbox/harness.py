@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from rlvr.sandbox.wire import encode
@@ -43,33 +45,57 @@ def _short(e: BaseException) -> str:
 
 def _wait(pid: int, deadline: float) -> int | None:
     """Exit status (negative signal) of pid, or None if it outlived the deadline (then killed)."""
-    delay = 0.0002
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return None
-        time.sleep(delay)
-        delay = min(delay * 2, 0.005)
+    try:
+        pfd = os.pidfd_open(pid)
+    except OSError:
+        pfd = -1
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            if pfd >= 0:
+                select.select([pfd], [], [], left)
+            else:
+                time.sleep(min(left, 0.001))
+    finally:
+        if pfd >= 0:
+            os.close(pfd)
 
 
-def run(code: str, probes: list[dict[str, str]], events_fd: int, test_timeout_s: float, output_cap: int) -> None:
+def run(
+    code: str,
+    probes: list[dict[str, str]],
+    events_fd: int,
+    test_timeout_s: float,
+    output_cap: int,
+    run_deadline: float | None = None,
+) -> None:
+    """Each probe may run until test_timeout_s after it starts, and never past run_deadline
+    (a time.monotonic() value; the clock is shared with the supervisor)."""
     emit = _emitter(events_fd)
+    end = run_deadline if run_deadline is not None else float("inf")
+
+    def deadline() -> float:
+        return min(time.monotonic() + test_timeout_s, end)
+
     try:
         compiled = compile(code, "solution.py", "exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
         emit({"e": "compile_error", "msg": _short(e)})
         return
     if any(p["kind"] == "expr" for p in probes):
-        _run_expr_probes(compiled, probes, emit, test_timeout_s)
+        _run_expr_probes(compiled, probes, emit, deadline)
     else:
-        _run_stdio_probes(compiled, probes, emit, test_timeout_s, output_cap)
+        _run_stdio_probes(compiled, probes, emit, deadline, output_cap)
 
 
-def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, test_timeout_s: float) -> None:
+def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, deadline: Callable[[], float]) -> None:
     ns: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
     try:
         exec(compiled, ns)
@@ -96,12 +122,12 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, tes
                     sys.stderr.flush()
                 finally:
                     os._exit(0)
-        status = _wait(pid, time.monotonic() + test_timeout_s)
+        status = _wait(pid, deadline())
         emit({"e": "timeout", "i": i} if status is None else {"e": "end", "i": i, "status": status})
 
 
 def _run_stdio_probes(
-    compiled: Any, probes: list[dict[str, str]], emit: Any, test_timeout_s: float, output_cap: int
+    compiled: Any, probes: list[dict[str, str]], emit: Any, deadline: Callable[[], float], output_cap: int
 ) -> None:
     for i, probe in enumerate(probes):
         stdin_fd = os.memfd_create("stdin")
@@ -133,7 +159,7 @@ def _run_stdio_probes(
                     sys.stderr.flush()
                 finally:
                     os._exit(code)
-        status = _wait(pid, time.monotonic() + test_timeout_s)
+        status = _wait(pid, deadline())
         os.lseek(out_fd, 0, os.SEEK_SET)
         data = os.read(out_fd, output_cap + 1)
         os.close(out_fd)

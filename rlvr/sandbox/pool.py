@@ -180,7 +180,7 @@ def serve(workdir: str) -> None:
             try:
                 req = _recv(conn)
                 limits = Limits(**req["limits"])
-                result = run_isolated(env, req["code"], req["probes"], limits)
+                result = run_isolated(env, req["code"], req["probes"], limits, disposable=True)
             except BaseException as e:  # noqa: BLE001
                 result = {"sandbox_error": f"{type(e).__name__}: {e}"}
             with contextlib.suppress(OSError):

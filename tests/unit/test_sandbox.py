@@ -47,7 +47,8 @@ def test_memory_limit() -> None:
 
 def test_output_is_captured_and_capped() -> None:
     r = execute("print('x' * 100000)", ["assert True"], Limits(output_bytes=1000))
-    assert r.stdout.startswith("x" * 1000) and r.stdout.endswith("[truncated]")
+    assert r.stdout.startswith("x" * 1000) and r.stdout.endswith("[truncated]") and len(r.stdout) < 1100
+    assert r.status is RunStatus.OUTPUT_LIMIT and r.passed == 1
 
 
 def test_environment_is_allow_listed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
