@@ -41,6 +41,16 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("overrides", nargs="*")
     e.add_argument("--checkpoint", help="a checkpoint directory (or its model/ subdirectory) to evaluate")
     e.add_argument("--json", action="store_true", help="print one JSON object")
+    sb = sub.add_parser("sandbox", help="run code in the sandbox; check which protections are active")
+    sbs = sb.add_subparsers(dest="sandbox_command", required=True)
+    run = sbs.add_parser("run", help="run FILE against TESTS.json and print the verdicts")
+    run.add_argument("file", help="the program (Python source)")
+    run.add_argument("--tests", required=True, help="TESTS.json: formats assert, call or stdio")
+    run.add_argument("--language", default="python", choices=["python"], help="language of FILE")
+    run.add_argument("--timeout", type=float, default=5.0, help="wall-clock limit of the whole run, seconds")
+    run.add_argument("--memory-mb", type=int, default=512, help="memory limit, MiB")
+    run.add_argument("--json", action="store_true", help="print one JSON object")
+    sbs.add_parser("check", help="print each protection and whether it is active here")
     c = sub.add_parser("config", help="print the resolved config, or every key with --keys")
     c.add_argument("config", nargs="?")
     c.add_argument("overrides", nargs="*")
@@ -108,6 +118,45 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    from rlvr.sandbox import Limits, SandboxPool, execute
+    from rlvr.sandbox.spec import SpecError
+
+    if args.sandbox_command == "check":
+        with SandboxPool(1) as pool:
+            rows = pool.protections
+        width = max(len(k) for k in rows)
+        for name, active in rows.items():
+            print(f"{name:<{width}}  {'active' if active else 'NOT ACTIVE'}")
+        return 0 if all(rows.values()) else 1
+    code_path, tests_path = Path(args.file), Path(args.tests)
+    for p in (code_path, tests_path):
+        if not p.is_file():
+            raise ConfigError(f"file not found: {p}")
+    try:
+        tests = json.loads(tests_path.read_text())
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{tests_path}: not valid JSON: {e}") from None
+    limits = Limits(timeout_s=args.timeout, memory_mb=args.memory_mb)
+    try:
+        with SandboxPool(1) as pool:
+            result = execute(code_path.read_text(), tests, limits, pool=pool)
+    except SpecError as e:
+        raise ConfigError(f"{tests_path}: {e}") from None
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(
+            f"{result.status.value}: {result.passed}/{result.total} tests passed "
+            f"({result.wall_time_s * 1000:.0f} ms, {result.peak_memory_mb:.0f} MiB)"
+        )
+        for t in result.tests:
+            print(f"  {t.status.value:<7} {t.name}" + (f"  -- {t.message}" if t.message else ""))
+        if result.error:
+            print(f"error: {result.error}")
+    return 0
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     if args.keys:
         print(_keys_help())
@@ -120,7 +169,8 @@ def cmd_config(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"train": cmd_train, "eval": cmd_eval, "config": cmd_config}[args.command](args)
+        commands = {"train": cmd_train, "eval": cmd_eval, "config": cmd_config, "sandbox": cmd_sandbox}
+        return commands[args.command](args)
     except (ConfigError, FileExistsError) as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2

@@ -98,9 +98,13 @@ class AlgoConfig(_Section):
     @field_validator("advantage", "policy_loss", "kl_estimator")
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
-        reg = {"advantage": ADVANTAGES, "policy_loss": POLICY_LOSSES, "kl_estimator": KL_ESTIMATORS}[str(info.field_name)]
-        if value not in reg.names():
-            raise ValueError(f"'{value}' is unknown; valid: {', '.join(reg.names())}")
+        names = {
+            "advantage": ADVANTAGES.names(),
+            "policy_loss": POLICY_LOSSES.names(),
+            "kl_estimator": KL_ESTIMATORS.names(),
+        }[str(info.field_name)]
+        if value not in names:
+            raise ValueError(f"'{value}' is unknown; valid: {', '.join(names)}")
         return value
 
 

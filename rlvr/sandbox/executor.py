@@ -154,7 +154,7 @@ def _jailed_child(
         if env.seccomp:
             jail.apply_seccomp()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         with contextlib.suppress(BaseException):
             os.write(3, (json.dumps({"e": "sandbox_error", "msg": traceback.format_exc()[-2000:]}) + "\n").encode())
         os._exit(SANDBOX_FAILURE_EXIT)

@@ -15,6 +15,7 @@ but all it can forge is an observed value, and it never learns what would pass.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -99,7 +100,7 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
     ns: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
     try:
         exec(compiled, ns)
-    except BaseException as e:  # noqa: BLE001 - the submission's own failure is data
+    except BaseException as e:
         emit({"e": "load_error", "msg": _short(e)})
         return
     emit({"e": "loaded"})
@@ -109,13 +110,11 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
         pid = os.fork()
         if pid == 0:
             try:
-                value = eval(probe["expr"], ns)  # noqa: S307 - runs inside the sandbox
+                value = eval(probe["expr"], ns)
                 emit({"e": "value", "i": i, "v": encode(value)})
-            except BaseException as e:  # noqa: BLE001
-                try:
+            except BaseException as e:
+                with contextlib.suppress(BaseException):
                     emit({"e": "error", "i": i, "msg": _short(e)})
-                except BaseException:  # noqa: BLE001
-                    pass
             finally:
                 try:
                     sys.stdout.flush()
@@ -147,12 +146,10 @@ def _run_stdio_probes(
                 exec(compiled, {"__name__": "__main__", "__builtins__": __builtins__})
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 code = 1
-                try:
+                with contextlib.suppress(BaseException):
                     sys.stderr.write(_short(e) + "\n")
-                except BaseException:  # noqa: BLE001
-                    pass
             finally:
                 try:
                     sys.stdout.flush()
@@ -167,5 +164,12 @@ def _run_stdio_probes(
         if status is None:
             emit({"e": "timeout", "i": i})
         else:
-            emit({"e": "stdout", "i": i, "out": data[:output_cap].decode("utf-8", "replace"),
-                  "truncated": len(data) > output_cap, "exit": status})
+            emit(
+                {
+                    "e": "stdout",
+                    "i": i,
+                    "out": data[:output_cap].decode("utf-8", "replace"),
+                    "truncated": len(data) > output_cap,
+                    "exit": status,
+                }
+            )

@@ -1,6 +1,6 @@
 """The warm pool: a fork server with the interpreter and common modules already loaded.
 
-`SandboxPool.start()` launches `python -m rlvr.sandbox.pool SOCKET` once. The server
+`SandboxPool.start()` launches `python -m rlvr.sandbox.server DIR` once. The server
 detects what the machine allows, then accepts one connection per run and forks a handler
 for it; the handler runs `executor.run_isolated` and answers with the raw observations.
 A run therefore costs a fork and the jail's set-up, not an interpreter start.
@@ -12,11 +12,9 @@ caller waits for one (backpressure); nothing is ever dropped.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -74,7 +72,7 @@ class SandboxPool:
             self._dir = tempfile.mkdtemp(prefix="rlvr-sandbox-")
             os.chmod(self._dir, 0o700)
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "rlvr.sandbox.pool", self._dir],
+                [sys.executable, "-m", "rlvr.sandbox.server", self._dir],
                 stdout=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -134,60 +132,3 @@ def default_pool(max_concurrency: int = 8) -> SandboxPool:
             _default = SandboxPool(max_concurrency).start()
             atexit.register(_default.close)
         return _default
-
-
-# ---- the server -------------------------------------------------------------------
-
-
-def _preload() -> None:
-    """Modules a submission commonly imports, loaded once so that each fork has them."""
-    import collections  # noqa: F401
-    import functools  # noqa: F401
-    import heapq  # noqa: F401
-    import itertools  # noqa: F401
-    import math  # noqa: F401
-    import random  # noqa: F401
-    import re  # noqa: F401
-    import string  # noqa: F401
-    import typing  # noqa: F401
-
-
-def serve(workdir: str) -> None:
-    from rlvr.sandbox.executor import Environment, run_isolated
-
-    _preload()
-    env = Environment.detect(workdir)
-    sock_path = os.path.join(workdir, "server.sock")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(sock_path)
-    os.chmod(sock_path, 0o600)
-    server.listen(256)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # handlers are reaped by the kernel
-
-    def stop(*_: object) -> None:
-        env.cgroups.cleanup()
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    print(json.dumps(env.protections()), flush=True)
-    while True:
-        conn, _ = server.accept()
-        pid = os.fork()
-        if pid == 0:
-            server.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            try:
-                req = _recv(conn)
-                limits = Limits(**req["limits"])
-                result = run_isolated(env, req["code"], req["probes"], limits, disposable=True)
-            except BaseException as e:  # noqa: BLE001
-                result = {"sandbox_error": f"{type(e).__name__}: {e}"}
-            with contextlib.suppress(OSError):
-                _send(conn, result)
-            os._exit(0)
-        conn.close()
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1])

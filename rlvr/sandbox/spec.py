@@ -159,7 +159,7 @@ def parse_suite(spec: dict[str, Any]) -> Suite:
         cases = spec.get("cases")
         if not isinstance(cases, list):
             raise SpecError("format 'stdio' needs 'cases': a list of {stdin, stdout}")
-        checker = spec.get("checker", "exact")
+        checker = str(spec.get("checker", "exact"))
         if checker not in STDOUT_CHECKERS:
             raise SpecError(f"unknown checker '{checker}'; valid: {', '.join(sorted(STDOUT_CHECKERS))}")
         for i, case in enumerate(cases):
@@ -169,7 +169,10 @@ def parse_suite(spec: dict[str, Any]) -> Suite:
             if not isinstance(stdin, str):
                 raise SpecError(f"case {i}: 'stdin' must be a string")
             suite.probes.append(Probe(f"case {i}", "stdio", stdin=stdin))
-            suite.checks.append(Check("stdout", case["stdout"], checker=case.get("checker", checker)))
+            case_checker = str(case.get("checker", checker))
+            if case_checker not in STDOUT_CHECKERS:
+                raise SpecError(f"case {i}: unknown checker '{case_checker}'; valid: {', '.join(STDOUT_CHECKERS)}")
+            suite.checks.append(Check("stdout", case["stdout"], checker=case_checker))
     else:
         raise SpecError(f"unknown test format {fmt!r}; valid: assert, call, stdio")
     return suite
@@ -235,7 +238,9 @@ def judge(check: Check, observed: Any) -> tuple[bool, str]:
             return ok, "" if ok else f"expected {check.op} {check.expected!r}, got {observed!r}"[:2000]
         if check.kind == "truthy":
             ok = bool(observed) is check.expected
-            return ok, "" if ok else f"expected a {'true' if check.expected else 'false'} value, got {observed!r}"[:2000]
+            return ok, "" if ok else f"expected a {'true' if check.expected else 'false'} value, got {observed!r}"[
+                :2000
+            ]
         if check.kind == "strict":
             ok = strict_equal(observed, check.expected, check.tolerance)
             return ok, "" if ok else f"expected {check.expected!r}, got {observed!r}"[:2000]

@@ -62,7 +62,9 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
             per[i] = TestResult(names[i], TestStatus.PASSED if ok else TestStatus.FAILED, msg)
         elif kind == "error":
             msg = str(ev.get("msg", ""))[:2000]
-            per[i] = TestResult(names[i], TestStatus.FAILED if msg.startswith("AssertionError") else TestStatus.ERROR, msg)
+            per[i] = TestResult(
+                names[i], TestStatus.FAILED if msg.startswith("AssertionError") else TestStatus.ERROR, msg
+            )
         elif kind == "stdout":
             if ev.get("truncated"):
                 per[i] = TestResult(names[i], TestStatus.FAILED, "output limit exceeded")
@@ -70,8 +72,8 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
             else:
                 ok, msg = judge(check, str(ev.get("out", "")))
                 exit_code = ev.get("exit", 0)
-                if ok and exit_code != 0:
-                    ok, msg = False, f"exited with {exit_code}"
+                if exit_code != 0:
+                    ok, msg = False, f"exited with {exit_code}" + (f"; {msg}" if msg else "")
                 per[i] = TestResult(names[i], TestStatus.PASSED if ok else TestStatus.FAILED, msg)
         elif kind == "timeout":
             per[i] = TestResult(names[i], TestStatus.TIMEOUT, "time limit exceeded")
@@ -98,9 +100,15 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
             status, error = RunStatus.MEMORY, "memory limit exceeded"
         elif exit_code < 0 or exit_code >= 128:
             sig = _signame(exit_code if exit_code < 0 else 128 - exit_code)
-            status, error = (RunStatus.TIMEOUT, "CPU time limit exceeded") if sig == "SIGXCPU" else (
-                (RunStatus.OUTPUT_LIMIT, "file size limit exceeded") if sig == "SIGXFSZ"
-                else (RunStatus.RUNTIME_ERROR, f"killed by {sig}"))
+            status, error = (
+                (RunStatus.TIMEOUT, "CPU time limit exceeded")
+                if sig == "SIGXCPU"
+                else (
+                    (RunStatus.OUTPUT_LIMIT, "file size limit exceeded")
+                    if sig == "SIGXFSZ"
+                    else (RunStatus.RUNTIME_ERROR, f"killed by {sig}")
+                )
+            )
         elif not loaded:
             status, error = RunStatus.RUNTIME_ERROR, f"exited with {exit_code} before loading the submission"
         elif raw.get("output_truncated"):

@@ -25,7 +25,7 @@ def test_examples_exist() -> None:
 def test_overrides_are_typed(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text("train:\n  steps: 3\n")
-    cfg = load_config(f, ["train.lr=2e-5", "generation.stop=[\"```\", \"\\n\\n\"]", "prompt.system=null", "seed=7"])
+    cfg = load_config(f, ["train.lr=2e-5", 'generation.stop=["```", "\\n\\n"]', "prompt.system=null", "seed=7"])
     assert cfg.train.steps == 3 and cfg.train.lr == 2e-5 and cfg.seed == 7
     assert cfg.generation.stop == ["```", "\n\n"]
     assert cfg.prompt.system is None
