@@ -90,7 +90,7 @@ def run(
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
         emit({"e": "compile_error", "msg": _short(e)})
         return
-    if any(p["kind"] == "expr" for p in probes):
+    if any(p["kind"] in ("expr", "script") for p in probes):
         _run_expr_probes(compiled, probes, emit, deadline)
     else:
         _run_stdio_probes(compiled, probes, emit, deadline, output_cap)
@@ -110,7 +110,11 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
         pid = os.fork()
         if pid == 0:
             try:
-                value = eval(probe["expr"], ns)
+                if probe["kind"] == "script":
+                    exec(compile(probe["expr"], f"test_{i}", "exec"), ns)
+                    value = None
+                else:
+                    value = eval(probe["expr"], ns)
                 emit({"e": "value", "i": i, "v": encode(value)})
             except BaseException as e:
                 with contextlib.suppress(BaseException):

@@ -15,6 +15,10 @@ Formats (the `TESTS.json` of `rlvr sandbox run`):
 - `{"format": "call", "entry": "f", "cases": [{"args": [1], "expected": 2, "kwargs": {}}]}`:
   strict comparison (types must match: True is not 1, 1 is not 1.0), with optional
   `"tolerance"` (suite-wide or per case) for floats.
+- `{"format": "script", "tests": ["code", ...]}`: each snippet runs after the submission
+  (in its own fork) and passes when it completes without an exception. Its expectations
+  are inside the sandbox, so unlike the formats above a submission that tampers with the
+  harness could fake it; use it only for tests no other format can express.
 - `{"format": "stdio", "cases": [{"stdin": "...", "stdout": "..."}]}`: the program runs as
   a script once per case; stdout is compared exactly after trailing whitespace is
   stripped from every line and from the end, or by a named checker (`"checker": "tokens"`
@@ -40,7 +44,7 @@ class Probe:
     """What runs inside the sandbox for one test."""
 
     name: str
-    kind: str  # "expr" | "stdio"
+    kind: str  # "expr" | "script" | "stdio"
     expr: str = ""
     stdin: str = ""
 
@@ -52,7 +56,7 @@ class Probe:
 class Check:
     """How the supervisor judges one observed value; never sent into the sandbox."""
 
-    kind: str  # "compare" | "truthy" | "strict" | "stdout"
+    kind: str  # "compare" | "truthy" | "strict" | "stdout" | "completes"
     expected: Any = None
     op: str = "=="
     tolerance: float | None = None
@@ -137,6 +141,17 @@ def parse_suite(spec: dict[str, Any]) -> Suite:
             p, c = parse_assert(t, i)
             suite.probes.append(p)
             suite.checks.append(c)
+    elif fmt == "script":
+        tests = spec.get("tests")
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise SpecError("format 'script' needs 'tests': a list of code snippets as strings")
+        for i, t in enumerate(tests):
+            try:
+                compile(t, f"test_{i}", "exec")
+            except SyntaxError as e:
+                raise SpecError(f"test {i}: not valid Python: {e.msg}") from None
+            suite.probes.append(Probe(f"script {i}", "script", expr=t))
+            suite.checks.append(Check("completes"))
     elif fmt == "call":
         entry = spec.get("entry")
         if not isinstance(entry, str) or not entry.isidentifier():
@@ -174,7 +189,7 @@ def parse_suite(spec: dict[str, Any]) -> Suite:
                 raise SpecError(f"case {i}: unknown checker '{case_checker}'; valid: {', '.join(STDOUT_CHECKERS)}")
             suite.checks.append(Check("stdout", case["stdout"], checker=case_checker))
     else:
-        raise SpecError(f"unknown test format {fmt!r}; valid: assert, call, stdio")
+        raise SpecError(f"unknown test format {fmt!r}; valid: assert, call, script, stdio")
     return suite
 
 
@@ -244,6 +259,8 @@ def judge(check: Check, observed: Any) -> tuple[bool, str]:
         if check.kind == "strict":
             ok = strict_equal(observed, check.expected, check.tolerance)
             return ok, "" if ok else f"expected {check.expected!r}, got {observed!r}"[:2000]
+        if check.kind == "completes":
+            return True, ""
         if check.kind == "stdout":
             ok = STDOUT_CHECKERS[check.checker](str(observed), str(check.expected))
             return ok, "" if ok else f"stdout differs: expected {check.expected[:200]!r}, got {str(observed)[:200]!r}"
