@@ -51,6 +51,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--memory-mb", type=int, default=512, help="memory limit, MiB")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     sbs.add_parser("check", help="print each protection and whether it is active here")
+    srv = sbs.add_parser("serve", help="serve the sandbox over HTTP (OpenAPI at /docs)")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8080)
+    srv.add_argument("--token-env", default="RLVR_SANDBOX_TOKEN", help="environment variable holding the bearer token")
+    srv.add_argument("--concurrency", type=int, default=8, help="submissions executed at once")
+    srv.add_argument("--per-client", type=int, default=64, help="submissions in flight per client")
+    bench = sbs.add_parser("bench", help="print the throughput table (bench/sandbox_throughput.py)")
+    bench.add_argument("--n", type=int, default=200)
     c = sub.add_parser("config", help="print the resolved config, or every key with --keys")
     c.add_argument("config", nargs="?")
     c.add_argument("overrides", nargs="*")
@@ -122,6 +130,23 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     from rlvr.sandbox import Limits, SandboxPool, execute
     from rlvr.sandbox.spec import SpecError
 
+    if args.sandbox_command == "serve":
+        import os
+
+        from rlvr.sandbox.service import serve
+
+        token = os.environ.get(args.token_env) or None
+        if token is None:
+            print(
+                f"warning: ${args.token_env} is not set: the server accepts requests without a token", file=sys.stderr
+            )
+        serve(args.host, args.port, token, args.concurrency, args.per_client)
+        return 0
+    if args.sandbox_command == "bench":
+        from rlvr.sandbox.bench import main as bench_main
+
+        bench_main(["--n", str(args.n)])
+        return 0
     if args.sandbox_command == "check":
         with SandboxPool(1) as pool:
             rows = pool.protections
