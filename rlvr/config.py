@@ -141,6 +141,11 @@ class SandboxConfig(_Section):
     """Address-space limit of the child process, in MiB."""
     workers: int = Field(4, ge=1)
     """Submissions executed concurrently."""
+    url: str | None = None
+    """A remote sandbox server (`rlvr sandbox serve`), e.g. http://10.0.0.5:8080; null runs
+    submissions in this machine's own sandbox pool."""
+    token_env: str = "RLVR_SANDBOX_TOKEN"
+    """Environment variable holding the remote server's bearer token (only with url)."""
 
 
 class RewardConfig(_Section):

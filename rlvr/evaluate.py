@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -29,6 +30,8 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
         system_prompt=cfg.prompt.system,
         limits=Limits(timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb),
         timeout_penalty=cfg.reward.timeout_penalty,
+        sandbox_url=cfg.sandbox.url,
+        sandbox_token=os.environ.get(cfg.sandbox.token_env) if cfg.sandbox.url else None,
     )
 
 

@@ -8,10 +8,12 @@ an entry, nothing else changes.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rlvr.sandbox import Limits
+from rlvr.sandbox import Limits, execute
+from rlvr.sandbox.client import SandboxClient
 from rlvr.types import ExecutionResult, RewardBreakdown, Task
 
 
@@ -20,6 +22,19 @@ class EnvSettings:
     system_prompt: str | None = None
     limits: Limits = field(default_factory=Limits)
     timeout_penalty: float = -0.5
+    sandbox_url: str | None = None  # a remote `rlvr sandbox serve`; None = the local pool
+    sandbox_token: str | None = None
+
+    def execute(self, code: str, tests: dict[str, Any] | list[str]) -> ExecutionResult:
+        """Run code against tests in the configured sandbox (local pool or remote server)."""
+        if self.sandbox_url:
+            return _remote(self.sandbox_url, self.sandbox_token).run(code, tests, self.limits)
+        return execute(code, tests, self.limits)
+
+
+@functools.cache
+def _remote(url: str, token: str | None) -> SandboxClient:
+    return SandboxClient(url, token)
 
 
 @dataclass

@@ -10,7 +10,6 @@ import re
 
 from rlvr.envs.base import EnvSettings, StepResult, register_env
 from rlvr.rewards import completion_reward
-from rlvr.sandbox import execute
 from rlvr.types import RewardBreakdown, Task
 
 _FENCE = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -29,8 +28,8 @@ class PythonFunctionEnv:
         self.task: Task | None = None
 
     def reset(self, task: Task) -> list[dict[str, str]]:
-        if task.tests.get("format") != "assert" or not isinstance(task.tests.get("tests"), list):
-            raise ValueError(f"task {task.id}: the python domain needs tests of format 'assert' with a 'tests' list")
+        if task.tests.get("format") not in ("assert", "call", "stdio", "script"):
+            raise ValueError(f"task {task.id}: tests need a 'format' of assert, call, stdio or script")
         self.task = task
         msgs = []
         if self.settings.system_prompt:
@@ -42,7 +41,7 @@ class PythonFunctionEnv:
         if self.task is None:
             raise RuntimeError("step() before reset()")
         code = extract_code(reply)
-        result = execute(code, list(self.task.tests["tests"]), self.settings.limits)
+        result = self.settings.execute(code, self.task.tests)
         value = completion_reward(result, self.settings.timeout_penalty)
         reward = RewardBreakdown(
             total=value,

@@ -102,3 +102,14 @@ def test_sandboxfusion_run_code_compatibility(server: str) -> None:
     slow = {"code": "while True: pass", "language": "python", "run_timeout": 1}
     r = httpx.post(server + "/run_code", json=slow, headers=auth).json()
     assert r["run_result"]["status"] == "TimeLimitExceeded"
+
+
+def test_training_env_can_use_the_remote_server(server: str) -> None:
+    from rlvr.envs import EnvSettings, make_env
+    from rlvr.types import Task
+
+    task = Task(id="t", domain="python", prompt="p", tests={"format": "assert", "tests": ["assert f(1) == 2"]})
+    env = make_env("python", EnvSettings(sandbox_url=server, sandbox_token=TOKEN))
+    env.reset(task)
+    step = env.step("```python\n" + GOOD + "```")
+    assert step.reward is not None and step.reward.total == 1.0
