@@ -46,7 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     run = sbs.add_parser("run", help="run FILE against TESTS.json and print the verdicts")
     run.add_argument("file", help="the program (Python source)")
     run.add_argument("--tests", required=True, help="TESTS.json: formats assert, call or stdio")
-    run.add_argument("--language", default="python", choices=["python"], help="language of FILE")
+    run.add_argument(
+        "--language",
+        default="python",
+        choices=["python", "c", "cpp", "javascript"],
+        help="language of FILE (compiled languages: stdio tests)",
+    )
     run.add_argument("--timeout", type=float, default=5.0, help="wall-clock limit of the whole run, seconds")
     run.add_argument("--memory-mb", type=int, default=512, help="memory limit, MiB")
     run.add_argument("--json", action="store_true", help="print one JSON object")
@@ -165,7 +170,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     limits = Limits(timeout_s=args.timeout, memory_mb=args.memory_mb)
     try:
         with SandboxPool(1) as pool:
-            result = execute(code_path.read_text(), tests, limits, pool=pool)
+            result = execute(code_path.read_text(), tests, limits, pool=pool, language=args.language)
     except SpecError as e:
         raise ConfigError(f"{tests_path}: {e}") from None
     if args.json:

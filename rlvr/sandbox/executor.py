@@ -109,6 +109,7 @@ def _jailed_child(
     namespaces_entered: bool,
     uid: int,
     run_deadline: float,
+    language: str = "python",
 ) -> None:
     """Body of the first child; never returns. When the caller has already entered the
     namespaces, this process is PID 1 of the run; otherwise it enters them and forks it."""
@@ -145,8 +146,11 @@ def _jailed_child(
             os.chdir(os.environ.get("RLVR_SANDBOX_FALLBACK_DIR", "/tmp"))
         os.environ.clear()
         os.environ.update(_ENV)
+        # node reserves far more address space than it uses: its memory is capped by the
+        # cgroup alone (where there is one).
+        address_space = limits.memory_mb if language != "javascript" or not env.cgroups.available else None
         jail.apply_rlimits(
-            limits.memory_mb, limits.timeout_s, limits.open_files, limits.file_size_mb, nproc=limits.max_processes
+            address_space, limits.timeout_s, limits.open_files, limits.file_size_mb, nproc=limits.max_processes
         )
         if env.root:
             jail.drop_privileges(uid)
@@ -159,7 +163,9 @@ def _jailed_child(
             os.write(3, (json.dumps({"e": "sandbox_error", "msg": traceback.format_exc()[-2000:]}) + "\n").encode())
         os._exit(SANDBOX_FAILURE_EXIT)
     try:
-        harness.run(code, probes, 3, limits.test_timeout_s or limits.timeout_s, limits.output_bytes, run_deadline)
+        harness.run(
+            code, probes, 3, limits.test_timeout_s or limits.timeout_s, limits.output_bytes, run_deadline, language
+        )
     finally:
         with contextlib.suppress(BaseException):
             sys.stdout.flush()
@@ -207,7 +213,12 @@ def _read_all(fd: int, cap: int) -> tuple[str, bool]:
 
 
 def run_isolated(
-    env: Environment, code: str, probes: list[dict[str, str]], limits: Limits, disposable: bool = False
+    env: Environment,
+    code: str,
+    probes: list[dict[str, str]],
+    limits: Limits,
+    disposable: bool = False,
+    language: str = "python",
 ) -> dict[str, Any]:
     """Run once and return the raw observations. With `disposable` (the caller is a
     process forked for this run alone, as in the fork server), the caller itself enters
@@ -236,7 +247,7 @@ def run_isolated(
             os.close(w)
             os.read(r, 1)
             os.close(r)
-            _jailed_child(env, code, probes, limits, fds, entered, uid, t0 + limits.timeout_s)
+            _jailed_child(env, code, probes, limits, fds, entered, uid, t0 + limits.timeout_s, language)
         os.close(r)
         try:
             if cg is not None:

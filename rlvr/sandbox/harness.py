@@ -69,6 +69,14 @@ def _wait(pid: int, deadline: float) -> int | None:
             os.close(pfd)
 
 
+# language -> (source file, compile command or None, run command)
+LANGUAGES: dict[str, tuple[str, list[str] | None, list[str]]] = {
+    "c": ("main.c", ["gcc", "-O2", "-std=c17", "-o", "main", "main.c", "-lm"], ["./main"]),
+    "cpp": ("main.cpp", ["g++", "-O2", "-std=c++17", "-o", "main", "main.cpp"], ["./main"]),
+    "javascript": ("main.js", None, ["node", "main.js"]),
+}
+
+
 def run(
     code: str,
     probes: list[dict[str, str]],
@@ -76,6 +84,7 @@ def run(
     test_timeout_s: float,
     output_cap: int,
     run_deadline: float | None = None,
+    language: str = "python",
 ) -> None:
     """Each probe may run until test_timeout_s after it starts, and never past run_deadline
     (a time.monotonic() value; the clock is shared with the supervisor)."""
@@ -84,6 +93,10 @@ def run(
 
     def deadline() -> float:
         return min(time.monotonic() + test_timeout_s, end)
+
+    if language != "python":
+        _run_native(code, probes, emit, deadline, end, output_cap, language)
+        return
 
     try:
         compiled = compile(code, "solution.py", "exec")
@@ -127,6 +140,68 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
                     os._exit(0)
         status = _wait(pid, deadline())
         emit({"e": "timeout", "i": i} if status is None else {"e": "end", "i": i, "status": status})
+
+
+def _spawn(argv: list[str], stdin_fd: int, stdout_fd: int, stderr_fd: int) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(stdin_fd, 0)
+            os.dup2(stdout_fd, 1)
+            os.dup2(stderr_fd, 2)
+            os.execvp(argv[0], argv)
+        finally:
+            os._exit(127)
+    return pid
+
+
+def _run_native(
+    code: str,
+    probes: list[dict[str, str]],
+    emit: Any,
+    deadline: Callable[[], float],
+    end: float,
+    output_cap: int,
+    language: str,
+) -> None:
+    """Compiled or non-Python programs: compile once (errors come back as feedback), then
+    run the program once per stdio probe, each a fresh process."""
+    source, compile_cmd, run_cmd = LANGUAGES[language]
+    with open(source, "w") as f:
+        f.write(code)
+    if compile_cmd is not None:
+        log = os.memfd_create("compile")
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        pid = _spawn(compile_cmd, devnull, log, log)
+        status = _wait(pid, end)
+        os.lseek(log, 0, os.SEEK_SET)
+        text = os.read(log, 16000).decode("utf-8", "replace")
+        if status is None:
+            emit({"e": "compile_error", "msg": "compilation exceeded the time limit"})
+            return
+        if status != 0:
+            emit({"e": "compile_error", "msg": text[-4000:] or f"compiler exited with {status}"})
+            return
+    emit({"e": "loaded"})
+    for i, probe in enumerate(probes):
+        if probe["kind"] != "stdio":
+            emit({"e": "error", "i": i, "msg": f"{language} programs are tested through stdin/stdout only"})
+            continue
+        stdin_fd = os.memfd_create("stdin")
+        os.write(stdin_fd, probe["stdin"].encode())
+        os.lseek(stdin_fd, 0, os.SEEK_SET)
+        out_fd = os.memfd_create("stdout")
+        pid = _spawn(run_cmd, stdin_fd, out_fd, 2)
+        status = _wait(pid, deadline())
+        os.lseek(out_fd, 0, os.SEEK_SET)
+        data = os.read(out_fd, output_cap + 1)
+        os.close(out_fd)
+        os.close(stdin_fd)
+        if status is None:
+            emit({"e": "timeout", "i": i})
+        else:
+            out = data[:output_cap].decode("utf-8", "replace")
+            emit({"e": "stdout", "i": i, "out": out, "truncated": len(data) > output_cap, "exit": status})
 
 
 def _run_stdio_probes(

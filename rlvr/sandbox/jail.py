@@ -203,9 +203,12 @@ def build_root(cfg: JailConfig, uid: int) -> None:
     os.chdir("/work")
 
 
-def apply_rlimits(memory_mb: int, cpu_s: float, nofile: int = 64, fsize_mb: int = 16, nproc: int | None = None) -> None:
-    mem = memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+def apply_rlimits(
+    memory_mb: int | None, cpu_s: float, nofile: int = 64, fsize_mb: int = 16, nproc: int | None = None
+) -> None:
+    if memory_mb is not None:
+        mem = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     cpu = max(1, int(cpu_s + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_mb << 20, fsize_mb << 20))

@@ -84,7 +84,7 @@ class SandboxPool:
             self.protections = json.loads(line)
             return self
 
-    def run(self, code: str, probes: list[dict[str, str]], limits: Limits) -> dict[str, Any]:
+    def run(self, code: str, probes: list[dict[str, str]], limits: Limits, language: str = "python") -> dict[str, Any]:
         """Raw observations of one run (see executor.run_isolated). Blocks for a free slot."""
         if self._proc is None or self._proc.poll() is not None:
             self.start()
@@ -93,7 +93,7 @@ class SandboxPool:
                 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
                     s.settimeout(limits.timeout_s + 30)
                     s.connect(self.socket_path)
-                    _send(s, {"code": code, "probes": probes, "limits": limits.to_dict()})
+                    _send(s, {"code": code, "probes": probes, "limits": limits.to_dict(), "language": language})
                     result: dict[str, Any] = _recv(s)
                     return result
             except (OSError, ConnectionError, ValueError) as e:

@@ -58,7 +58,9 @@ def serve(workdir: str) -> None:
             try:
                 req = _recv(conn)
                 limits = Limits(**req["limits"])
-                result = run_isolated(env, req["code"], req["probes"], limits, disposable=True)
+                result = run_isolated(
+                    env, req["code"], req["probes"], limits, disposable=True, language=req.get("language", "python")
+                )
             except BaseException as e:
                 result = {"sandbox_error": f"{type(e).__name__}: {e}"}
             with contextlib.suppress(OSError):

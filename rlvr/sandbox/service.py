@@ -42,7 +42,7 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     code: str
     tests: dict[str, Any]
-    language: Literal["python"] = "python"
+    language: Literal["python", "c", "cpp", "javascript"] = "python"
     limits: LimitsIn = Field(default_factory=lambda: LimitsIn())
 
 
@@ -62,6 +62,16 @@ class RunCodeRequest(BaseModel):
     stdin: str | None = ""
     files: dict[str, str | None] = Field(default_factory=dict)
     fetch_files: list[str] = Field(default_factory=list)
+
+
+_FUSION_LANGUAGES = {
+    "python": "python",
+    "c": "c",
+    "cpp": "cpp",
+    "nodejs": "javascript",
+    "javascript": "javascript",
+    "js": "javascript",
+}
 
 
 def _limits(li: LimitsIn) -> Limits:
@@ -103,7 +113,7 @@ def create_app(
         except TimeoutError:
             raise HTTPException(status_code=429, detail="too many submissions in flight for this client") from None
         try:
-            result = await run_in_threadpool(execute, req.code, req.tests, _limits(req.limits), pool)
+            result = await run_in_threadpool(execute, req.code, req.tests, _limits(req.limits), pool, req.language)
             return result.to_dict()
         except SpecError as e:
             raise HTTPException(status_code=422, detail=f"tests: {e}") from None
@@ -135,10 +145,11 @@ def create_app(
 
     @app.post("/run_code")
     async def run_code(req: RunCodeRequest, client: str = Depends(client_id)) -> dict[str, Any]:
-        if req.language != "python":
+        language = _FUSION_LANGUAGES.get(req.language)
+        if language is None:
             return {
                 "status": "SandboxError",
-                "message": f"language '{req.language}' is not supported (python)",
+                "message": f"language '{req.language}' is not supported ({', '.join(_FUSION_LANGUAGES)})",
                 "compile_result": None,
                 "run_result": None,
                 "executor_pod_name": None,
@@ -149,7 +160,7 @@ def create_app(
         slot = client_slots[client]
         await slot.acquire()
         try:
-            raw = await run_in_threadpool(pool.run, req.code, [p.to_wire() for p in suite.probes], limits)
+            raw = await run_in_threadpool(pool.run, req.code, [p.to_wire() for p in suite.probes], limits, language)
         finally:
             slot.release()
         return _fusion_response(raw, decide(suite, raw))

@@ -73,7 +73,8 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
                 ok, msg = judge(check, str(ev.get("out", "")))
                 exit_code = ev.get("exit", 0)
                 if exit_code != 0:
-                    ok, msg = False, f"exited with {exit_code}" + (f"; {msg}" if msg else "")
+                    why = f"killed by {_signame(exit_code)}" if exit_code < 0 else f"exited with {exit_code}"
+                    ok, msg = False, why + (f"; {msg}" if msg else "")
                 per[i] = TestResult(names[i], TestStatus.PASSED if ok else TestStatus.FAILED, msg)
         elif kind == "timeout":
             per[i] = TestResult(names[i], TestStatus.TIMEOUT, "time limit exceeded")

@@ -113,3 +113,12 @@ def test_training_env_can_use_the_remote_server(server: str) -> None:
     env.reset(task)
     step = env.step("```python\n" + GOOD + "```")
     assert step.reward is not None and step.reward.total == 1.0
+
+
+def test_run_code_in_cpp(server: str) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    code = "#include <iostream>\nint main() { int n; std::cin >> n; std::cout << n + 1 << std::endl; }\n"
+    r = httpx.post(
+        server + "/run_code", json={"code": code, "language": "cpp", "stdin": "41"}, headers=auth, timeout=60
+    ).json()
+    assert r["status"] == "Success" and r["run_result"]["stdout"] == "42\n"
