@@ -4,7 +4,7 @@ What is protected (where the machine allows it; `rlvr sandbox check` prints what
 - the host's processes, files and network: each run is PID 1 of its own PID namespace
   with its own mount, IPC, UTS and (shared, empty, loopback-only) network namespaces; it
   sees a read-only view of /usr, /etc and the Python installation, a fresh size-capped
-  /work (its cwd) and /tmp, a minimal /dev and its own /proc; nothing else of the host;
+  /sandbox (its cwd) and /tmp, a minimal /dev and its own /proc; nothing else of the host;
 - privileges: it runs as an unprivileged user id of its own, with no_new_privs and a
   seccomp filter refusing namespace, mount, ptrace, bpf, keyctl, kexec, module, perf and
   similar calls;

@@ -76,7 +76,7 @@ class Environment:
         return {
             "pid, mount, ipc, uts namespaces": ns,
             "network namespace (loopback only)": ns and self.netns_fd is not None,
-            "read-only system, private /work and /tmp, minimal /dev, private /proc": ns,
+            "read-only system, private /sandbox and /tmp, minimal /dev, private /proc": ns,
             "unprivileged user": self.root,
             "seccomp filter": self.seccomp,
             f"cgroup v{self.cgroups.version or '-'} (memory, pids, cpu; kill the tree)": self.cgroups.available,
@@ -97,7 +97,7 @@ def _can_unshare() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/work", "PYTHONHASHSEED": "0"}
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/sandbox", "PYTHONHASHSEED": "0"}
 
 
 def _jailed_child(

@@ -103,7 +103,9 @@ def run(
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
         emit({"e": "compile_error", "msg": _short(e)})
         return
-    if any(p["kind"] in ("expr", "script") for p in probes):
+    if any(p["kind"] == "pytest" for p in probes):
+        _run_pytest(code, probes[0]["expr"], emit, deadline())
+    elif any(p["kind"] in ("expr", "script") for p in probes):
         _run_expr_probes(compiled, probes, emit, deadline)
     else:
         _run_stdio_probes(compiled, probes, emit, deadline, output_cap)
@@ -140,6 +142,64 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
                     os._exit(0)
         status = _wait(pid, deadline())
         emit({"e": "timeout", "i": i} if status is None else {"e": "end", "i": i, "status": status})
+
+
+def _run_pytest(code: str, test_source: str, emit: Any, deadline: float) -> None:
+    """pytest on the test file with the submission as module `solution`, in a fork; each
+    test's outcome is reported as it is decided."""
+    with open("solution.py", "w") as f:
+        f.write(code)
+    with open("test_solution.py", "w") as f:
+        f.write(test_source)
+    emit({"e": "loaded"})
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+            sys.path.insert(0, os.getcwd())
+            import pytest
+
+            class Recorder:
+                def pytest_collection_finish(self, session: Any) -> None:
+                    emit({"e": "collected", "n": len(session.items)})
+
+                def pytest_runtest_logreport(self, report: Any) -> None:
+                    if report.when == "call" or report.outcome != "passed":
+                        outcome = "xfail" if hasattr(report, "wasxfail") else report.outcome
+                        emit(
+                            {
+                                "e": "pytest",
+                                "id": report.nodeid,
+                                "when": report.when,
+                                "outcome": outcome,
+                                "msg": str(report.longreprtext)[-2000:],
+                            }
+                        )
+
+            args = [
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--noconftest",
+                "-c",
+                os.devnull,
+                "--rootdir",
+                os.getcwd(),
+                "-o",
+                "python_files=test_solution.py",
+                "test_solution.py",
+            ]
+            pytest.main(args, plugins=[Recorder()])
+        except BaseException as e:
+            with contextlib.suppress(BaseException):
+                sys.stderr.write(f"pytest could not run: {_short(e)}\n")
+        finally:
+            with contextlib.suppress(BaseException):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(0)
+    status = _wait(pid, deadline)
+    emit({"e": "timeout", "i": 0} if status is None else {"e": "end", "i": 0, "status": status})
 
 
 def _spawn(argv: list[str], stdin_fd: int, stdout_fd: int, stderr_fd: int) -> int:

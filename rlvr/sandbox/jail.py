@@ -38,6 +38,7 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
 SYS_PIVOT_ROOT = 155  # x86_64
 SANDBOX_UID_BASE = 100_000
+WORK_DIR = "/sandbox"  # the run's writable working directory inside the jail
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
@@ -169,12 +170,19 @@ def _bind_ro(src: str, dst: str) -> None:
 
 def build_root(cfg: JailConfig, uid: int) -> None:
     """In PID 1 of the new namespace: assemble the sandbox's file system and pivot into it.
-    Inside: the read-only paths, /work (cwd, writable, size-capped), /tmp (size-capped),
+    Inside: the read-only paths, /sandbox (cwd, writable, size-capped), /tmp (size-capped),
     /dev with null/zero/random/urandom, a /proc of the new PID namespace. Nothing else of
     the host (home directories, the project, other runs' files) is reachable."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = cfg.root_dir
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    # Writable tmpfs first, read-only binds after: a bound path that lies under /tmp (a
+    # project checked out there) must stay visible, not be hidden by the fresh /tmp.
+    for d, mb in (("/tmp", cfg.tmp_mb), (WORK_DIR, cfg.work_mb)):
+        os.makedirs(root + d, exist_ok=True)
+        mode = "1777" if d == "/tmp" else "0755"
+        opts = f"size={mb}m,nr_inodes=16384,mode={mode},uid={uid},gid={uid}"
+        _mount("tmpfs", root + d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
     for p in cfg.ro_paths:
         _bind_ro(p, root + p)
     for link in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
@@ -183,10 +191,6 @@ def build_root(cfg: JailConfig, uid: int) -> None:
             os.symlink(os.readlink(host), f"{root}/{link}")
         elif os.path.isdir(host) and host not in cfg.ro_paths:
             _bind_ro(host, f"{root}/{link}")
-    for d, mb in (("/tmp", cfg.tmp_mb), ("/work", cfg.work_mb)):
-        os.makedirs(root + d, exist_ok=True)
-        mode = "1777" if d == "/tmp" else "0755"
-        _mount("tmpfs", root + d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={mb}m,mode={mode},uid={uid},gid={uid}")
     os.makedirs(root + "/dev", exist_ok=True)
     _mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
     for dev in ("null", "zero", "random", "urandom"):
@@ -200,7 +204,7 @@ def build_root(cfg: JailConfig, uid: int) -> None:
     _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
     os.chdir("/")
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    os.chdir("/work")
+    os.chdir(WORK_DIR)
 
 
 def apply_rlimits(

@@ -19,6 +19,12 @@ Formats (the `TESTS.json` of `rlvr sandbox run`):
   (in its own fork) and passes when it completes without an exception. Its expectations
   are inside the sandbox, so unlike the formats above a submission that tampers with the
   harness could fake it; use it only for tests no other format can express.
+- `{"format": "pytest", "source": "def test_x(): ...", "expected_tests": 3}` (or `"file"`,
+  read by the caller): the submission is importable as module `solution`; pytest runs
+  with plugins, conftest files and caches disabled; only `passed` counts (skip, xfail
+  and xpass fail), and a run that collects a number of tests other than expected (counted
+  from the file's `test_*` functions unless given) fails every test. Like `script`, the
+  expectations are inside the sandbox.
 - `{"format": "stdio", "cases": [{"stdin": "...", "stdout": "..."}]}`: the program runs as
   a script once per case; stdout is compared exactly after trailing whitespace is
   stripped from every line and from the end, or by a named checker (`"checker": "tokens"`
@@ -44,7 +50,7 @@ class Probe:
     """What runs inside the sandbox for one test."""
 
     name: str
-    kind: str  # "expr" | "script" | "stdio"
+    kind: str  # "expr" | "script" | "stdio" | "pytest"
     expr: str = ""
     stdin: str = ""
 
@@ -68,6 +74,27 @@ class Suite:
     format: str
     probes: list[Probe] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
+    expected_tests: int | None = None  # pytest: the number of tests that must be collected
+
+
+def count_pytest_tests(source: str) -> int:
+    """test_* functions at module level and in Test* classes; parametrized tests cannot be
+    counted from the source and need an explicit expected_tests."""
+    tree = ast.parse(source)
+    funcs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            funcs.append(node)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            funcs += [
+                n
+                for n in node.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+            ]
+    for f in funcs:
+        if any("parametrize" in ast.unparse(d) for d in f.decorator_list):
+            raise SpecError(f"{f.name} is parametrized: give 'expected_tests' explicitly")
+    return len(funcs)
 
 
 _OPS: dict[type[ast.cmpop], str] = {
@@ -152,6 +179,20 @@ def parse_suite(spec: dict[str, Any]) -> Suite:
                 raise SpecError(f"test {i}: not valid Python: {e.msg}") from None
             suite.probes.append(Probe(f"script {i}", "script", expr=t))
             suite.checks.append(Check("completes"))
+    elif fmt == "pytest":
+        source = spec.get("source")
+        if not isinstance(source, str):
+            raise SpecError("format 'pytest' needs 'source': the test file's text (or 'file' on the command line)")
+        try:
+            expected = spec.get("expected_tests")
+            expected = int(expected) if expected is not None else count_pytest_tests(source)
+        except SyntaxError as e:
+            raise SpecError(f"the pytest file is not valid Python: {e.msg}") from None
+        if expected < 1:
+            raise SpecError("the pytest file has no tests")
+        suite.expected_tests = expected
+        suite.probes.append(Probe("pytest", "pytest", expr=source))
+        suite.checks.append(Check("completes"))
     elif fmt == "call":
         entry = spec.get("entry")
         if not isinstance(entry, str) or not entry.isidentifier():
@@ -189,7 +230,7 @@ def parse_suite(spec: dict[str, Any]) -> Suite:
                 raise SpecError(f"case {i}: unknown checker '{case_checker}'; valid: {', '.join(STDOUT_CHECKERS)}")
             suite.checks.append(Check("stdout", case["stdout"], checker=case_checker))
     else:
-        raise SpecError(f"unknown test format {fmt!r}; valid: assert, call, script, stdio")
+        raise SpecError(f"unknown test format {fmt!r}; valid: assert, call, pytest, script, stdio")
     return suite
 
 

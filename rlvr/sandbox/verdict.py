@@ -18,9 +18,61 @@ def _signame(code: int) -> str:
         return f"signal {-code}"
 
 
+def _decide_pytest(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
+    """One TestResult per collected test; only 'passed' passes; the collected count must
+    equal the expected count, or every test fails."""
+    results: dict[str, TestResult] = {}
+    collected: int | None = None
+    timed_out = bool(raw.get("timed_out"))
+    for line in raw.get("events", []):
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        if ev.get("e") == "collected" and collected is None:
+            collected = int(ev.get("n", 0))
+        elif ev.get("e") == "timeout":
+            timed_out = True
+        elif ev.get("e") == "pytest":
+            nid, outcome = str(ev.get("id")), str(ev.get("outcome"))
+            if nid in results and results[nid].status is not TestStatus.PASSED:
+                continue  # a failure in setup/call/teardown sticks
+            verdict = TestStatus.PASSED if outcome == "passed" else TestStatus.FAILED
+            msg = "" if verdict is TestStatus.PASSED else f"{outcome} in {ev.get('when')}: {ev.get('msg', '')}"[-2000:]
+            results[nid] = TestResult(nid, verdict, msg)
+    tests = list(results.values())
+    expected = suite.expected_tests or 0
+    status, error = RunStatus.OK, ""
+    if timed_out:
+        status, error = RunStatus.TIMEOUT, "time limit exceeded"
+    if collected != expected:
+        error = f"collected {collected} tests, expected {expected}"
+        tests = [TestResult(t.name, TestStatus.FAILED, error) for t in tests]
+    while len(tests) < expected:
+        tests.append(
+            TestResult(
+                f"missing test {len(tests) + 1}", TestStatus.TIMEOUT if timed_out else TestStatus.ERROR, "no result"
+            )
+        )
+    return ExecutionResult(
+        status=status,
+        tests=tests,
+        stdout=str(raw.get("stdout", "")),
+        stderr=str(raw.get("stderr", "")),
+        wall_time_s=float(raw.get("wall_time_s", 0.0)),
+        cpu_time_s=float(raw.get("cpu_time_s", 0.0)),
+        peak_memory_mb=float(raw.get("peak_memory_mb", 0.0)),
+        error=error,
+    )
+
+
 def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
     n = len(suite.probes)
     names = [p.name for p in suite.probes]
+    if suite.format == "pytest" and "sandbox_error" not in raw:
+        return _decide_pytest(suite, raw)
     if "sandbox_error" in raw:
         return ExecutionResult(
             RunStatus.SANDBOX_ERROR,
