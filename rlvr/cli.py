@@ -167,6 +167,11 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         tests = json.loads(tests_path.read_text())
     except json.JSONDecodeError as e:
         raise ConfigError(f"{tests_path}: not valid JSON: {e}") from None
+    if isinstance(tests, dict) and tests.get("format") == "pytest" and "file" in tests and "source" not in tests:
+        test_file = tests_path.parent / str(tests.pop("file"))
+        if not test_file.is_file():
+            raise ConfigError(f"{tests_path}: pytest file not found: {test_file}")
+        tests["source"] = test_file.read_text()
     limits = Limits(timeout_s=args.timeout, memory_mb=args.memory_mb)
     try:
         with SandboxPool(1) as pool:
