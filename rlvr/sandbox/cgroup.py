@@ -39,6 +39,19 @@ class Cgroup:
     dirs: dict[str, Path]  # controller (or "v2") -> directory
     version: int
 
+    def set_limits(self, memory_mb: int, max_pids: int) -> None:
+        mem = str(memory_mb * 2**20)
+        if self.version == 2:
+            (self.dirs["v2"] / "memory.max").write_text(mem)
+            (self.dirs["v2"] / "pids.max").write_text(str(max_pids))
+        else:
+            with contextlib.suppress(OSError):  # lowering memsw below memory fails; order matters
+                (self.dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(mem)
+            (self.dirs["memory"] / "memory.limit_in_bytes").write_text(mem)
+            with contextlib.suppress(OSError):
+                (self.dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(mem)
+            (self.dirs["pids"] / "pids.max").write_text(str(max_pids))
+
     def add(self, pid: int) -> None:
         for d in self.dirs.values():
             (d / "cgroup.procs").write_text(str(pid))

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rlvr.sandbox import harness, jail
-from rlvr.sandbox.cgroup import CgroupFactory
+from rlvr.sandbox.cgroup import Cgroup, CgroupFactory
 
 SANDBOX_FAILURE_EXIT = 121  # the jail could not be set up: infrastructure, not the program
 
@@ -100,36 +100,28 @@ def _can_unshare() -> bool:
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/sandbox", "PYTHONHASHSEED": "0"}
 
 
-def _jailed_child(
-    env: Environment,
-    code: str,
-    probes: list[dict[str, str]],
-    limits: Limits,
-    fds: dict[str, int],
-    namespaces_entered: bool,
-    uid: int,
-    run_deadline: float,
-    language: str = "python",
-) -> None:
-    """Body of the first child; never returns. When the caller has already entered the
-    namespaces, this process is PID 1 of the run; otherwise it enters them and forks it."""
+def _jailed_child(env: Environment, fds: dict[str, int], namespaces_entered: bool, uid: int, request_fd: int) -> None:
+    """Body of the jailed child; never returns. It builds the jail with no knowledge of
+    the submission, then blocks reading the request (code, probes, limits) from
+    `request_fd`; only then does it lower its resource limits and start the harness.
+    When the caller has already entered the namespaces, this process is PID 1 of the run;
+    otherwise it enters them and forks PID 1 itself."""
     try:
         jail.set_pdeathsig(signal.SIGKILL)
         # Move every descriptor we keep above the range we are about to fill.
-        keep = {k: os.dup(v) for k, v in fds.items()}
-        ns_fd = os.dup(env.netns_fd) if env.netns_fd is not None else None
-        fds = {k: _high(v) for k, v in keep.items()}
-        ns_fd = _high(ns_fd) if ns_fd is not None else None
-        for name in ("stdout", "stderr"):
-            os.dup2(fds[name], {"stdout": 1, "stderr": 2}[name])
+        fds = {k: _high(os.dup(v)) for k, v in fds.items()}
+        ns_fd = _high(os.dup(env.netns_fd)) if env.netns_fd is not None else None
+        req = _high(os.dup(request_fd))
+        for name, target in (("stdout", 1), ("stderr", 2), ("events", 3)):
+            os.dup2(fds[name], target)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
-        os.dup2(fds["events"], 3)
+        os.dup2(req, 4)
         netns = None
         if ns_fd is not None:
-            os.dup2(ns_fd, 4)
-            netns = 4
-        os.closerange(5, 1 << 16)  # the client connection and every other host descriptor
+            os.dup2(ns_fd, 5)
+            netns = 5
+        os.closerange(6, 1 << 16)  # the client connection and every other host descriptor
         if env.namespaces and not namespaces_entered:
             jail.enter_namespaces(netns)
             pid = os.fork()
@@ -141,30 +133,53 @@ def _jailed_child(
             os.close(netns)
         # PID 1 of the run
         if env.namespaces and env.jail_cfg is not None:
+            if namespaces_entered:
+                # A mount namespace of our own: pivot_root would otherwise also move the
+                # root of the handler that shares its namespace (and hide the cgroups).
+                jail.unshare(jail.CLONE_NEWNS)
             jail.build_root(env.jail_cfg, uid)
         else:
             os.chdir(os.environ.get("RLVR_SANDBOX_FALLBACK_DIR", "/tmp"))
         os.environ.clear()
         os.environ.update(_ENV)
-        # node reserves far more address space than it uses: its memory is capped by the
-        # cgroup alone (where there is one).
-        address_space = limits.memory_mb if language != "javascript" or not env.cgroups.available else None
-        jail.apply_rlimits(
-            address_space, limits.timeout_s, limits.open_files, limits.file_size_mb, nproc=limits.max_processes
-        )
         if env.root:
             jail.drop_privileges(uid)
             jail.set_pdeathsig(signal.SIGKILL)
         if env.seccomp:
             jail.apply_seccomp()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        # Armed: wait for the submission.
+        chunks = []
+        while True:
+            chunk = os.read(4, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(4)
+        if not chunks:  # disarmed without a request
+            os._exit(0)
+        request = json.loads(b"".join(chunks))
+        limits = Limits(**request["limits"])
+        language = request["language"]
+        # node reserves far more address space than it uses: its memory is capped by the
+        # cgroup alone (where there is one).
+        address_space = limits.memory_mb if language != "javascript" or not env.cgroups.available else None
+        jail.apply_rlimits(
+            address_space, limits.timeout_s, limits.open_files, limits.file_size_mb, nproc=limits.max_processes
+        )
     except BaseException:
         with contextlib.suppress(BaseException):
             os.write(3, (json.dumps({"e": "sandbox_error", "msg": traceback.format_exc()[-2000:]}) + "\n").encode())
         os._exit(SANDBOX_FAILURE_EXIT)
     try:
         harness.run(
-            code, probes, 3, limits.test_timeout_s or limits.timeout_s, limits.output_bytes, run_deadline, language
+            request["code"],
+            request["probes"],
+            3,
+            limits.test_timeout_s or limits.timeout_s,
+            limits.output_bytes,
+            request["deadline"],
+            language,
         )
     finally:
         with contextlib.suppress(BaseException):
@@ -212,6 +227,119 @@ def _read_all(fd: int, cap: int) -> tuple[str, bool]:
     return (text + "\n...[truncated]", True) if len(data) > cap else (text, False)
 
 
+@dataclass
+class Armed:
+    """A jail built and waiting for its submission (see `arm`)."""
+
+    pid: int
+    cgroup: Cgroup | None
+    fds: dict[str, int]
+    request_w: int
+    released: bool = False
+
+
+def arm(env: Environment, disposable: bool = False) -> Armed:
+    """Build a run's jail before its submission is known: the cgroup, the namespaces,
+    PID 1 with its file system, unprivileged and under seccomp, blocked on a pipe.
+    With `disposable` (the caller is a process forked for this run alone), the caller
+    itself enters the namespaces, which saves a fork."""
+    fds = {k: os.memfd_create(k) for k in ("events", "stdout", "stderr")}
+    cg = env.cgroups.create(4096, 64) if env.cgroups.available else None
+    # A user id of its own for each concurrent run (derived from this host-side pid),
+    # so that runs cannot signal or share process-count limits with each other.
+    uid = jail.SANDBOX_UID_BASE + os.getpid() % 50_000
+    entered = False
+    if disposable and env.namespaces:
+        jail.enter_namespaces(env.netns_fd)
+        entered = True
+    sync_r, sync_w = os.pipe()  # the child waits until it has been put into the cgroup
+    req_r, req_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(sync_w)
+        os.close(req_w)
+        os.read(sync_r, 1)
+        os.close(sync_r)
+        _jailed_child(env, fds, entered, uid, req_r)
+    os.close(sync_r)
+    os.close(req_r)
+    try:
+        if cg is not None:
+            cg.add(pid)
+    finally:
+        os.write(sync_w, b"1")
+        os.close(sync_w)
+    return Armed(pid, cg, fds, req_w)
+
+
+def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, language: str) -> dict[str, Any]:
+    """Hand the submission to an armed jail, enforce the wall-clock limit, and return the
+    raw observations."""
+    t0 = time.monotonic()
+    cg = armed.cgroup
+    if cg is not None:
+        cg.set_limits(limits.memory_mb, limits.max_processes)
+    request = {
+        "code": code,
+        "probes": probes,
+        "limits": limits.to_dict(),
+        "language": language,
+        "deadline": t0 + limits.timeout_s,
+    }
+    data = json.dumps(request).encode()
+    with contextlib.suppress(BrokenPipeError):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(armed.request_w, view) :]
+    os.close(armed.request_w)
+    timed_out = not wait_until(armed.pid, t0 + limits.timeout_s + 0.05)
+    if timed_out:
+        if cg is not None:
+            cg.kill_all()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(armed.pid, signal.SIGKILL)
+    _, st, rusage = os.wait4(armed.pid, 0)
+    status = os.waitstatus_to_exitcode(st)
+    wall = time.monotonic() - t0
+    leftover = cg.kill_all() if cg is not None else True
+    events_text, _ = _read_all(armed.fds["events"], 16 << 20)
+    stdout, out_trunc = _read_all(armed.fds["stdout"], limits.output_bytes)
+    stderr, err_trunc = _read_all(armed.fds["stderr"], limits.output_bytes)
+    stats = cg.stats() if cg is not None else {}
+    if "peak_memory_mb" not in stats:
+        stats["peak_memory_mb"] = rusage.ru_maxrss / 1024
+    if "cpu_time_s" not in stats:
+        stats["cpu_time_s"] = rusage.ru_utime + rusage.ru_stime
+    return {
+        "events": events_text.splitlines(),
+        "stdout": stdout,
+        "stderr": stderr,
+        "output_truncated": out_trunc or err_trunc,
+        "exit": status,
+        "timed_out": timed_out,
+        "wall_time_s": wall,
+        "tree_killed": leftover,
+        **stats,
+    }
+
+
+def release(armed: Armed) -> None:
+    """Kill whatever is left of the run and remove its cgroup and descriptors."""
+    if armed.released:
+        return
+    armed.released = True
+    with contextlib.suppress(OSError):
+        os.close(armed.request_w)
+    if armed.cgroup is not None:
+        armed.cgroup.remove()
+    with contextlib.suppress(ProcessLookupError, ChildProcessError):
+        os.kill(armed.pid, signal.SIGKILL)
+        os.waitpid(armed.pid, 0)
+    for fd in armed.fds.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 def run_isolated(
     env: Environment,
     code: str,
@@ -220,73 +348,12 @@ def run_isolated(
     disposable: bool = False,
     language: str = "python",
 ) -> dict[str, Any]:
-    """Run once and return the raw observations. With `disposable` (the caller is a
-    process forked for this run alone, as in the fork server), the caller itself enters
-    the run's namespaces, which saves one fork per run."""
-    t0 = time.monotonic()
-    fds = {k: os.memfd_create(k) for k in ("events", "stdout", "stderr")}
-    cg = None
+    """Arm, fire and release in one go; the raw observations of one run."""
     try:
-        try:
-            cg = env.cgroups.create(limits.memory_mb, limits.max_processes) if env.cgroups.available else None
-        except OSError as e:
-            return {"sandbox_error": f"could not create the run's cgroup: {e}"}
-        # A user id of its own for each concurrent run (derived from this host-side pid),
-        # so that runs cannot signal or share process-count limits with each other.
-        uid = jail.SANDBOX_UID_BASE + os.getpid() % 50_000
-        entered = False
-        if disposable and env.namespaces:
-            try:
-                jail.enter_namespaces(env.netns_fd)
-                entered = True
-            except OSError as e:
-                return {"sandbox_error": f"could not enter the run's namespaces: {e}"}
-        r, w = os.pipe()  # the child waits until it has been put into the cgroup
-        pid = os.fork()
-        if pid == 0:
-            os.close(w)
-            os.read(r, 1)
-            os.close(r)
-            _jailed_child(env, code, probes, limits, fds, entered, uid, t0 + limits.timeout_s, language)
-        os.close(r)
-        try:
-            if cg is not None:
-                cg.add(pid)
-        finally:
-            os.write(w, b"1")
-            os.close(w)
-        deadline = t0 + limits.timeout_s + 0.05
-        timed_out = not wait_until(pid, deadline)
-        if timed_out:
-            if cg is not None:
-                cg.kill_all()
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        _, st, rusage = os.wait4(pid, 0)
-        status = os.waitstatus_to_exitcode(st)
-        wall = time.monotonic() - t0
-        leftover = cg.kill_all() if cg is not None else True
-        events_text, _ = _read_all(fds["events"], 16 << 20)
-        stdout, out_trunc = _read_all(fds["stdout"], limits.output_bytes)
-        stderr, err_trunc = _read_all(fds["stderr"], limits.output_bytes)
-        stats = cg.stats() if cg is not None else {}
-        if rusage is not None and "peak_memory_mb" not in stats:
-            stats["peak_memory_mb"] = rusage.ru_maxrss / 1024
-        if rusage is not None and "cpu_time_s" not in stats:
-            stats["cpu_time_s"] = rusage.ru_utime + rusage.ru_stime
-        return {
-            "events": events_text.splitlines(),
-            "stdout": stdout,
-            "stderr": stderr,
-            "output_truncated": out_trunc or err_trunc,
-            "exit": status,
-            "timed_out": timed_out,
-            "wall_time_s": wall,
-            "tree_killed": leftover,
-            **stats,
-        }
+        armed = arm(env, disposable)
+    except OSError as e:
+        return {"sandbox_error": f"could not build the run's jail: {e}"}
+    try:
+        return fire(armed, code, probes, limits, language)
     finally:
-        for fd in fds.values():
-            os.close(fd)
-        if cg is not None:
-            cg.remove()
+        release(armed)

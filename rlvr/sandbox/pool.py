@@ -72,7 +72,7 @@ class SandboxPool:
             self._dir = tempfile.mkdtemp(prefix="rlvr-sandbox-")
             os.chmod(self._dir, 0o700)
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "rlvr.sandbox.server", self._dir],
+                [sys.executable, "-m", "rlvr.sandbox.server", self._dir, str(self.max_concurrency)],
                 stdout=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},

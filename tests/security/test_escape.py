@@ -20,19 +20,24 @@ FAST = Limits(timeout_s=2.0, memory_mb=256)
 
 
 def sandbox_processes() -> list[int]:
-    """Host pids running as a sandbox user id."""
+    """Host pids running as a sandbox user id that are not an armed, idle jail. The
+    server keeps a few jails armed ahead of time: each is PID 1 of its own namespace and
+    has run nothing. Anything else (a child of a run, a daemon) is a leftover."""
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
-            for line in (d / "status").read_text().splitlines():
-                if line.startswith("Uid:"):
-                    if SANDBOX_UID_BASE <= int(line.split()[1]) < SANDBOX_UID_BASE + 60_000:
-                        out.append(int(d.name))
-                    break
+            status = dict(line.split(":", 1) for line in (d / "status").read_text().splitlines() if ":" in line)
         except OSError:
             continue
+        uid = int(status.get("Uid", "0").split()[0])
+        if not SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + 60_000:
+            continue
+        ns_pid = status.get("NSpid", "").split()
+        idle_init = ns_pid[-1:] == ["1"] and not (d / "task" / d.name / "children").read_text().strip()
+        if not idle_init:
+            out.append(int(d.name))
     return out
 
 
