@@ -100,7 +100,9 @@ def _can_unshare() -> bool:
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/sandbox", "PYTHONHASHSEED": "0"}
 
 
-def _jailed_child(env: Environment, fds: dict[str, int], namespaces_entered: bool, uid: int, request_fd: int) -> None:
+def _jailed_child(
+    env: Environment, fds: dict[str, int], namespaces_entered: bool, uid: int, request_fd: int, done_fd: int
+) -> None:
     """Body of the jailed child; never returns. It builds the jail with no knowledge of
     the submission, then blocks reading the request (code, probes, limits) from
     `request_fd`; only then does it lower its resource limits and start the harness.
@@ -112,16 +114,18 @@ def _jailed_child(env: Environment, fds: dict[str, int], namespaces_entered: boo
         fds = {k: _high(os.dup(v)) for k, v in fds.items()}
         ns_fd = _high(os.dup(env.netns_fd)) if env.netns_fd is not None else None
         req = _high(os.dup(request_fd))
+        done = _high(os.dup(done_fd))
         for name, target in (("stdout", 1), ("stderr", 2), ("events", 3)):
             os.dup2(fds[name], target)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(req, 4)
+        os.dup2(done, 6)
         netns = None
         if ns_fd is not None:
             os.dup2(ns_fd, 5)
             netns = 5
-        os.closerange(6, 1 << 16)  # the client connection and every other host descriptor
+        os.closerange(7, 1 << 16)  # the client connection and every other host descriptor
         if env.namespaces and not namespaces_entered:
             jail.enter_namespaces(netns)
             pid = os.fork()
@@ -235,7 +239,9 @@ class Armed:
     cgroup: Cgroup | None
     fds: dict[str, int]
     request_w: int
+    done_r: int
     released: bool = False
+    reaped: bool = False
 
 
 def arm(env: Environment, disposable: bool = False) -> Armed:
@@ -254,22 +260,25 @@ def arm(env: Environment, disposable: bool = False) -> Armed:
         entered = True
     sync_r, sync_w = os.pipe()  # the child waits until it has been put into the cgroup
     req_r, req_w = os.pipe()
+    done_r, done_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(sync_w)
         os.close(req_w)
+        os.close(done_r)
         os.read(sync_r, 1)
         os.close(sync_r)
-        _jailed_child(env, fds, entered, uid, req_r)
+        _jailed_child(env, fds, entered, uid, req_r, done_w)
     os.close(sync_r)
     os.close(req_r)
+    os.close(done_w)
     try:
         if cg is not None:
             cg.add(pid)
     finally:
         os.write(sync_w, b"1")
         os.close(sync_w)
-    return Armed(pid, cg, fds, req_w)
+    return Armed(pid, cg, fds, req_w, done_r)
 
 
 def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, language: str) -> dict[str, Any]:
@@ -292,23 +301,27 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
         while view:
             view = view[os.write(armed.request_w, view) :]
     os.close(armed.request_w)
-    timed_out = not wait_until(armed.pid, t0 + limits.timeout_s + 0.05)
+    outcome = _wait_done(armed, t0 + limits.timeout_s + 0.05)
+    timed_out = outcome == "timeout"
     if timed_out:
         if cg is not None:
             cg.kill_all()
         with contextlib.suppress(ProcessLookupError):
             os.kill(armed.pid, signal.SIGKILL)
-    _, st, rusage = os.wait4(armed.pid, 0)
-    status = os.waitstatus_to_exitcode(st)
+    status, rusage = 0, None
+    if outcome != "done":  # it ended (or was killed) without finishing: its status says how
+        _, st, rusage = os.wait4(armed.pid, 0)
+        armed.reaped = True
+        status = os.waitstatus_to_exitcode(st)
     wall = time.monotonic() - t0
-    leftover = cg.kill_all() if cg is not None else True
+    leftover = cg.kill_all() if cg is not None and outcome != "done" else True
     events_text, _ = _read_all(armed.fds["events"], 16 << 20)
     stdout, out_trunc = _read_all(armed.fds["stdout"], limits.output_bytes)
     stderr, err_trunc = _read_all(armed.fds["stderr"], limits.output_bytes)
     stats = cg.stats() if cg is not None else {}
-    if "peak_memory_mb" not in stats:
+    if rusage is not None and "peak_memory_mb" not in stats:
         stats["peak_memory_mb"] = rusage.ru_maxrss / 1024
-    if "cpu_time_s" not in stats:
+    if rusage is not None and "cpu_time_s" not in stats:
         stats["cpu_time_s"] = rusage.ru_utime + rusage.ru_stime
     return {
         "events": events_text.splitlines(),
@@ -323,18 +336,49 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
     }
 
 
+def _wait_done(armed: Armed, deadline: float) -> str:
+    """'done' when PID 1 signals that every result is written (the run's processes are
+    then still being torn down, off the critical path), 'exited' when it ended without
+    saying so, 'timeout' at the deadline."""
+    try:
+        pfd = os.pidfd_open(armed.pid)
+    except OSError:
+        pfd = -1
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout"
+            watch = [armed.done_r] + ([pfd] if pfd >= 0 else [])
+            ready, _, _ = select.select(watch, [], [], left if pfd >= 0 else min(left, 0.001))
+            if armed.done_r in ready:
+                return "done" if os.read(armed.done_r, 1) else "exited"
+            if pfd in ready:
+                return "exited"
+            if pfd < 0 and os.waitid(os.P_PID, armed.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return "exited"
+    finally:
+        if pfd >= 0:
+            os.close(pfd)
+
+
 def release(armed: Armed) -> None:
     """Kill whatever is left of the run and remove its cgroup and descriptors."""
     if armed.released:
         return
     armed.released = True
-    with contextlib.suppress(OSError):
-        os.close(armed.request_w)
+    for fd in (armed.request_w, armed.done_r):
+        with contextlib.suppress(OSError):
+            os.close(fd)
     if armed.cgroup is not None:
-        armed.cgroup.remove()
+        armed.cgroup.kill_all()
     with contextlib.suppress(ProcessLookupError, ChildProcessError):
         os.kill(armed.pid, signal.SIGKILL)
-        os.waitpid(armed.pid, 0)
+    if not armed.reaped:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(armed.pid, 0)
+    if armed.cgroup is not None:
+        armed.cgroup.remove()
     for fd in armed.fds.values():
         with contextlib.suppress(OSError):
             os.close(fd)

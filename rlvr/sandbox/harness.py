@@ -122,8 +122,11 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
     for i, probe in enumerate(probes):
         sys.stdout.flush()
         sys.stderr.flush()
+        _reap()
+        report_r, report_w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.close(report_r)
             try:
                 if probe["kind"] == "script":
                     exec(compile(probe["expr"], f"test_{i}", "exec"), ns)
@@ -138,10 +141,54 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
                 try:
                     sys.stdout.flush()
                     sys.stderr.flush()
+                    os.write(report_w, b"r")
                 finally:
                     os._exit(0)
-        status = _wait(pid, deadline())
-        emit({"e": "timeout", "i": i} if status is None else {"e": "end", "i": i, "status": status})
+        os.close(report_w)
+        outcome = _wait_report(pid, report_r, deadline())
+        os.close(report_r)
+        if outcome is None:
+            emit({"e": "timeout", "i": i})
+        elif outcome != "reported":
+            emit({"e": "end", "i": i, "status": outcome})
+    _reap()
+
+
+def _reap() -> None:
+    """Collect exited children without blocking (they count against the pids limit)."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+def _wait_report(pid: int, report_r: int, deadline: float) -> str | int | None:
+    """'reported' once the test process has written its result (it is then killed, and
+    its exit is not waited for: that is off the critical path), its exit status if it
+    ended without reporting, or None if it outlived the deadline (then killed)."""
+    try:
+        pfd = os.pidfd_open(pid)
+    except OSError:
+        pfd = -1
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            watch = [report_r] + ([pfd] if pfd >= 0 else [])
+            ready, _, _ = select.select(watch, [], [], left if pfd >= 0 else min(left, 0.001))
+            if report_r in ready and os.read(report_r, 1):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                return "reported"
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+    finally:
+        if pfd >= 0:
+            os.close(pfd)
 
 
 def _run_pytest(code: str, test_source: str, emit: Any, deadline: float) -> None:
