@@ -82,6 +82,7 @@ class SandboxPool:
             if not line:
                 raise SandboxError("the sandbox server did not start")
             self.protections = json.loads(line)
+            atexit.register(self.close)
             return self
 
     def run(self, code: str, probes: list[dict[str, str]], limits: Limits, language: str = "python") -> dict[str, Any]:
@@ -130,5 +131,4 @@ def default_pool(max_concurrency: int = 8) -> SandboxPool:
     with _default_lock:
         if _default is None:
             _default = SandboxPool(max_concurrency).start()
-            atexit.register(_default.close)
         return _default

@@ -81,6 +81,9 @@ def _handler(env: Environment, channel: socket.socket, conn: socket.socket | Non
 
 
 def serve(workdir: str, spares: int) -> None:
+    jail.set_pdeathsig(signal.SIGTERM)  # the pool's owner died: shut down, clean up
+    if os.getppid() == 1:
+        return
     _preload()
     env = Environment.detect(workdir)
     sock_path = os.path.join(workdir, "server.sock")

@@ -205,4 +205,6 @@ def serve(host: str, port: int, token: str | None, concurrency: int, per_client:
 
     with SandboxPool(concurrency) as pool:
         app = create_app(pool, token=token, per_client_concurrency=per_client)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        # keep-alive longer than any client waits between requests: an idle-close racing a
+        # reused connection would otherwise surface as a transport error on the client
+        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_keep_alive=120, backlog=2048)

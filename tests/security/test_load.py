@@ -61,7 +61,9 @@ def test_five_thousand_mixed_submissions() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=1024))
+    srv = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=1024, timeout_keep_alive=120)
+    )
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
@@ -91,11 +93,13 @@ def test_five_thousand_mixed_submissions() -> None:
             return await asyncio.gather(*(one(i) for i in range(N)))
 
     t0 = time.monotonic()
-    results = asyncio.run(drive())
-    elapsed = time.monotonic() - t0
-    srv.should_exit = True
-    thread.join(timeout=10)
-    pool.close()
+    try:
+        results = asyncio.run(drive())
+    finally:
+        elapsed = time.monotonic() - t0
+        srv.should_exit = True
+        thread.join(timeout=10)
+        pool.close()
 
     assert sorted(i for i, _, _ in results) == list(range(N))  # exactly one result each
     wrong = [(i, p, s) for i, p, s in results if p != _submission(i)[2]]
