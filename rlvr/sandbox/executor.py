@@ -54,6 +54,7 @@ class Environment:
     namespaces: bool = False
     netns_fd: int | None = None
     seccomp: bool = False
+    seccomp_program: bytes | None = None
     cgroups: CgroupFactory = field(default_factory=CgroupFactory)
     jail_cfg: jail.JailConfig | None = None
 
@@ -61,6 +62,8 @@ class Environment:
     def detect(cls, workdir: str) -> Environment:
         env = cls(root=os.geteuid() == 0)
         env.seccomp = jail.seccomp_available()
+        if env.seccomp:
+            env.seccomp_program = jail.compile_seccomp()
         env.cgroups = CgroupFactory.detect()
         if env.root:
             env.netns_fd = jail.make_empty_netns()
@@ -149,7 +152,9 @@ def _jailed_child(
         if env.root:
             jail.drop_privileges(uid)
             jail.set_pdeathsig(signal.SIGKILL)
-        if env.seccomp:
+        if env.seccomp_program:
+            jail.load_seccomp_bpf(env.seccomp_program)
+        elif env.seccomp:
             jail.apply_seccomp()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         # Armed: wait for the submission.

@@ -297,12 +297,9 @@ def seccomp_available() -> bool:
     return ctypes.util.find_library("seccomp") is not None
 
 
-def apply_seccomp() -> bool:
-    """Load the deny-list filter (inherited by every descendant). False if unavailable."""
-    try:
-        import pyseccomp as sc
-    except (ImportError, OSError):
-        return False
+def _build_filter():  # type: ignore[no-untyped-def]
+    import pyseccomp as sc
+
     f = sc.SyscallFilter(defaction=sc.ALLOW)
     eperm = sc.ERRNO(errno.EPERM)
     for name in DENIED_SYSCALLS:
@@ -316,5 +313,44 @@ def apply_seccomp() -> bool:
     # new sockets of families that reach outside the network namespace's reach
     for family in (socket.AF_NETLINK, getattr(socket, "AF_PACKET", 17)):
         f.add_rule(eperm, "socket", sc.Arg(0, sc.EQ, family))
+    return f
+
+
+def compile_seccomp() -> bytes | None:
+    """The filter as a BPF program, compiled once (by libseccomp) so that each run only
+    has to hand it to the kernel. None when libseccomp is unavailable."""
+    try:
+        f = _build_filter()
+    except (ImportError, OSError):
+        return None
+    import tempfile
+
+    with tempfile.TemporaryFile() as tmp:
+        f.export_bpf(tmp)
+        tmp.seek(0)
+        return tmp.read()
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def load_seccomp_bpf(program: bytes) -> None:
+    """Install a compiled filter (needs no_new_privs, set by drop_privileges)."""
+    if not program or len(program) % 8:
+        raise JailError(errno.EINVAL, "malformed seccomp program")
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "load the seccomp filter")
+
+
+def apply_seccomp() -> bool:
+    """Build and load the deny-list filter (inherited by every descendant). False if
+    libseccomp is unavailable."""
+    try:
+        f = _build_filter()
+    except (ImportError, OSError):
+        return False
     f.load()
     return True
