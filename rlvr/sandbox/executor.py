@@ -255,7 +255,9 @@ def arm(env: Environment, disposable: bool = False) -> Armed:
     With `disposable` (the caller is a process forked for this run alone), the caller
     itself enters the namespaces, which saves a fork."""
     fds = {k: os.memfd_create(k) for k in ("events", "stdout", "stderr")}
-    cg = env.cgroups.create(4096, 64) if env.cgroups.available else None
+    # Armed with the default limits; a request with other limits rewrites them in fire().
+    default = Limits()
+    cg = env.cgroups.create(default.memory_mb, default.max_processes) if env.cgroups.available else None
     # A user id of its own for each concurrent run (derived from this host-side pid),
     # so that runs cannot signal or share process-count limits with each other.
     uid = jail.SANDBOX_UID_BASE + os.getpid() % 50_000
@@ -291,7 +293,8 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
     raw observations."""
     t0 = time.monotonic()
     cg = armed.cgroup
-    if cg is not None:
+    default = Limits()
+    if cg is not None and (limits.memory_mb, limits.max_processes) != (default.memory_mb, default.max_processes):
         cg.set_limits(limits.memory_mb, limits.max_processes)
     request = {
         "code": code,
