@@ -131,3 +131,28 @@ def test_group_normalisation_gdpo() -> None:
     normed = combine_group(group, terms, all_tests_pass=[True, False], normalize="group")
     assert normed[0].total == pytest.approx(normed[1].total, abs=1e-5)  # now they balance
     assert normed[0].components == {"completion": 1.0, "efficiency": 10.0}
+
+
+@pytest.mark.parametrize(
+    ("answer", "reference", "value"),
+    [
+        ("The answer is $\\frac{1}{2}$.", "0.5", 1.0),
+        ("So x = \\boxed{2}", "2", 1.0),
+        ("$\\sqrt{4}$", "2", 1.0),
+        ("\\boxed{3}", "2", 0.0),
+        ("I do not know", "2", 0.0),
+    ],
+)
+def test_math_equivalence(answer: str, reference: str, value: float) -> None:
+    from rlvr.rewards.math import math_reward
+
+    assert math_reward(answer, reference).value == value
+
+
+def test_math_reward_in_a_worker_thread() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rlvr.rewards.math import math_reward
+
+    with ThreadPoolExecutor(2) as ex:
+        assert ex.submit(math_reward, "\\boxed{\\frac{6}{4}}", "1.5").result().value == 1.0
