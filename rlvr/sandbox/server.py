@@ -52,9 +52,9 @@ def _handler(env: Environment, channel: socket.socket, conn: socket.socket | Non
     try:
         try:
             armed = arm(env, disposable=True)
-        except OSError as e:
+        except Exception as e:  # answer the connection with the reason, whatever it was
             armed = None
-            arm_error = f"could not build the run's jail: {e}"
+            arm_error = f"could not build the run's jail: {type(e).__name__}: {e}"
         if conn is None:
             _, fds, _, _ = socket.recv_fds(channel, 16, 1)
             if not fds:
