@@ -294,31 +294,37 @@ def _run_native(
         if probe["kind"] != "stdio":
             emit({"e": "error", "i": i, "msg": f"{language} programs are tested through stdin/stdout only"})
             continue
-        stdin_fd = os.memfd_create("stdin")
-        os.write(stdin_fd, probe["stdin"].encode())
-        os.lseek(stdin_fd, 0, os.SEEK_SET)
-        out_fd = os.memfd_create("stdout")
+        stdin_fd, out_fd = _io_memfds(probe["stdin"])
         pid = _spawn(run_cmd, stdin_fd, out_fd, 2)
-        status = _wait(pid, deadline())
-        os.lseek(out_fd, 0, os.SEEK_SET)
-        data = os.read(out_fd, output_cap + 1)
-        os.close(out_fd)
-        os.close(stdin_fd)
-        if status is None:
-            emit({"e": "timeout", "i": i})
-        else:
-            out = data[:output_cap].decode("utf-8", "replace")
-            emit({"e": "stdout", "i": i, "out": out, "truncated": len(data) > output_cap, "exit": status})
+        _emit_output(emit, i, _wait(pid, deadline()), stdin_fd, out_fd, output_cap)
+
+
+def _io_memfds(stdin: str) -> tuple[int, int]:
+    """A memfd holding the case's stdin (rewound) and an empty one for its stdout."""
+    stdin_fd = os.memfd_create("stdin")
+    os.write(stdin_fd, stdin.encode())
+    os.lseek(stdin_fd, 0, os.SEEK_SET)
+    return stdin_fd, os.memfd_create("stdout")
+
+
+def _emit_output(emit: Any, i: int, status: int | None, stdin_fd: int, out_fd: int, output_cap: int) -> None:
+    """Report a stdio case: its stdout (capped) and exit status, or a timeout."""
+    os.lseek(out_fd, 0, os.SEEK_SET)
+    data = os.read(out_fd, output_cap + 1)
+    os.close(out_fd)
+    os.close(stdin_fd)
+    if status is None:
+        emit({"e": "timeout", "i": i})
+    else:
+        out = data[:output_cap].decode("utf-8", "replace")
+        emit({"e": "stdout", "i": i, "out": out, "truncated": len(data) > output_cap, "exit": status})
 
 
 def _run_stdio_probes(
     compiled: Any, probes: list[dict[str, str]], emit: Any, deadline: Callable[[], float], output_cap: int
 ) -> None:
     for i, probe in enumerate(probes):
-        stdin_fd = os.memfd_create("stdin")
-        os.write(stdin_fd, probe["stdin"].encode())
-        os.lseek(stdin_fd, 0, os.SEEK_SET)
-        out_fd = os.memfd_create("stdout")
+        stdin_fd, out_fd = _io_memfds(probe["stdin"])
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -342,20 +348,4 @@ def _run_stdio_probes(
                     sys.stderr.flush()
                 finally:
                     os._exit(code)
-        status = _wait(pid, deadline())
-        os.lseek(out_fd, 0, os.SEEK_SET)
-        data = os.read(out_fd, output_cap + 1)
-        os.close(out_fd)
-        os.close(stdin_fd)
-        if status is None:
-            emit({"e": "timeout", "i": i})
-        else:
-            emit(
-                {
-                    "e": "stdout",
-                    "i": i,
-                    "out": data[:output_cap].decode("utf-8", "replace"),
-                    "truncated": len(data) > output_cap,
-                    "exit": status,
-                }
-            )
+        _emit_output(emit, i, _wait(pid, deadline()), stdin_fd, out_fd, output_cap)

@@ -18,6 +18,19 @@ def _signame(code: int) -> str:
         return f"signal {-code}"
 
 
+def _result(raw: dict[str, Any], status: RunStatus, tests: list[TestResult], error: str) -> ExecutionResult:
+    return ExecutionResult(
+        status=status,
+        tests=tests,
+        stdout=str(raw.get("stdout", "")),
+        stderr=str(raw.get("stderr", "")),
+        wall_time_s=float(raw.get("wall_time_s", 0.0)),
+        cpu_time_s=float(raw.get("cpu_time_s", 0.0)),
+        peak_memory_mb=float(raw.get("peak_memory_mb", 0.0)),
+        error=error[-2000:],
+    )
+
+
 def _decide_pytest(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
     """One TestResult per collected test; only 'passed' passes; the collected count must
     equal the expected count, or every test fails."""
@@ -56,16 +69,7 @@ def _decide_pytest(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
                 f"missing test {len(tests) + 1}", TestStatus.TIMEOUT if timed_out else TestStatus.ERROR, "no result"
             )
         )
-    return ExecutionResult(
-        status=status,
-        tests=tests,
-        stdout=str(raw.get("stdout", "")),
-        stderr=str(raw.get("stderr", "")),
-        wall_time_s=float(raw.get("wall_time_s", 0.0)),
-        cpu_time_s=float(raw.get("cpu_time_s", 0.0)),
-        peak_memory_mb=float(raw.get("peak_memory_mb", 0.0)),
-        error=error,
-    )
+    return _result(raw, status, tests, error)
 
 
 def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
@@ -166,13 +170,4 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
             status, error = RunStatus.RUNTIME_ERROR, f"exited with {exit_code} before loading the submission"
         elif raw.get("output_truncated"):
             status, error = RunStatus.OUTPUT_LIMIT, "output limit exceeded"
-    return ExecutionResult(
-        status=status,
-        tests=tests,
-        stdout=str(raw.get("stdout", "")),
-        stderr=str(raw.get("stderr", "")),
-        wall_time_s=float(raw.get("wall_time_s", 0.0)),
-        cpu_time_s=float(raw.get("cpu_time_s", 0.0)),
-        peak_memory_mb=float(raw.get("peak_memory_mb", 0.0)),
-        error=error[-2000:],
-    )
+    return _result(raw, status, tests, error)
