@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from typing import Any
 
 from rlvr.sandbox.executor import Limits
@@ -104,6 +105,7 @@ class SandboxPool:
                     # (it is isolated; repeating it changes nothing but the time spent).
                     last = f"{type(e).__name__}: {e}"
                     print(f"rlvr sandbox: attempt {attempt + 1} got no answer ({last})", file=sys.stderr)
+                    time.sleep(0.2 * (attempt + 1))
                     if self._proc is None or self._proc.poll() is not None:
                         self.start()
             return {"sandbox_error": f"sandbox server: {last}"}

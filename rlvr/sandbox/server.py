@@ -81,9 +81,10 @@ def _handler(env: Environment, channel: socket.socket, conn: socket.socket | Non
 
 
 def serve(workdir: str, spares: int) -> None:
-    jail.set_pdeathsig(signal.SIGTERM)  # the pool's owner died: shut down, clean up
-    if os.getppid() == 1:
-        return
+    # The pool's owner is our parent; if it dies we are re-parented and shut down (checked
+    # every second in the accept loop). Not a parent-death signal: that fires when the
+    # *thread* that started us ends, and pools are often started from worker threads.
+    owner = os.getppid()
     _preload()
     env = Environment.detect(workdir)
     sock_path = os.path.join(workdir, "server.sock")
@@ -124,8 +125,15 @@ def serve(workdir: str, spares: int) -> None:
         if sp is not None:
             ready.append(sp)
     print(json.dumps(env.protections()), flush=True)
+    server.settimeout(1.0)
     while True:
-        conn, _ = server.accept()
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            if os.getppid() != owner:
+                stop()
+            continue
+        conn.setblocking(True)
         dispatched = False
         while ready and not dispatched:
             sp = ready.popleft()

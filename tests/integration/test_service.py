@@ -122,3 +122,29 @@ def test_run_code_in_cpp(server: str) -> None:
         server + "/run_code", json={"code": code, "language": "cpp", "stdin": "41"}, headers=auth, timeout=60
     ).json()
     assert r["status"] == "Success" and r["run_result"]["stdout"] == "42\n"
+
+
+def test_pool_started_from_a_short_lived_thread_keeps_serving(capfd: pytest.CaptureFixture[str]) -> None:
+    """Training starts the sandbox from environment worker threads that come and go: the
+    server must outlive the thread that started it (and still stop with its process)."""
+    import threading
+
+    from rlvr.sandbox import execute
+
+    pool = SandboxPool(2)
+    t = threading.Thread(target=pool.start)
+    t.start()
+    t.join()
+    assert pool._proc is not None
+    first_server = pool._proc.pid
+    time.sleep(1.5)  # longer than the server's owner check
+    results: list[int] = []
+    t2 = threading.Thread(target=lambda: results.append(execute(GOOD, ["assert f(1) == 2"], pool=pool).passed))
+    t2.start()
+    t2.join()
+    assert results == [1]
+    assert "got no answer" not in capfd.readouterr().err  # served first time, not by a retry
+    assert pool._proc is not None and pool._proc.pid == first_server  # by the same server
+    proc = pool._proc
+    pool.close()
+    assert proc is not None and proc.poll() is not None
