@@ -13,7 +13,6 @@ import contextlib
 import fcntl
 import json
 import os
-import select
 import signal
 import sys
 import time
@@ -23,6 +22,7 @@ from typing import Any
 
 from rlvr.sandbox import harness, jail
 from rlvr.sandbox.cgroup import Cgroup, CgroupFactory
+from rlvr.sandbox.waiting import wait_for
 
 SANDBOX_FAILURE_EXIT = 121  # the jail could not be set up: infrastructure, not the program
 
@@ -197,31 +197,6 @@ def _jailed_child(
         os._exit(0)
 
 
-def wait_until(pid: int, deadline: float) -> bool:
-    """Block until child `pid` has exited (True) or the monotonic deadline passes (False),
-    without reaping it. Uses a pidfd, so the wake-up is immediate."""
-    try:
-        pfd = os.pidfd_open(pid)
-    except OSError:
-        pfd = None
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if pfd is not None:
-                ready, _, _ = select.select([pfd], [], [], max(left, 0.0))
-                if ready:
-                    return True
-            else:
-                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                    return True
-                time.sleep(0.001)
-            if time.monotonic() >= deadline:
-                return False
-    finally:
-        if pfd is not None:
-            os.close(pfd)
-
-
 def _high(fd: int) -> int:
     """Duplicate fd to a number >= 100 and close the original."""
     new = fcntl.fcntl(fd, fcntl.F_DUPFD, 100)
@@ -348,26 +323,10 @@ def _wait_done(armed: Armed, deadline: float) -> str:
     """'done' when PID 1 signals that every result is written (the run's processes are
     then still being torn down, off the critical path), 'exited' when it ended without
     saying so, 'timeout' at the deadline."""
-    try:
-        pfd = os.pidfd_open(armed.pid)
-    except OSError:
-        pfd = -1
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "timeout"
-            watch = [armed.done_r] + ([pfd] if pfd >= 0 else [])
-            ready, _, _ = select.select(watch, [], [], left if pfd >= 0 else min(left, 0.001))
-            if armed.done_r in ready:
-                return "done" if os.read(armed.done_r, 1) else "exited"
-            if pfd in ready:
-                return "exited"
-            if pfd < 0 and os.waitid(os.P_PID, armed.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return "exited"
-    finally:
-        if pfd >= 0:
-            os.close(pfd)
+    outcome = wait_for(armed.pid, deadline, armed.done_r)
+    if outcome == "fd":
+        return "done" if os.read(armed.done_r, 1) else "exited"
+    return outcome
 
 
 def release(armed: Armed) -> None:

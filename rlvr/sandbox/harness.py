@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import signal
 import sys
 import time
@@ -26,6 +25,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from rlvr.sandbox.waiting import wait_for
 from rlvr.sandbox.wire import encode
 
 
@@ -46,27 +46,12 @@ def _short(e: BaseException) -> str:
 
 def _wait(pid: int, deadline: float) -> int | None:
     """Exit status (negative signal) of pid, or None if it outlived the deadline (then killed)."""
-    try:
-        pfd = os.pidfd_open(pid)
-    except OSError:
-        pfd = -1
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return None
-            if pfd >= 0:
-                select.select([pfd], [], [], left)
-            else:
-                time.sleep(min(left, 0.001))
-    finally:
-        if pfd >= 0:
-            os.close(pfd)
+    if wait_for(pid, deadline) == "timeout":
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return None
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 # language -> (source file, compile command or None, run command)
@@ -165,30 +150,17 @@ def _wait_report(pid: int, report_r: int, deadline: float) -> str | int | None:
     """'reported' once the test process has written its result (it is then killed, and
     its exit is not waited for: that is off the critical path), its exit status if it
     ended without reporting, or None if it outlived the deadline (then killed)."""
-    try:
-        pfd = os.pidfd_open(pid)
-    except OSError:
-        pfd = -1
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return None
-            watch = [report_r] + ([pfd] if pfd >= 0 else [])
-            ready, _, _ = select.select(watch, [], [], left if pfd >= 0 else min(left, 0.001))
-            if report_r in ready and os.read(report_r, 1):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                return "reported"
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status)
-    finally:
-        if pfd >= 0:
-            os.close(pfd)
+    outcome = wait_for(pid, deadline, report_r)
+    if outcome == "fd" and os.read(report_r, 1):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        return "reported"
+    if outcome == "timeout":
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return None
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])  # ended without a report
 
 
 def _run_pytest(code: str, test_source: str, emit: Any, deadline: float) -> None:

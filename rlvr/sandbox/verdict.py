@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Iterator
 from typing import Any
 
 from rlvr.sandbox.spec import Suite, judge
@@ -16,6 +17,18 @@ def _signame(code: int) -> str:
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+def _events(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The run's event lines as objects; lines that are not JSON objects are skipped
+    (a submission may write anything to the descriptor)."""
+    for line in raw.get("events", []):
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(ev, dict):
+            yield ev
 
 
 def _result(raw: dict[str, Any], status: RunStatus, tests: list[TestResult], error: str) -> ExecutionResult:
@@ -37,13 +50,7 @@ def _decide_pytest(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
     results: dict[str, TestResult] = {}
     collected: int | None = None
     timed_out = bool(raw.get("timed_out"))
-    for line in raw.get("events", []):
-        try:
-            ev = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(ev, dict):
-            continue
+    for ev in _events(raw):
         if ev.get("e") == "collected" and collected is None:
             collected = int(ev.get("n", 0))
         elif ev.get("e") == "timeout":
@@ -86,13 +93,7 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
     per: dict[int, TestResult] = {}
     status, error = RunStatus.OK, ""
     loaded = suite.format == "stdio"
-    for line in raw.get("events", []):
-        try:
-            ev = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(ev, dict):
-            continue
+    for ev in _events(raw):
         kind, i = ev.get("e"), ev.get("i")
         if kind == "sandbox_error":
             return ExecutionResult(
