@@ -4,6 +4,8 @@ rlvr train CONFIG [key.path=value ...] [--resume] [--quiet]
 rlvr eval CONFIG [key.path=value ...] [--checkpoint DIR] [--json]
 rlvr config CONFIG [key.path=value ...]        print the resolved config
 rlvr config --keys                             every key, its default and its meaning
+rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
+rlvr sandbox run|check|serve|bench ...
 """
 
 from __future__ import annotations
@@ -64,6 +66,20 @@ def _parser() -> argparse.ArgumentParser:
     srv.add_argument("--per-client", type=int, default=64, help="submissions in flight per client")
     bench = sbs.add_parser("bench", help="print the throughput table (bench/sandbox_throughput.py)")
     bench.add_argument("--n", type=int, default=200)
+    sc = sub.add_parser(
+        "score",
+        help="the full reward breakdown and hack flags of one completion for one task",
+        description="Judge COMPLETION_FILE (the assistant's whole reply) on one task exactly as "
+        "training does, and print every reward component, the combined reward and the hack flags.",
+    )
+    sc.add_argument("task_file", help="task file: JSONL (use --task-id if it has several) or one task as .json")
+    sc.add_argument("completion_file", help="the reply to score, as plain text ('-' for stdin)")
+    sc.add_argument("--config", help="run config whose reward section applies (default: the defaults)")
+    sc.add_argument("--task-id", help="which task of a multi-task file")
+    sc.add_argument(
+        "--tokens", action="store_true", help="count the reply's tokens with the config's model (length component)"
+    )
+    sc.add_argument("--json", action="store_true", help="print one JSON object")
     c = sub.add_parser("config", help="print the resolved config, or every key with --keys")
     c.add_argument("config", nargs="?")
     c.add_argument("overrides", nargs="*")
@@ -192,6 +208,52 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_score(args: argparse.Namespace) -> int:
+    from rlvr.scoring import load_one_task, report, score_completion
+
+    cfg = load_config(args.config)
+    task = load_one_task(args.task_file, args.task_id)
+    if args.completion_file == "-":
+        completion = sys.stdin.read()
+    else:
+        cp = Path(args.completion_file)
+        if not cp.is_file():
+            raise ConfigError(f"completion file not found: {cp}")
+        completion = cp.read_text()
+    num_tokens = None
+    if args.tokens:
+        from rlvr.models import load_tokenizer
+
+        tok = load_tokenizer(cfg.model.name_or_path, cfg.model.cache_dir)
+        num_tokens = len(tok(completion, add_special_tokens=False)["input_ids"])
+    out = report(score_completion(task, completion, cfg, num_tokens))
+    if args.json:
+        print(json.dumps(out, default=str))
+        return 0
+    console = Console()
+    table = Table(title=f"{out['task_id']} ({out['domain']}): reward {out['total']:.3f}")
+    table.add_column("component")
+    table.add_column("value", justify="right")
+    table.add_column("details")
+    details = out["details"]
+    for name, value in out["components"].items():
+        table.add_row(name, f"{value:.3f}", json.dumps(details.get(name, ""), default=str)[:100])
+    console.print(table)
+    if details.get("gated_out"):
+        console.print(f"gated out: {', '.join(details['gated_out'])}")
+    if out["flags"]:
+        console.print(f"[red]hack flags: {', '.join(out['flags'])}[/red]")
+        for h in details.get("hacks", []):
+            console.print(f"  line {h['line']}: {h['name']}: {h['what']}")
+    ex = out["execution"]
+    if ex:
+        console.print(f"sandbox: {ex['status']}, {ex['passed']}/{ex['total']} tests passed")
+        for t in ex["tests"]:
+            if t["status"] != "PASSED":
+                console.print(f"  {t['status']:<7} {t['name']}  -- {t['message'][:200]}")
+    return 0
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     if args.keys:
         print(_keys_help())
@@ -204,7 +266,13 @@ def cmd_config(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        commands = {"train": cmd_train, "eval": cmd_eval, "config": cmd_config, "sandbox": cmd_sandbox}
+        commands = {
+            "train": cmd_train,
+            "eval": cmd_eval,
+            "config": cmd_config,
+            "sandbox": cmd_sandbox,
+            "score": cmd_score,
+        }
         return commands[args.command](args)
     except (ConfigError, FileExistsError) as e:
         print(f"rlvr: error: {e}", file=sys.stderr)

@@ -9,6 +9,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.config import RunConfig
 from rlvr.envs import EnvSettings
+from rlvr.rewards.scorer import Scorer
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
 from rlvr.rollout.runner import run_episodes
@@ -35,12 +36,17 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
     )
 
 
+def make_scorer(cfg: RunConfig, settings: EnvSettings) -> Scorer:
+    return Scorer(cfg.reward, max_new_tokens=cfg.generation.max_new_tokens, execute=settings.execute)
+
+
 def evaluate(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, tasks: list[Task], cfg: RunConfig
 ) -> EvalResult:
     if not tasks:
         raise ValueError("no tasks to evaluate")
     engine = HFEngine(model, tokenizer, batch_size=cfg.generation.batch_size)
+    settings = env_settings(cfg)
     params = SamplingParams(
         max_new_tokens=cfg.eval.max_new_tokens or cfg.generation.max_new_tokens,
         stop=tuple(cfg.generation.stop),
@@ -50,10 +56,11 @@ def evaluate(
         tasks,
         engine=engine,
         tokenizer=tokenizer,
-        settings=env_settings(cfg),
+        settings=settings,
         params=params,
         response_prefix=cfg.prompt.response_prefix,
         workers=cfg.sandbox.workers,
+        scorer=make_scorer(cfg, settings),
     )
     solved = [
         t.execution is not None and t.execution.total > 0 and t.execution.passed == t.execution.total for t in trajs

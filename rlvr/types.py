@@ -34,6 +34,8 @@ class RunStatus(StrEnum):
 class TestStatus(StrEnum):
     """The verdict for one test; only PASSED counts towards the reward."""
 
+    __test__ = False  # not a pytest test class
+
     PASSED = "PASSED"
     FAILED = "FAILED"
     ERROR = "ERROR"
@@ -103,6 +105,8 @@ class Turn:
 @dataclass
 class TestResult:
     """The supervisor's verdict on one test, with what was observed."""
+
+    __test__ = False  # not a pytest test class
 
     name: str
     status: TestStatus
@@ -174,11 +178,12 @@ class ExecutionResult:
 
 @dataclass
 class RewardBreakdown:
-    """The scalar reward and every component it was made of (all logged)."""
+    """The scalar reward, every component it was made of, and any hack flags (all logged)."""
 
     total: float
     components: dict[str, float] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)  # hack signatures detected (rlvr.rewards.hacks)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

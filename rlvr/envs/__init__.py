@@ -1,6 +1,19 @@
 """Environments, one per task domain, looked up through `ENVS` by the task's `domain`."""
 
 from rlvr.envs.base import ENVS, Env, EnvSettings, StepResult, make_env
-from rlvr.envs.python_code import PythonFunctionEnv, extract_code
+from rlvr.envs.json_output import JsonOutputEnv
+from rlvr.envs.math_answer import MathAnswerEnv
+from rlvr.envs.python_code import PythonFunctionEnv
+from rlvr.rewards.extract import extract_code
 
-__all__ = ["ENVS", "Env", "EnvSettings", "PythonFunctionEnv", "StepResult", "extract_code", "make_env"]
+__all__ = [
+    "ENVS",
+    "Env",
+    "EnvSettings",
+    "JsonOutputEnv",
+    "MathAnswerEnv",
+    "PythonFunctionEnv",
+    "StepResult",
+    "extract_code",
+    "make_env",
+]

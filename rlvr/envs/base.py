@@ -52,6 +52,14 @@ class Env(Protocol):
     def step(self, reply: str) -> StepResult: ...
 
 
+def opening_messages(task: Task, settings: EnvSettings) -> list[dict[str, str]]:
+    """The system prompt (the task's own `metadata.system`, else the run's) and the task."""
+    system = task.metadata.get("system", settings.system_prompt)
+    msgs = [{"role": "system", "content": str(system)}] if system else []
+    msgs.append({"role": "user", "content": task.prompt})
+    return msgs
+
+
 ENVS: dict[str, type] = {}
 
 

@@ -6,19 +6,10 @@ none) is executed against the task's assert tests; the reward is the completion 
 
 from __future__ import annotations
 
-import re
-
-from rlvr.envs.base import EnvSettings, StepResult, register_env
+from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards import completion_reward
+from rlvr.rewards.extract import extract_code
 from rlvr.types import RewardBreakdown, Task
-
-_FENCE = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
-
-
-def extract_code(reply: str) -> str:
-    """The first fenced code block (closed or not); the whole reply when there is no fence."""
-    m = _FENCE.search(reply)
-    return m.group(1) if m else reply
 
 
 @register_env("python")
@@ -31,11 +22,7 @@ class PythonFunctionEnv:
         if task.tests.get("format") not in ("assert", "call", "stdio", "script"):
             raise ValueError(f"task {task.id}: tests need a 'format' of assert, call, stdio or script")
         self.task = task
-        msgs = []
-        if self.settings.system_prompt:
-            msgs.append({"role": "system", "content": self.settings.system_prompt})
-        msgs.append({"role": "user", "content": task.prompt})
-        return msgs
+        return opening_messages(task, self.settings)
 
     def step(self, reply: str) -> StepResult:
         if self.task is None:

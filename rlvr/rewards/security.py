@@ -153,4 +153,6 @@ def security_reward(code: str, runtime_output: str = "") -> RewardComponent:
     findings = scan(code)
     blocked = min(len(_BLOCKED.findall(runtime_output)), 10)
     penalty = sum(f["severity"] for f in findings) + 0.3 * blocked
-    return RewardComponent(max(-1.0, -penalty), {"findings": findings, "blocked_at_runtime": blocked})
+    return RewardComponent(
+        max(-1.0, -penalty) if penalty else 0.0, {"findings": findings, "blocked_at_runtime": blocked}
+    )

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from transformers import PreTrainedTokenizerBase
 
 from rlvr.envs import EnvSettings, make_env
+from rlvr.rewards.scorer import Scorer, group_indices
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.types import Task, Trajectory, Turn
 
@@ -39,8 +40,11 @@ def run_episodes(
     policy_version: int = 0,
     workers: int = 4,
     group_prefix: str = "",
+    scorer: Scorer | None = None,
 ) -> list[Trajectory]:
-    """Trajectories for every task × group_size samples, grouped consecutively."""
+    """Trajectories for every task × group_size samples, grouped consecutively. The
+    environment judges each reply; `scorer` (when given) then adds the other reward
+    components and combines them per group."""
     episodes = []
     for ti, task in enumerate(tasks):
         messages = make_env(task.domain, settings).reset(task)
@@ -80,4 +84,8 @@ def run_episodes(
         )
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(judge, range(len(episodes))))
+        trajs = list(pool.map(judge, range(len(episodes))))
+        if scorer is not None:
+            groups = group_indices(trajs)
+            list(pool.map(lambda g: scorer.score_group([episodes[i][1] for i in g], [trajs[i] for i in g]), groups))
+    return trajs

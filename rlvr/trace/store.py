@@ -44,13 +44,36 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def summarize_step(trajs: list[Trajectory]) -> dict[str, float]:
-    """Reward, pass rate, per-component means, statuses and lengths of one step's batch."""
+    """One step's batch in numbers: reward and pass rate, every reward component's mean,
+    hack flags (share of trajectories flagged, per signature), run statuses and lengths;
+    with several domains in the batch, reward, pass rate and components per domain too
+    (keys `domain/<name>/...`)."""
+    out = _summary(trajs)
+    domains = sorted({t.domain for t in trajs})
+    if len(domains) > 1:
+        for d in domains:
+            sub = _summary([t for t in trajs if t.domain == d])
+            for k in ("reward_mean", "pass_rate", "hack_rate"):
+                out[f"domain/{d}/{k}"] = sub[k]
+            for k, v in sub.items():
+                if k.startswith("reward/"):
+                    out[f"domain/{d}/{k}"] = v
+    return out
+
+
+def _solved(t: Trajectory) -> bool:
+    if t.execution is not None:
+        return bool(t.execution.total and t.execution.passed == t.execution.total)
+    return bool(t.reward and t.reward.components.get("completion", 0.0) >= 1.0)
+
+
+def _summary(trajs: list[Trajectory]) -> dict[str, float]:
     n = max(len(trajs), 1)
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
-    solved = [bool(t.execution and t.execution.total and t.execution.passed == t.execution.total) for t in trajs]
     out: dict[str, float] = {
         "reward_mean": sum(rewards) / n,
-        "pass_rate": sum(solved) / n,
+        "pass_rate": sum(_solved(t) for t in trajs) / n,
+        "hack_rate": sum(bool(t.reward and t.reward.flags) for t in trajs) / n,
         "completion_tokens": float(sum(len(t.completion_ids) for t in trajs)),
         "completion_len_mean": sum(len(t.completion_ids) for t in trajs) / n,
         "truncated_frac": sum(t.finish_reason == "length" for t in trajs) / n,
@@ -62,6 +85,8 @@ def summarize_step(trajs: list[Trajectory]) -> dict[str, float]:
     for k, vs in comps.items():
         out[f"reward/{k}"] = sum(vs) / len(vs)
     for t in trajs:
+        for flag in t.reward.flags if t.reward else []:
+            out[f"hack/{flag}"] = out.get(f"hack/{flag}", 0.0) + 1.0 / n
         if t.execution:
             key = f"status/{t.execution.status.value}"
             out[key] = out.get(key, 0.0) + 1.0 / n

@@ -26,7 +26,7 @@ import yaml
 
 from rlvr.config import RunConfig
 from rlvr.curriculum import TaskSampler
-from rlvr.evaluate import EvalResult, env_settings, evaluate
+from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
 from rlvr.models import load_policy
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
@@ -87,6 +87,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
         eval_before = _eval_from_dict(state.get("eval_before"))
     engine = HFEngine(model, tok, batch_size=cfg.generation.batch_size)
     settings = env_settings(cfg)
+    scorer = make_scorer(cfg, settings)
     metrics_log = JsonlStore(run_dir / "metrics.jsonl")
     traj_log = JsonlStore(run_dir / "trajectories.jsonl")
     progress = Progress(cfg.train.steps, start, quiet=quiet)
@@ -125,6 +126,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
                 policy_version=learner.version,
                 workers=cfg.sandbox.workers,
                 group_prefix=f"{step}/",
+                scorer=scorer,
             )
             t1 = time.perf_counter()
             stats = learner.step(trajs)

@@ -49,3 +49,56 @@ def test_help_lists_documented_keys() -> None:
     assert "algo.clip_high" in r.stdout and "DAPO clip-higher" in r.stdout
     r = rlvr("config", "examples/quickstart.yaml", "train.steps=3")
     assert r.returncode == 0 and "steps: 3" in r.stdout
+
+
+def test_score_prints_breakdown_and_flags(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    task = {
+        "id": "py/double",
+        "domain": "python",
+        "prompt": "Write double(x).",
+        "tests": {"format": "assert", "tests": ["assert double(3) == 6", "assert double(8) == 16"]},
+        "reference": "def double(x):\n    return 2 * x\n",
+    }
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(task) + "\n")
+    good, hack = tmp_path / "good.txt", tmp_path / "hack.txt"
+    good.write_text("```python\ndef double(x):\n    return 2 * x\n```")
+    hack.write_text("```python\ndef double(x):\n    return {3: 6, 8: 16}[x]\n```")
+    r = rlvr("score", str(tasks), str(good), "--config", "examples/code_rewards.yaml", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["components"]["completion"] == 1.0 and out["flags"] == []
+    assert {"format", "security", "efficiency"} <= set(out["components"])
+    assert out["execution"]["passed"] == 2
+    r = rlvr("score", str(tasks), str(hack), "--config", "examples/code_rewards.yaml", "--json")
+    out = json.loads(r.stdout)
+    assert out["flags"] == ["hardcoded_tests"] and out["total"] == 0.0 and out["components"]["completion"] == 1.0
+    r = rlvr("score", str(tasks), str(hack))  # the human-readable table
+    assert r.returncode == 0 and "hardcoded_tests" in r.stdout
+    r = rlvr("score", str(tasks), str(tmp_path / "missing.txt"))
+    assert r.returncode == 2 and "completion file not found" in r.stderr
+    tasks.write_text(json.dumps(task) + "\n" + json.dumps({**task, "id": "py/other"}) + "\n")
+    r = rlvr("score", str(tasks), str(good))
+    assert r.returncode == 2 and "--task-id" in r.stderr
+    r = rlvr("score", str(tasks), str(good), "--task-id", "py/other", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["task_id"] == "py/other"
+
+
+def test_score_math_and_json_examples(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rlvr.tasks import load_tasks
+
+    m = load_tasks("bundled:math_word")[0]
+    j = load_tasks("bundled:json_extract")[0]
+    (tmp_path / "m.json").write_text(json.dumps(m.to_dict()))
+    (tmp_path / "j.json").write_text(json.dumps(j.to_dict()))
+    (tmp_path / "m.txt").write_text(f"Adding: \\boxed{{{m.tests['answer']}}}")
+    (tmp_path / "j.txt").write_text("<answer>" + json.dumps(j.tests["expected"]) + "</answer>")
+    r = rlvr("score", str(tmp_path / "m.json"), str(tmp_path / "m.txt"), "--config", "examples/math.yaml", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["components"] == {"completion": 1.0, "format": 1.0}
+    r = rlvr(
+        "score", str(tmp_path / "j.json"), str(tmp_path / "j.txt"), "--config", "examples/json_output.yaml", "--json"
+    )
+    out = json.loads(r.stdout)
+    assert out["components"] == {"completion": 1.0, "format": 1.0}
+    assert out["details"]["format"]["checks"] == {"tag:answer": True, "json_schema": True}

@@ -23,7 +23,7 @@ class ReplyLengthEnv:
 
     def step(self, reply: str) -> StepResult:
         value = (len(reply) % 10) / 9.0
-        return StepResult(messages=[], reward=RewardBreakdown(value, {"length": value}), done=True)
+        return StepResult(messages=[], reward=RewardBreakdown(value, {"toy": value}), done=True)
 
 
 if DOMAIN not in ENVS:

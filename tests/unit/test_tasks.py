@@ -65,7 +65,7 @@ def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
         load_tasks(str(f))
     with pytest.raises(TaskLoadError, match="not found"):
         load_tasks(str(tmp_path / "none.jsonl"))
-    with pytest.raises(TaskLoadError, match="bundled: python_functions"):
+    with pytest.raises(TaskLoadError, match="bundled: json_extract, math_word, python_functions"):
         load_tasks("bundled:nope")
 
 
@@ -81,3 +81,28 @@ def test_sampler_is_deterministic_and_resumable() -> None:
     c.load_state_dict(state)
     assert [t.id for t in c.sample(8)] == rest
     assert len(set(first + rest[:3])) == 10  # every task once per epoch
+
+
+def test_bundled_math_and_json_sets_regenerate_identically_and_check_out() -> None:
+    import json as _json
+
+    from rlvr.envs import EnvSettings, make_env
+    from rlvr.tasks import jsongen, mathgen
+
+    for gen in (mathgen, jsongen):
+        lines = [_json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) for t in gen.build_tasks()]
+        assert gen.DATA.read_text().splitlines() == lines, f"{gen.DATA} is stale: run python -m {gen.__name__}"
+    maths = load_tasks("bundled:math_word")
+    assert {t.difficulty for t in maths} == {1, 2, 3} and len(maths) == 180
+    for t in maths[::15]:  # the stated answer is accepted, a different one refused
+        env = make_env("math", EnvSettings())
+        env.reset(t)
+        assert env.step(f"\\boxed{{{t.tests['answer']}}}").reward.total == 1.0  # type: ignore[union-attr]
+    for t in load_tasks("bundled:json_extract")[::10]:
+        env = make_env("json", EnvSettings())
+        env.reset(t)
+        reply = "<answer>" + _json.dumps(t.tests["expected"]) + "</answer>"
+        assert env.step(reply).reward.total == 1.0  # type: ignore[union-attr]
+        import jsonschema
+
+        jsonschema.validate(t.tests["expected"], t.tests["schema"])

@@ -1,0 +1,32 @@
+"""Math word problems: the reply's final answer (`<answer>`, the last `\\boxed{}`, or the
+last line) is checked against the task's answer by `math-verify`. Single turn; no code
+runs. Task tests: `{"format": "answer", "answer": "115/28"}`."""
+
+from __future__ import annotations
+
+from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
+from rlvr.rewards.extract import extract_final_answer
+from rlvr.types import RewardBreakdown, Task
+
+
+@register_env("math")
+class MathAnswerEnv:
+    def __init__(self, settings: EnvSettings) -> None:
+        self.settings = settings
+        self.task: Task | None = None
+
+    def reset(self, task: Task) -> list[dict[str, str]]:
+        if task.tests.get("format") != "answer" or "answer" not in task.tests:
+            raise ValueError(f"task {task.id}: math tasks need tests {{'format': 'answer', 'answer': ...}}")
+        self.task = task
+        return opening_messages(task, self.settings)
+
+    def step(self, reply: str) -> StepResult:
+        if self.task is None:
+            raise RuntimeError("step() before reset()")
+        from rlvr.rewards.math import math_reward  # math-verify is slow to import
+
+        answer = extract_final_answer(reply)
+        verdict = math_reward(answer, str(self.task.tests["answer"]))
+        details = {"answer": answer[:200], **verdict.details}
+        return StepResult([], RewardBreakdown(verdict.value, {"completion": verdict.value}, details), done=True)

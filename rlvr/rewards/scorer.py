@@ -1,0 +1,171 @@
+"""From an episode to its reward: every component computed, logged, and combined under
+the run's `reward` config.
+
+    components = env's own verdict ("completion") + format, security, length, hacks
+                 (+ efficiency, math when a term asks for them)
+    reward     = combine(components, terms, gates, clip, GDPO normalisation per group)
+    hacks      → flags on the breakdown; with on_hack='zero' the total is capped at 0
+
+The environment decides task completion (its reward total, or its "completion"
+component); everything else is computed here from the task and the trajectory, so that
+each environment stays small and every domain gets the same extra dimensions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rlvr.config import RewardConfig
+from rlvr.rewards.base import RewardComponent
+from rlvr.rewards.combine import Term, combine, combine_group
+from rlvr.rewards.efficiency import efficiency_reward
+from rlvr.rewards.extract import extract_code, extract_final_answer
+from rlvr.rewards.format import FormatRules, format_reward
+from rlvr.rewards.hacks import detect_hacks, hack_flags
+from rlvr.rewards.length import overlong_penalty
+from rlvr.rewards.security import security_reward
+from rlvr.types import ExecutionResult, RewardBreakdown, Task, Trajectory
+
+CODE_FORMATS = ("assert", "call", "stdio", "pytest", "script")
+Executor = Callable[[str, dict[str, Any]], ExecutionResult]
+
+
+def is_code_task(task: Task) -> bool:
+    return task.tests.get("format") in CODE_FORMATS
+
+
+class Scorer:
+    """Scores trajectories for one run. `execute` runs a reference solution (for the
+    efficiency component); `max_new_tokens` is the length component's limit."""
+
+    def __init__(self, cfg: RewardConfig, *, max_new_tokens: int, execute: Executor | None = None) -> None:
+        self.cfg = cfg
+        self.max_new_tokens = max_new_tokens
+        self.execute = execute
+        self.terms = [Term(t.name, t.weight, t.gate) for t in cfg.terms]
+        self.wanted = {t.name for t in cfg.terms}
+        self._reference_runs: dict[tuple[str, str], ExecutionResult | None] = {}
+        self._lock = threading.Lock()
+
+    # ---- components -------------------------------------------------------------------
+    def components(self, task: Task, traj: Trajectory) -> tuple[dict[str, RewardComponent], list[dict[str, Any]]]:
+        """Every component that applies to this task, and the hack findings."""
+        reply = traj.completion_text
+        env = traj.reward or RewardBreakdown(0.0)
+        comps: dict[str, RewardComponent] = {
+            "completion": RewardComponent(env.components.get("completion", env.total), dict(env.details))
+        }
+        for name, value in env.components.items():
+            if name != "completion":
+                comps[name] = RewardComponent(value)
+        rules = self._format_rules(task)
+        if rules is not None or "format" in self.wanted:
+            comps["format"] = format_reward(reply, rules or FormatRules())
+        if traj.completion_ids or not reply:  # unknown token count (a reply scored as text): no length
+            comps["length"] = overlong_penalty(
+                len(traj.completion_ids), self.max_new_tokens, min(self.cfg.overlong_cache, self.max_new_tokens)
+            )
+        findings: list[dict[str, Any]] = []
+        if is_code_task(task):
+            code = extract_code(reply)
+            runtime = traj.execution.stderr if traj.execution else ""
+            comps["security"] = security_reward(code, runtime)
+            allowed = [str(f) for f in task.metadata.get("files", [])]
+            findings = [f.to_dict() for f in detect_hacks(code, task.tests, allowed)]
+            if "efficiency" in self.wanted:
+                ref_run = self._reference_run(task)
+                comps["efficiency"] = efficiency_reward(
+                    code,
+                    traj.execution,
+                    reference=task.reference,
+                    reference_result=ref_run,
+                    time_floor_s=self.cfg.efficiency_time_floor_s,
+                    memory_floor_mb=self.cfg.efficiency_memory_floor_mb,
+                )
+        if "math" in self.wanted and "answer" in task.tests:
+            from rlvr.rewards.math import math_reward  # math-verify is slow to import
+
+            comps["math"] = math_reward(extract_final_answer(reply), str(task.tests["answer"]))
+        return comps, findings
+
+    def _format_rules(self, task: Task) -> FormatRules | None:
+        f = self.cfg.format
+        schema = task.tests.get("schema") if task.tests.get("format") == "json" else None
+        schema = schema or f.json_schema
+        if not (f.code_block or f.required_tags or f.regex or schema):
+            return None
+        return FormatRules(f.code_block, tuple(f.required_tags), f.regex, schema)
+
+    def _reference_run(self, task: Task) -> ExecutionResult | None:
+        """The reference solution's run on the same tests, once per task (cached)."""
+        if not task.reference or self.execute is None:
+            return None
+        key = (task.id, task.reference)
+        with self._lock:
+            if key in self._reference_runs:
+                return self._reference_runs[key]
+        result = self.execute(task.reference, task.tests)
+        ok = result.total > 0 and result.passed == result.total
+        with self._lock:
+            self._reference_runs[key] = result if ok else None
+        return self._reference_runs[key]
+
+    # ---- combination --------------------------------------------------------------------
+    def score_group(self, tasks: Sequence[Task], trajs: Sequence[Trajectory]) -> None:
+        """Set `reward` on each trajectory of one group (same prompt), in place."""
+        comps, findings = zip(*(self.components(t, tr) for t, tr in zip(tasks, trajs, strict=True)), strict=True)
+        passed = [
+            bool(tr.execution and tr.execution.total and tr.execution.passed == tr.execution.total) for tr in trajs
+        ]
+        if not any(tr.execution for tr in trajs):  # no tests ran: completion 1.0 is the pass
+            passed = [c["completion"].value >= 1.0 for c in comps]
+        out = [
+            combine(c, self._terms_for(task, [c]), all_tests_pass=p, clip=self.cfg.clip)
+            for task, c, p in zip(tasks, comps, passed, strict=True)
+        ]
+        if self.cfg.normalize == "group" and len(trajs) > 1:
+            shared = self._terms_for(tasks[0], comps)
+            normed = combine_group(list(comps), shared, all_tests_pass=passed, clip=self.cfg.clip, normalize="group")
+            for b, n in zip(out, normed, strict=True):
+                b.total, b.details["normalized"] = n.total, n.details["normalized"]
+        for tr, b, found in zip(trajs, out, findings, strict=True):
+            b.flags = hack_flags([f["name"] for f in found], self.cfg.hack_ignore)
+            if found:
+                b.details["hacks"] = [f for f in found if f["name"] in b.flags]
+            if b.flags and self.cfg.on_hack == "zero":
+                b.details["hack_action"] = f"reward {b.total:.3f} capped at 0"
+                b.total = min(b.total, 0.0)
+            tr.reward = b
+
+    def _terms_for(self, task: Task, comps: Sequence[dict[str, RewardComponent]]) -> list[Term]:
+        """Terms that apply: those for this task's domain whose component it has (a term
+        naming a component the task lacks, e.g. math for a code task, does not apply)."""
+        return [
+            term
+            for term, tc in zip(self.terms, self.cfg.terms, strict=True)
+            if (tc.domains is None or task.domain in tc.domains) and all(term.name in c for c in comps)
+        ]
+
+    def score(self, task: Task, traj: Trajectory) -> RewardBreakdown:
+        self.score_group([task], [traj])
+        assert traj.reward is not None
+        return traj.reward
+
+
+def _all_pass(traj: Trajectory, comps: dict[str, RewardComponent]) -> bool:
+    """The gate 'all_tests_pass': every test passed; without tests (math, tools), the
+    environment's completion is full."""
+    ex = traj.execution
+    if ex is not None:
+        return bool(ex.total and ex.passed == ex.total)
+    return comps["completion"].value >= 1.0
+
+
+def group_indices(trajs: Sequence[Trajectory]) -> list[list[int]]:
+    """Indices of each group's trajectories, groups in first-seen order."""
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(trajs):
+        groups.setdefault(t.group_id, []).append(i)
+    return list(groups.values())
