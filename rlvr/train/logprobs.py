@@ -9,18 +9,31 @@ chunk at a time in the forward pass and are recomputed, one chunk at a time, in 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
 
+class TokenStats(NamedTuple):
+    """Per completion token, laid out [B, L] (right-padded): log-prob of the token, entropy
+    of the distribution it was drawn from, the mask (1 where a token exists), and the
+    value head's estimate of the state before the token (None without a value head)."""
+
+    logprobs: torch.Tensor
+    entropy: torch.Tensor
+    mask: torch.Tensor
+    values: torch.Tensor | None = None
+
+
 def _chunk_logprobs(
-    hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, temperature: float
+    hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, temperature: float, entropy_grad: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
     logits = (hidden @ weight.T).float() / temperature  # [n, V]
     logz = torch.logsumexp(logits, dim=-1)  # [n]
     logp = logits.gather(1, targets[:, None]).squeeze(1) - logz  # [n]
-    with torch.no_grad():
+    with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
         probs = torch.softmax(logits, dim=-1)
         entropy = logz - (probs * logits).sum(-1)  # [n]
     return logp, entropy
@@ -36,6 +49,25 @@ def sequence_logprobs(
     chunk: int = 1024,
     share_prompts: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(logprobs, entropy, mask), each [B, L]: see `token_stats`."""
+    st = token_stats(
+        model, prompts, completions, pad_id=pad_id, temperature=temperature, chunk=chunk, share_prompts=share_prompts
+    )
+    return st.logprobs, st.entropy, st.mask
+
+
+def token_stats(
+    model: PreTrainedModel,
+    prompts: list[list[int]],
+    completions: list[list[int]],
+    *,
+    pad_id: int,
+    temperature: float = 1.0,
+    chunk: int = 1024,
+    share_prompts: bool = True,
+    entropy_grad: bool = False,
+    value_head: torch.nn.Module | None = None,
+) -> TokenStats:
     """Log-probs [B, L] of each completion token given its prompt and the tokens before it,
     per-token entropies [B, L], and the mask [B, L] (1 where a completion token exists).
     L is the longest completion; rows are right-padded.
@@ -46,7 +78,15 @@ def sequence_logprobs(
     result and its gradient are those of running every row in full (up to float rounding).
     """
     if share_prompts:
-        return _shared_prompt_logprobs(model, prompts, completions, pad_id=pad_id, temperature=temperature, chunk=chunk)
+        sel = _shared_prompt_hidden(model, prompts, completions, pad_id=pad_id)
+    else:
+        sel = _full_hidden(model, prompts, completions, pad_id=pad_id)
+    return _scatter(model, sel, completions, temperature, chunk, entropy_grad, value_head)
+
+
+def _full_hidden(
+    model: PreTrainedModel, prompts: list[list[int]], completions: list[list[int]], *, pad_id: int
+) -> torch.Tensor:
     device = next(model.parameters()).device
     B = len(prompts)
     T = max(len(p) + len(c) for p, c in zip(prompts, completions, strict=True))
@@ -61,19 +101,12 @@ def sequence_logprobs(
             cols.append(len(p) - 1 + t)  # the position whose output predicts token t
     base = getattr(model, model.base_model_prefix)
     hidden = base(input_ids=input_ids.to(device), attention_mask=attn.to(device)).last_hidden_state  # [B, T, H]
-    sel = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
-    return _scatter(model, sel, completions, temperature, chunk)
+    return hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
 
 
-def _shared_prompt_logprobs(
-    model: PreTrainedModel,
-    prompts: list[list[int]],
-    completions: list[list[int]],
-    *,
-    pad_id: int,
-    temperature: float,
-    chunk: int,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _shared_prompt_hidden(
+    model: PreTrainedModel, prompts: list[list[int]], completions: list[list[int]], *, pad_id: int
+) -> torch.Tensor:
     device = next(model.parameters()).device
     uniq: dict[tuple[int, ...], int] = {}
     row_to_u = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts]
@@ -115,13 +148,18 @@ def _shared_prompt_logprobs(
     h_all = torch.cat([last_prompt_h[:, None, :], c_out.last_hidden_state[:, :-1]], dim=1)  # [B, Lc, H]
     rows = [r for r, c in enumerate(completions) for _ in c]
     cols = [t for c in completions for t in range(len(c))]
-    sel = h_all[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
-    return _scatter(model, sel, completions, temperature, chunk)
+    return h_all[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
 
 
 def _scatter(
-    model: PreTrainedModel, sel: torch.Tensor, completions: list[list[int]], temperature: float, chunk: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    model: PreTrainedModel,
+    sel: torch.Tensor,
+    completions: list[list[int]],
+    temperature: float,
+    chunk: int,
+    entropy_grad: bool = False,
+    value_head: torch.nn.Module | None = None,
+) -> TokenStats:
     """Chunked head over the selected hidden states [N, H]; results laid out as [B, L]."""
     device = sel.device
     B = len(completions)
@@ -132,7 +170,7 @@ def _scatter(
     for s in range(0, sel.shape[0], chunk):
         h, y = sel[s : s + chunk], tgt[s : s + chunk]
         if torch.is_grad_enabled():
-            lp, ent = checkpoint(_chunk_logprobs, h, weight, y, temperature, use_reentrant=False)
+            lp, ent = checkpoint(_chunk_logprobs, h, weight, y, temperature, entropy_grad, use_reentrant=False)
         else:
             lp, ent = _chunk_logprobs(h, weight, y, temperature)
         parts_lp.append(lp)
@@ -144,6 +182,11 @@ def _scatter(
         r_idx = torch.tensor([r for r, c in enumerate(completions) for _ in c], device=device)
         c_idx = torch.tensor([t for c in completions for t in range(len(c))], device=device)
         out = out.index_put((r_idx, c_idx), torch.cat(parts_lp).float())
-        ent[r_idx, c_idx] = torch.cat(parts_ent).float()
+        ent = ent.index_put((r_idx, c_idx), torch.cat(parts_ent).float())
         mask[r_idx, c_idx] = 1.0
-    return out, ent, mask
+    values = None
+    if value_head is not None:
+        values = torch.zeros((B, L), dtype=torch.float32, device=device)
+        if parts_lp:
+            values = values.index_put((r_idx, c_idx), value_head(sel).squeeze(-1).float())
+    return TokenStats(out, ent, mask, values)
