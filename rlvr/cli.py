@@ -19,7 +19,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from rlvr.config import ConfigError, RunConfig, describe_fields, load_config
+from rlvr.config import ConfigError, RunConfig, describe_fields, load_config, load_plugins
 
 
 def _keys_help() -> str:
@@ -100,6 +100,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from rlvr.train.loop import train
 
     cfg = load_config(args.config, args.overrides)
+    load_plugins(cfg)
     s = train(cfg, resume=args.resume, quiet=args.quiet)
     console = Console()
     table = Table(title=f"rlvr: {cfg.name} ({s.steps} steps, {s.elapsed_s / 60:.1f} min)")
@@ -125,6 +126,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rlvr.tasks import load_tasks, split_tasks
 
     cfg = load_config(args.config, args.overrides)
+    load_plugins(cfg)
     source = _checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
     tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
     _, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
@@ -212,6 +214,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from rlvr.scoring import load_one_task, report, score_completion
 
     cfg = load_config(args.config)
+    load_plugins(cfg)
     task = load_one_task(args.task_file, args.task_id)
     if args.completion_file == "-":
         completion = sys.stdin.read()
@@ -265,6 +268,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    sys.path.insert(0, str(Path.cwd()))  # plugins named by module resolve from where rlvr runs
     try:
         commands = {
             "train": cmd_train,

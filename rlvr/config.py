@@ -173,6 +173,38 @@ class TrainConfig(_Section):
     """How many recent checkpoints to keep."""
     threads: int | None = Field(None, ge=1)
     """torch intra-op threads; default: all cores."""
+    auto_resume: bool = False
+    """Resume from the run directory's latest checkpoint when there is one (so a
+    supervisor can simply rerun the same command after a crash); otherwise a non-empty
+    run directory is an error unless --resume is given."""
+
+
+class RolloutConfig(_Section):
+    mode: Literal["sync", "async"] = "sync"
+    """'sync': generate, then train, in turn. 'async': a background thread generates the
+    next steps' batches (with its own copy of the weights, refreshed after every update)
+    while the current step trains."""
+    max_staleness: int = Field(1, ge=0)
+    """async: the most policy versions a batch may lag behind the learner. The generator
+    waits rather than exceed it; a batch that does exceed it (e.g. replayed) is dropped
+    and counted. 0 makes async equal to sync."""
+    on_failure: Literal["drop", "fail"] = "drop"
+    """After its retries, a group with a failed episode (environment crash, sandbox
+    infrastructure error) is dropped from the batch and counted ('drop'), or stops the
+    run with the error ('fail'). Generation failing after its retries always stops it."""
+    max_retries: int = Field(2, ge=0)
+    """Retries of a failed generation call or environment step before on_failure applies."""
+
+
+class BufferConfig(_Section):
+    capacity: int = Field(256, ge=1)
+    """Most groups held; adding more evicts the oldest (counted in the metrics)."""
+    sampling: Literal["fifo", "prioritized"] = "fifo"
+    """Which groups the learner gets: oldest first, or drawn in proportion to the spread
+    of their rewards (groups whose samples disagree teach the most)."""
+    replay_ratio: int = Field(1, ge=1)
+    """Times each group is trained on before it leaves the buffer (1 = on-policy).
+    Replayed groups are off-policy: pair with algo.importance."""
 
 
 class SandboxConfig(_Section):
@@ -313,12 +345,17 @@ class RunConfig(_Section):
     """Where run directories are created."""
     seed: int = 0
     """Seed for task sampling, generation and initialisation."""
+    plugins: list[str] = Field(default_factory=list)
+    """Python modules imported before the run (dotted names on the path, or .py files):
+    where your own environments register their domains and reward code lives."""
     model: ModelConfig = Field(default_factory=ModelConfig)
     tasks: TasksConfig = Field(default_factory=TasksConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     algo: AlgoConfig = Field(default_factory=AlgoConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    buffer: BufferConfig = Field(default_factory=BufferConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
@@ -403,6 +440,28 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     except ValidationError as e:
         where = f"{path}: " if path else ""
         raise ConfigError(where + _format_validation_error(e)) from None
+
+
+def load_plugins(cfg: RunConfig) -> None:
+    """Import the config's plugin modules (each registers what it defines)."""
+    import importlib
+    import importlib.util
+    import sys
+
+    for name in cfg.plugins:
+        try:
+            if name.endswith(".py"):
+                path = Path(name)
+                spec = importlib.util.spec_from_file_location(path.stem, path)
+                if spec is None or spec.loader is None or not path.is_file():
+                    raise ImportError(f"no such file: {path}")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[path.stem] = module
+                spec.loader.exec_module(module)
+            else:
+                importlib.import_module(name)
+        except Exception as e:
+            raise ConfigError(f"plugins: cannot import '{name}': {type(e).__name__}: {e}") from None
 
 
 def describe_fields(model: type[BaseModel] = RunConfig, prefix: str = "") -> list[tuple[str, str, str]]:

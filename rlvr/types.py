@@ -219,6 +219,7 @@ class Trajectory:
     policy_version: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     status: str = "ok"  # "ok" | "error"; an error trajectory is never trained on
+    error: str = ""  # why the episode failed (status "error"): the exception or sandbox failure
 
     @property
     def completion_text(self) -> str:

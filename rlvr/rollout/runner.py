@@ -14,7 +14,11 @@ from transformers import PreTrainedTokenizerBase
 from rlvr.envs import EnvSettings, make_env
 from rlvr.rewards.scorer import Scorer, group_indices
 from rlvr.rollout.engine import Engine, SamplingParams
-from rlvr.types import Task, Trajectory, Turn
+from rlvr.types import RunStatus, Task, Trajectory, Turn
+
+
+class RolloutError(RuntimeError):
+    """Generation failed after its retries."""
 
 
 def encode_prompt(
@@ -41,10 +45,18 @@ def run_episodes(
     workers: int = 4,
     group_prefix: str = "",
     scorer: Scorer | None = None,
+    max_retries: int = 2,
 ) -> list[Trajectory]:
     """Trajectories for every task × group_size samples, grouped consecutively. The
     environment judges each reply; `scorer` (when given) then adds the other reward
-    components and combines them per group."""
+    components and combines them per group.
+
+    Failures: generation is retried up to `max_retries` times, then raises
+    `RolloutError`. An environment step that raises, or whose sandbox run ends in
+    SANDBOX_ERROR (infrastructure, never the program's fault), is retried up to
+    `max_retries` times (each retry counted in `timings["retries"]`); after that the
+    trajectory gets `status="error"` and the reason in `error`, and its group is not
+    scored. What happens to such groups is the caller's policy (drop or fail)."""
     episodes = []
     for ti, task in enumerate(tasks):
         messages = make_env(task.domain, settings).reset(task)
@@ -52,17 +64,36 @@ def run_episodes(
         for _ in range(group_size):
             episodes.append((f"{group_prefix}{ti}:{task.id}", task, messages, prompt_ids))
     t0 = time.perf_counter()
-    completions = engine.generate([e[3] for e in episodes], params)
+    for attempt in range(max_retries + 1):
+        try:
+            completions = engine.generate([e[3] for e in episodes], params)
+            break
+        except Exception as e:  # the engine's failure: retry, then report it by name
+            if attempt == max_retries:
+                raise RolloutError(f"generation failed {max_retries + 1} times: {type(e).__name__}: {e}") from e
     gen_s = time.perf_counter() - t0
 
     def judge(i: int) -> Trajectory:
         group_id, task, messages, prompt_ids = episodes[i]
         comp = completions[i]
-        env = make_env(task.domain, settings)
-        env.reset(task)
         t1 = time.perf_counter()
         reply = response_prefix + comp.text
-        step = env.step(reply)
+        step, error, retries = None, "", 0
+        for attempt in range(max_retries + 1):
+            retries = attempt
+            try:
+                env = make_env(task.domain, settings)
+                env.reset(task)
+                step = env.step(reply)
+            except Exception as e:  # an environment or sandbox crash: retry, then record it
+                step, error = None, f"{type(e).__name__}: {e}"[:2000]
+                continue
+            ex = step.execution
+            if ex is not None and ex.status is RunStatus.SANDBOX_ERROR:
+                error = f"sandbox error: {ex.error}"[:2000]
+                continue
+            error = ""
+            break
         turns = [Turn(role=m["role"], content=m["content"]) for m in messages]  # type: ignore[arg-type]
         turns.append(
             Turn(role="assistant", content=reply, token_ids=comp.token_ids, logprobs=comp.logprobs, trainable=True)
@@ -77,15 +108,17 @@ def run_episodes(
             logprobs=comp.logprobs,
             loss_mask=[1] * len(comp.token_ids),
             finish_reason=comp.finish_reason,
-            execution=step.execution,
-            reward=step.reward,
+            execution=step.execution if step else None,
+            reward=step.reward if step and not error else None,
             policy_version=policy_version,
-            timings={"generate_s": gen_s, "env_s": time.perf_counter() - t1},
+            timings={"generate_s": gen_s, "env_s": time.perf_counter() - t1, "retries": float(retries)},
+            status="error" if error else "ok",
+            error=error,
         )
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         trajs = list(pool.map(judge, range(len(episodes))))
         if scorer is not None:
-            groups = group_indices(trajs)
+            groups = [g for g in group_indices(trajs) if all(trajs[i].status == "ok" for i in g)]
             list(pool.map(lambda g: scorer.score_group([episodes[i][1] for i in g], [trajs[i] for i in g]), groups))
     return trajs

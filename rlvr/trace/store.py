@@ -38,6 +38,26 @@ def _jsonable(o: object) -> object:
     return str(o)
 
 
+def truncate_after_step(path: Path, step: int) -> None:
+    """Remove the records of steps after `step` (and any torn last line) from a JSONL log:
+    what a crashed run logged after its last checkpoint, which the resumed run redoes.
+    Records without a step (evaluations) are kept."""
+    if not path.is_file():
+        return
+    kept = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by the crash
+            if not isinstance(rec, dict) or int(rec.get("step", 0) or 0) <= step:
+                kept.append(line if line.endswith("\n") else line + "\n")
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("".join(kept), encoding="utf-8")
+    tmp.replace(path)
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]

@@ -9,6 +9,7 @@ mid-write leaves the previous checkpoint intact; only complete checkpoints (with
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -39,7 +40,9 @@ def save_checkpoint(
     learner_state: dict[str, Any],
     extra: dict[str, Any],
     keep: int = 2,
+    files: dict[str, str] | None = None,
 ) -> Path:
+    """Write checkpoint `step` atomically; `files` are extra text files (name -> content)."""
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"step-{step:06d}"
     tmp = root / f"step-{step:06d}.tmp"
@@ -58,13 +61,38 @@ def save_checkpoint(
         },
         tmp / "trainer.pt",
     )
+    for name, text in (files or {}).items():
+        (tmp / name).write_text(text)
     (tmp / "state.json").write_text(json.dumps({"step": step, **extra}, indent=2))
+    _fsync_tree(tmp)
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
+    _fsync_dir(root)
     for old in _ckpt_dirs(root)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _fsync_tree(path: Path) -> None:
+    """Flush every file of the new checkpoint to disk before it is renamed into place, so
+    that even a power loss leaves either the old or the complete new checkpoint."""
+    for p in sorted(path.rglob("*")):
+        if p.is_file():
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    _fsync_dir(path)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def load_trainer_state(ckpt: Path) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,14 +1,16 @@
 """`rlvr train`: the whole training run.
 
     for step in range(start, steps):
-        tasks  = sampler.sample(prompts_per_step)           # curriculum
-        trajs  = run_episodes(tasks, G samples each)         # generate → sandbox → reward
-        stats  = learner.step(trajs)                         # advantages → loss → update
-        log(trajs, stats); maybe checkpoint
+        batch  = rollouts.next(step)          # tasks → generate → sandbox → reward (maybe ahead, in a thread)
+        buffer.add(batch.groups)
+        groups = buffer.sample(prompts_per_step, learner.version)
+        stats  = learner.step(groups)         # advantages → loss → update
+        rollouts.publish(weights)             # the generator's next weights
+        log(batch, stats); maybe checkpoint   # buffer and untrained batches included
 
-The engine shares the learner's model object, so the weights it samples from are always
-the current policy (policy_version = learner.version). Evaluation on the held-out split
-runs before and after when configured.
+Sync rollouts share the learner's model, so they always sample from the current policy;
+async ones run a step or more ahead on a copy of the weights (rlvr.train.rollouts).
+Evaluation on the held-out split runs before and after when configured.
 """
 
 from __future__ import annotations
@@ -28,14 +30,13 @@ from rlvr.config import RunConfig
 from rlvr.curriculum import TaskSampler
 from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
 from rlvr.models import load_policy
-from rlvr.rollout.engine import SamplingParams
-from rlvr.rollout.hf import HFEngine
-from rlvr.rollout.runner import run_episodes
 from rlvr.tasks import load_tasks, split_tasks
-from rlvr.trace.store import JsonlStore, summarize_step
+from rlvr.trace.store import JsonlStore, summarize_step, truncate_after_step
+from rlvr.train.buffer import ExperienceBuffer
 from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
 from rlvr.train.learner import Learner
 from rlvr.train.progress import Progress
+from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, SyncRollouts
 
 
 @dataclass
@@ -56,9 +57,9 @@ def seed_everything(seed: int) -> None:
 
 def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> TrainSummary:
     t_start = time.perf_counter()
-    run_dir = cfg.run_dir
-    ckpt_root = run_dir / "checkpoints"
-    if run_dir.exists() and any(run_dir.iterdir()) and not resume:
+    run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
+    ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
+    if run_dir.exists() and any(run_dir.iterdir()) and not resume and ckpt is None:
         raise FileExistsError(f"run directory {run_dir} is not empty; pass --resume or choose another name")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
@@ -69,7 +70,6 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
     train_tasks, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
     eval_tasks = eval_tasks[: cfg.eval.num_tasks] if cfg.eval.num_tasks else eval_tasks
-    ckpt = latest_checkpoint(ckpt_root) if resume else None
     model, tok = load_policy(
         str(ckpt / "model") if ckpt else cfg.model.name_or_path,
         dtype=cfg.model.dtype,
@@ -78,16 +78,22 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     )
     learner = Learner(model, cfg, pad_id=int(tok.pad_token_id))
     sampler = TaskSampler(train_tasks, cfg.seed)
-    start, rewards, eval_before = 0, [], None
+    b = cfg.buffer
+    buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
+    start, rewards, eval_before, pending = 0, [], None, []
     if ckpt:
         blob, state = load_trainer_state(ckpt)
         learner.load_state_dict(blob["learner"])
         sampler.load_state_dict(state["sampler"])
         start, rewards = int(state["step"]), list(state["rewards"])
         eval_before = _eval_from_dict(state.get("eval_before"))
-    engine = HFEngine(model, tok, batch_size=cfg.generation.batch_size)
+        queue = json.loads((ckpt / "queue.json").read_text()) if (ckpt / "queue.json").is_file() else {}
+        buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
+        pending = [RolloutBatch.from_dict(p) for p in queue.get("pending", [])]
+        for log in ("metrics.jsonl", "trajectories.jsonl"):  # drop what the crashed run logged after it
+            truncate_after_step(run_dir / log, start)
     settings = env_settings(cfg)
-    scorer = make_scorer(cfg, settings)
+    producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
     metrics_log = JsonlStore(run_dir / "metrics.jsonl")
     traj_log = JsonlStore(run_dir / "trajectories.jsonl")
     progress = Progress(cfg.train.steps, start, quiet=quiet)
@@ -95,81 +101,78 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     if cfg.eval.before_training and eval_before is None:
         progress.note(f"evaluating the initial policy on {len(eval_tasks)} held-out tasks")
         eval_before = evaluate(model, tok, eval_tasks, cfg)
-        metrics_log.append(
-            {
-                "event": "eval",
-                "when": "before",
-                "pass_at_1": eval_before.pass_at_1,
-                "mean_reward": eval_before.mean_reward,
-                "by_difficulty": eval_before.by_difficulty,
-            }
+        metrics_log.append({"event": "eval", "when": "before", **_eval_row(eval_before)})
+    rollouts: SyncRollouts | AsyncRollouts
+    if cfg.rollout.mode == "async":
+        rollouts = AsyncRollouts(
+            producer,
+            model,
+            start_step=start,
+            end_step=cfg.train.steps,
+            version=learner.version,
+            max_staleness=cfg.rollout.max_staleness,
+            pending=pending,
         )
-    with progress:
-        for step in range(start, cfg.train.steps):
-            t0 = time.perf_counter()
-            batch = sampler.sample(cfg.train.prompts_per_step)
-            params = SamplingParams(
-                max_new_tokens=cfg.generation.max_new_tokens,
-                temperature=cfg.generation.temperature,
-                top_p=cfg.generation.top_p,
-                stop=tuple(cfg.generation.stop),
-                seed=cfg.seed * 100003 + step,
-            )
-            trajs = run_episodes(
-                batch,
-                engine=engine,
-                tokenizer=tok,
-                settings=settings,
-                params=params,
-                group_size=cfg.algo.group_size,
-                response_prefix=cfg.prompt.response_prefix,
-                policy_version=learner.version,
-                workers=cfg.sandbox.workers,
-                group_prefix=f"{step}/",
-                scorer=scorer,
-            )
-            t1 = time.perf_counter()
-            stats = learner.step(trajs)
-            t2 = time.perf_counter()
-            summary = summarize_step(trajs)
-            rewards.append(summary["reward_mean"])
-            row = {
-                "event": "step",
-                "step": step + 1,
-                **summary,
-                **stats,
-                "rollout_s": t1 - t0,
-                "train_s": t2 - t1,
-                "tokens_per_s": summary["completion_tokens"] / max(t2 - t0, 1e-9),
-            }
-            metrics_log.append(row)
-            for t in trajs:
-                traj_log.append({"step": step + 1, **t.to_dict()})
-            progress.update(step + 1, row)
-            every = cfg.train.checkpoint_every
-            if (every and (step + 1) % every == 0) or step + 1 == cfg.train.steps:
-                save_checkpoint(
-                    ckpt_root,
-                    step + 1,
-                    model,
-                    tok,
-                    learner.state_dict(),
-                    {"sampler": sampler.state_dict(), "rewards": rewards, "eval_before": _eval_to_dict(eval_before)},
-                    keep=cfg.train.keep_checkpoints,
-                )
+    else:
+        rollouts = SyncRollouts(producer, pending)
+    try:
+        with progress:
+            for step in range(start, cfg.train.steps):
+                t0 = time.perf_counter()
+                batch = rollouts.next(step, learner.version)
+                t1 = time.perf_counter()
+                buffer.add(batch.groups)
+                groups = buffer.sample(cfg.train.prompts_per_step, learner.version)
+                trajs = [t for g in groups for t in g.trajs]
+                stats = learner.step(trajs)
+                rollouts.publish(model, learner.version)
+                t2 = time.perf_counter()
+                summary = summarize_step(trajs)
+                rewards.append(summary["reward_mean"])
+                row = {
+                    "event": "step",
+                    "step": step + 1,
+                    **summary,
+                    **stats,
+                    **{f"rollout/{k}": v for k, v in batch.stats.items()},
+                    **{f"buffer/{k}": float(v) for k, v in buffer.counters.items()},
+                    "buffer/size": float(len(buffer)),
+                    "rollout_wait_s": t1 - t0,
+                    "train_s": t2 - t1,
+                    "tokens_per_s": summary["completion_tokens"] / max(t2 - t0, 1e-9),
+                }
+                metrics_log.append(row)
+                for t in trajs:
+                    traj_log.append({"step": step + 1, **t.to_dict()})
+                for g in batch.dropped:
+                    for t in g.trajs:
+                        traj_log.append({"step": step + 1, "dropped": True, **t.to_dict()})
+                progress.update(step + 1, row)
+                every = cfg.train.checkpoint_every
+                if (every and (step + 1) % every == 0) or step + 1 == cfg.train.steps:
+                    with rollouts.pause():
+                        queue = {"buffer": buffer.state_dict(), **rollouts.state_dict()}
+                        save_checkpoint(
+                            ckpt_root,
+                            step + 1,
+                            model,
+                            tok,
+                            learner.state_dict(),
+                            {
+                                "sampler": sampler.state_dict(),
+                                "rewards": rewards,
+                                "eval_before": _eval_to_dict(eval_before),
+                            },
+                            keep=cfg.train.keep_checkpoints,
+                            files={"queue.json": json.dumps(queue)},
+                        )
+    finally:
+        rollouts.close()
     eval_after = None
     if eval_tasks:
         progress.note(f"evaluating the trained policy on {len(eval_tasks)} held-out tasks")
         eval_after = evaluate(model, tok, eval_tasks, cfg)
-        metrics_log.append(
-            {
-                "event": "eval",
-                "when": "after",
-                "pass_at_1": eval_after.pass_at_1,
-                "mean_reward": eval_after.mean_reward,
-                "by_difficulty": eval_after.by_difficulty,
-            }
-        )
+        metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})
     summary_out = TrainSummary(
         run_dir, cfg.train.steps, eval_before, eval_after, rewards, time.perf_counter() - t_start
     )
@@ -177,6 +180,17 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     metrics_log.close()
     traj_log.close()
     return summary_out
+
+
+def _max_age(cfg: RunConfig) -> int | None:
+    """Replayed groups older than the staleness bound leave the buffer (async or replay)."""
+    if cfg.buffer.replay_ratio > 1 or cfg.rollout.mode == "async":
+        return max(cfg.rollout.max_staleness, cfg.buffer.replay_ratio)
+    return None
+
+
+def _eval_row(r: EvalResult) -> dict[str, Any]:
+    return {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "by_difficulty": r.by_difficulty}
 
 
 def _eval_to_dict(r: EvalResult | None) -> dict[str, Any] | None:

@@ -53,7 +53,7 @@ class Progress:
         self._bar.update(self._task, completed=step, stats=stats)
         if not self.interactive and not self.quiet:
             print(
-                f"step {step}: {stats}  ({row['rollout_s']:.1f}s rollout, {row['train_s']:.1f}s train)",
+                f"step {step}: {stats}  ({row['rollout_wait_s']:.1f}s rollout wait, {row['train_s']:.1f}s train)",
                 file=sys.stderr,
                 flush=True,
             )

@@ -35,3 +35,38 @@ def write_toy_tasks(path: Path, n: int = 12) -> Path:
         for i in range(n):
             f.write(json.dumps({"id": f"toy/{i}", "domain": DOMAIN, "prompt": f"Say something about {i}."}) + "\n")
     return path
+
+
+FLAKY = "toy-flaky"
+FLAKY_CALLS: dict[str, int] = {}
+
+
+class FlakyEnv:
+    """Fails on tasks whose id ends in '!', every time; on tasks ending in '?', only on the
+    first attempt (so a retry succeeds). Otherwise rewards like ReplyLengthEnv."""
+
+    def __init__(self, settings: EnvSettings) -> None:
+        self.task: Task | None = None
+
+    def reset(self, task: Task) -> list[dict[str, str]]:
+        self.task = task
+        return [{"role": "user", "content": task.prompt}]
+
+    def step(self, reply: str) -> StepResult:
+        assert self.task is not None
+        n = FLAKY_CALLS[self.task.id] = FLAKY_CALLS.get(self.task.id, 0) + 1
+        if self.task.id.endswith("!") or (self.task.id.endswith("?") and n == 1):
+            raise ConnectionError(f"environment for {self.task.id} crashed")
+        value = (len(reply) % 10) / 9.0
+        return StepResult(messages=[], reward=RewardBreakdown(value, {"toy": value}), done=True)
+
+
+if FLAKY not in ENVS:
+    register_env(FLAKY)(FlakyEnv)
+
+
+def write_flaky_tasks(path: Path, ids: list[str]) -> Path:
+    with path.open("w") as f:
+        for i in ids:
+            f.write(json.dumps({"id": i, "domain": FLAKY, "prompt": f"Say something about {i}."}) + "\n")
+    return path

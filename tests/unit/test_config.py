@@ -72,3 +72,16 @@ def test_every_field_is_documented() -> None:
     assert len(rows) > 30
     undocumented = [k for k, _, d in rows if not d]
     assert undocumented == []
+
+
+def test_plugins_import_or_fail_by_name(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rlvr.config import ConfigError, load_config, load_plugins
+
+    plugin = tmp_path / "my_domain.py"
+    plugin.write_text("LOADED = True\n")
+    load_plugins(load_config(None, [f"plugins=[{plugin}]"]))
+    import sys
+
+    assert sys.modules["my_domain"].LOADED
+    with pytest.raises(ConfigError, match="cannot import 'no_such_module_xyz'"):
+        load_plugins(load_config(None, ["plugins=[no_such_module_xyz]"]))

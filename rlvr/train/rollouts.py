@@ -1,0 +1,280 @@
+"""Producing each training step's batch: sample tasks → generate → environments → rewards,
+with DAPO's dynamic sampling and the failure policy; synchronously, or ahead of the
+learner in a background thread.
+
+`RolloutProducer.produce(step)` makes one step's batch. Rounds: sample prompts, run the
+episodes, drop groups that failed (after retries) or, with on_failure='fail', raise;
+with dynamic sampling, drop groups whose rewards are all equal and, in 'refill' mode,
+sample more prompts until the batch is full or the rounds run out. Round 0 of step s
+uses the seed `seed * 100003 + s`, so runs are reproducible.
+
+`SyncRollouts` calls it when the learner asks. `AsyncRollouts` runs it in a thread on
+its own copy of the weights: the batch for step s may be generated once the learner
+has reached version (s - start) + v0 - max_staleness, and the newest published weights
+are loaded before each batch. So a batch is never more than `max_staleness` versions
+old when trained on; with max_staleness = 0 the thread waits for every update and the
+run equals the sync one. `pause()` holds the producer between batches, so a checkpoint
+sees a consistent state: the sampler position and every finished-but-untrained batch
+(`state_dict()`), which a resumed run trains on first — nothing lost, nothing twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from rlvr.algos.filtering import informative_groups
+from rlvr.config import RunConfig
+from rlvr.curriculum import TaskSampler
+from rlvr.envs import EnvSettings
+from rlvr.rewards.scorer import Scorer
+from rlvr.rollout.engine import SamplingParams
+from rlvr.rollout.hf import HFEngine
+from rlvr.rollout.runner import run_episodes
+from rlvr.train.buffer import Group, make_groups
+from rlvr.types import Trajectory
+
+
+class RolloutFailed(RuntimeError):
+    """An episode failed after its retries and the policy is on_failure='fail'."""
+
+
+@dataclass
+class RolloutBatch:
+    step: int
+    version: int
+    groups: list[Group]
+    dropped: list[Group] = field(default_factory=list)  # failed or uninformative, kept for the trace
+    stats: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def trajs(self) -> list[Trajectory]:
+        return [t for g in self.groups for t in g.trajs]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "version": self.version,
+            "groups": [g.to_dict() for g in self.groups],
+            "dropped": [g.to_dict() for g in self.dropped],
+            "stats": self.stats,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RolloutBatch:
+        return cls(
+            int(d["step"]),
+            int(d["version"]),
+            [Group.from_dict(g) for g in d["groups"]],
+            [Group.from_dict(g) for g in d["dropped"]],
+            dict(d["stats"]),
+        )
+
+
+class RolloutProducer:
+    def __init__(
+        self,
+        cfg: RunConfig,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        settings: EnvSettings,
+        scorer: Scorer,
+        sampler: TaskSampler,
+    ) -> None:
+        self.cfg, self.tokenizer, self.settings, self.scorer, self.sampler = cfg, tokenizer, settings, scorer, sampler
+        self.model = model
+        self.engine = HFEngine(model, tokenizer, batch_size=cfg.generation.batch_size)
+
+    def produce(self, step: int, version: int) -> RolloutBatch:
+        cfg, ac = self.cfg, self.cfg.algo
+        want = cfg.train.prompts_per_step
+        kept: list[Group] = []
+        dropped: list[Group] = []
+        stats: Counter[str] = Counter()
+        for rnd in range(1 + (ac.max_refill_rounds if ac.dynamic_sampling == "refill" else 0)):
+            tasks = self.sampler.sample(want - len(kept) if rnd else want)
+            params = SamplingParams(
+                max_new_tokens=cfg.generation.max_new_tokens,
+                temperature=cfg.generation.temperature,
+                top_p=cfg.generation.top_p,
+                stop=tuple(cfg.generation.stop),
+                seed=cfg.seed * 100003 + step + 7919 * rnd,
+            )
+            trajs = run_episodes(
+                tasks,
+                engine=self.engine,
+                tokenizer=self.tokenizer,
+                settings=self.settings,
+                params=params,
+                group_size=ac.group_size,
+                response_prefix=cfg.prompt.response_prefix,
+                policy_version=version,
+                workers=cfg.sandbox.workers,
+                group_prefix=f"{step}/" if rnd == 0 else f"{step}.{rnd}/",
+                scorer=self.scorer,
+                max_retries=cfg.rollout.max_retries,
+            )
+            stats["retries"] += sum(int(t.timings.get("retries", 0)) for t in trajs)
+            for g in make_groups(trajs):
+                if any(t.status != "ok" for t in g.trajs):
+                    if cfg.rollout.on_failure == "fail":
+                        err = next(t.error for t in g.trajs if t.status != "ok")
+                        raise RolloutFailed(f"step {step}, group {g.group_id}: {err}")
+                    stats["dropped_failed"] += 1
+                    dropped.append(g)
+                elif ac.dynamic_sampling != "none" and not _informative(g):
+                    stats["dropped_uninformative"] += 1
+                    dropped.append(g)
+                else:
+                    kept.append(g)
+            stats["rounds"] = rnd + 1
+            if ac.dynamic_sampling != "refill" or len(kept) >= want:
+                break
+        return RolloutBatch(step, version, kept[:want], dropped, {k: float(v) for k, v in stats.items()})
+
+
+def _informative(g: Group) -> bool:
+    rewards = torch.tensor([[t.reward.total if t.reward else 0.0 for t in g.trajs]])
+    return bool(informative_groups(rewards)[0])
+
+
+class SyncRollouts:
+    """Generates each batch when asked, with the learner's own model."""
+
+    def __init__(self, producer: RolloutProducer, pending: list[RolloutBatch] | None = None) -> None:
+        self.producer = producer
+        self.pending = deque(pending or [])
+
+    def next(self, step: int, version: int) -> RolloutBatch:
+        if self.pending:
+            return self.pending.popleft()
+        return self.producer.produce(step, version)
+
+    def publish(self, model: PreTrainedModel, version: int) -> None:
+        del model, version  # generation uses the learner's model directly
+
+    @contextmanager
+    def pause(self) -> Iterator[None]:
+        yield
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"pending": [b.to_dict() for b in self.pending]}
+
+    def close(self) -> None:
+        pass
+
+
+class AsyncRollouts:
+    """Generates batches ahead in a background thread, at most max_staleness versions old."""
+
+    def __init__(
+        self,
+        producer: RolloutProducer,
+        policy: PreTrainedModel,
+        *,
+        start_step: int,
+        end_step: int,
+        version: int,
+        max_staleness: int,
+        pending: list[RolloutBatch] | None = None,
+    ) -> None:
+        self.producer = producer
+        self.max_staleness = max_staleness
+        self.base_version = version - start_step  # learner version when step s starts = base + s
+        self.queue: deque[RolloutBatch] = deque(pending or [])
+        self.cond = threading.Condition()
+        self.produce_lock = threading.Lock()
+        self.learner_version = version
+        self.weights: dict[str, torch.Tensor] | None = None
+        self.weights_version = version
+        self.error: BaseException | None = None
+        self.stopping = False
+        # The generator's own copy of the weights, so that updates never tear a batch. With
+        # max_staleness 0 generation and updates never overlap (each waits for the other),
+        # so the learner's model is used as is and the run is bit-for-bit the sync one.
+        self.producer_policy = policy
+        self.rollout_model = policy
+        if max_staleness > 0:
+            self.rollout_model = copy.deepcopy(policy).eval()
+            for p in self.rollout_model.parameters():
+                p.requires_grad_(False)
+            producer.model = self.rollout_model
+            producer.engine = HFEngine(
+                self.rollout_model, producer.tokenizer, batch_size=producer.cfg.generation.batch_size
+            )
+        first = self.queue[-1].step + 1 if self.queue else start_step
+        self.thread = threading.Thread(target=self._run, args=(first, end_step), name="rlvr-rollouts", daemon=True)
+        self.thread.start()
+
+    def _run(self, first: int, end: int) -> None:
+        try:
+            for step in range(first, end):
+                with self.cond:
+                    # step s may start once the learner reached base + s - max_staleness
+                    self.cond.wait_for(self._may_start(self.base_version + step - self.max_staleness))
+                    if self.stopping:
+                        return
+                    weights, version = self.weights, self.weights_version
+                    self.weights = None
+                with self.produce_lock:
+                    if weights is not None and self.rollout_model is not self.producer_policy:
+                        self.rollout_model.load_state_dict(weights)
+                    batch = self.producer.produce(step, version)
+                with self.cond:
+                    self.queue.append(batch)
+                    self.cond.notify_all()
+        except BaseException as e:  # surfaced to the training loop by next()
+            with self.cond:
+                self.error = e
+                self.cond.notify_all()
+
+    def _may_start(self, need: int) -> Callable[[], bool]:
+        return lambda: self.stopping or self.learner_version >= need
+
+    def next(self, step: int, version: int) -> RolloutBatch:
+        with self.cond:
+            self.cond.wait_for(lambda: bool(self.queue) or self.error is not None)
+            if self.error is not None and not self.queue:
+                raise self.error
+            batch = self.queue.popleft()
+        if batch.step != step:
+            raise RuntimeError(f"rollout batch for step {batch.step} arrived at step {step}")
+        if version - batch.version > self.max_staleness:  # cannot happen by construction; kept as a guard
+            batch.stats["stale_dropped"] = float(len(batch.groups))
+            batch.dropped += batch.groups
+            batch.groups = []
+        return batch
+
+    def publish(self, model: PreTrainedModel, version: int) -> None:
+        """New weights for the generator (a snapshot, so later updates cannot tear it)."""
+        snapshot = None
+        if self.rollout_model is not model:
+            snapshot = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        with self.cond:
+            self.weights, self.weights_version = snapshot, version
+            self.learner_version = version
+            self.cond.notify_all()
+
+    @contextmanager
+    def pause(self) -> Iterator[None]:
+        """Hold the generator between batches (for a consistent checkpoint)."""
+        with self.produce_lock:
+            yield
+
+    def state_dict(self) -> dict[str, Any]:
+        with self.cond:
+            return {"pending": [b.to_dict() for b in self.queue]}
+
+    def close(self) -> None:
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+        self.thread.join(timeout=600)
