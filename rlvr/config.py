@@ -25,6 +25,19 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True)
 
 
+class LoraSettings(_Section):
+    r: int = Field(16, ge=1)
+    """Adapter rank."""
+    alpha: int = Field(32, ge=1)
+    """LoRA scaling numerator (the update is scaled by alpha / r)."""
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    """Dropout on the adapter input (0 keeps training deterministic)."""
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+    """Names of the Linear modules that get adapters."""
+
+
 class ModelConfig(_Section):
     name_or_path: str = "smollm2-135m-instruct"
     """Policy to train: 'smollm2-135m-instruct' (embedded, converted once from the GGUF file
@@ -34,6 +47,9 @@ class ModelConfig(_Section):
     """Parameter dtype for training and generation. float32 is the safe choice on CPU."""
     cache_dir: str | None = None
     """Where converted models are cached; default $RLVR_CACHE or ~/.cache/rlvr."""
+    lora: LoraSettings | None = None
+    """Train LoRA adapters (PEFT) instead of every weight, e.g. {r: 16, alpha: 32};
+    null: full fine-tuning. Checkpoints hold the adapter (for resume) and the merged model."""
 
 
 class TasksConfig(_Section):
@@ -379,13 +395,26 @@ def _format_validation_error(err: ValidationError) -> str:
     return "invalid config:\n" + "\n".join(lines)
 
 
+def _section(ann: Any) -> type[BaseModel] | None:
+    """The section model behind a field's annotation (unwrapping `X | None`), or None."""
+    import types
+    import typing
+
+    if isinstance(ann, types.UnionType) or typing.get_origin(ann) is typing.Union:
+        inner = [a for a in typing.get_args(ann) if a is not type(None)]
+        ann = inner[0] if len(inner) == 1 else None
+    return ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+
+
 def _allowed_keys(path: tuple[Any, ...]) -> list[str]:
     model: type[BaseModel] = RunConfig
     for part in path:
-        ann = model.model_fields[str(part)].annotation
-        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+        if str(part) not in model.model_fields:
             return []
-        model = ann
+        sub = _section(model.model_fields[str(part)].annotation)
+        if sub is None:
+            return []
+        model = sub
     return sorted(model.model_fields)
 
 
@@ -407,11 +436,13 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         if i == len(parts) - 1:
             node[part] = yaml.safe_load(raw) if raw.strip() else ""
             return
-        ann = model.model_fields[part].annotation
-        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+        sub = _section(model.model_fields[part].annotation)
+        if sub is None:
             raise ConfigError(f"config key '{'.'.join(parts[: i + 1])}' is a value, not a section")
-        model = ann
-        child = node.setdefault(part, {})
+        model = sub
+        if node.get(part) is None:
+            node[part] = {}
+        child = node[part]
         if not isinstance(child, dict):
             raise ConfigError(f"config key '{'.'.join(parts[: i + 1])}' must be a mapping")
         node = child
@@ -468,10 +499,12 @@ def describe_fields(model: type[BaseModel] = RunConfig, prefix: str = "") -> lis
     """(dotted key, default, description) for every leaf field: the CLI help's source."""
     rows: list[tuple[str, str, str]] = []
     for name, info in model.model_fields.items():
-        ann = info.annotation
+        sub = _section(info.annotation)
         key = f"{prefix}{name}"
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
-            rows.extend(describe_fields(ann, key + "."))
+        if sub is not None:
+            if info.get_default(call_default_factory=True) is None:
+                rows.append((key, "None", " ".join((info.description or "").split())))
+            rows.extend(describe_fields(sub, key + "."))
         else:
             default = info.get_default(call_default_factory=True)
             rows.append((key, repr(default), " ".join((info.description or "").split())))

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors.torch import save_file
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
@@ -41,8 +42,10 @@ def save_checkpoint(
     extra: dict[str, Any],
     keep: int = 2,
     files: dict[str, str] | None = None,
+    tensors: dict[str, dict[str, torch.Tensor]] | None = None,
 ) -> Path:
-    """Write checkpoint `step` atomically; `files` are extra text files (name -> content)."""
+    """Write checkpoint `step` atomically; `files` are extra text files (name -> content),
+    `tensors` extra safetensors files (name -> state dict)."""
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"step-{step:06d}"
     tmp = root / f"step-{step:06d}.tmp"
@@ -63,6 +66,8 @@ def save_checkpoint(
     )
     for name, text in (files or {}).items():
         (tmp / name).write_text(text)
+    for name, state in (tensors or {}).items():
+        save_file({k: v.contiguous() for k, v in state.items()}, str(tmp / name))
     (tmp / "state.json").write_text(json.dumps({"step": step, **extra}, indent=2))
     _fsync_tree(tmp)
     if final.exists():

@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 import torch
 import yaml
+from safetensors.torch import load_file
 
 from rlvr.config import RunConfig
 from rlvr.curriculum import TaskSampler
 from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
+from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.models import load_policy
 from rlvr.tasks import load_tasks, split_tasks
 from rlvr.trace.store import JsonlStore, summarize_step, truncate_after_step
@@ -70,12 +72,17 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
     train_tasks, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
     eval_tasks = eval_tasks[: cfg.eval.num_tasks] if cfg.eval.num_tasks else eval_tasks
+    lora = cfg.model.lora
     model, tok = load_policy(
-        str(ckpt / "model") if ckpt else cfg.model.name_or_path,
+        str(ckpt / "model") if ckpt and not lora else cfg.model.name_or_path,
         dtype=cfg.model.dtype,
         cache_dir=cfg.model.cache_dir,
         seed=cfg.seed,
     )
+    if lora:  # adapters on the base model; a checkpoint's adapter weights replace the fresh ones
+        model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)
+        if ckpt:
+            load_adapter_state(model, load_file(str(ckpt / "adapter.safetensors")))
     learner = Learner(model, cfg, pad_id=int(tok.pad_token_id))
     sampler = TaskSampler(train_tasks, cfg.seed)
     b = cfg.buffer
@@ -155,7 +162,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
                         save_checkpoint(
                             ckpt_root,
                             step + 1,
-                            model,
+                            merged_copy(model) if lora else model,
                             tok,
                             learner.state_dict(),
                             {
@@ -165,6 +172,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
                             },
                             keep=cfg.train.keep_checkpoints,
                             files={"queue.json": json.dumps(queue)},
+                            tensors={"adapter.safetensors": adapter_state(model)} if lora else None,
                         )
     finally:
         rollouts.close()

@@ -82,3 +82,40 @@ def test_resume_matches_uninterrupted_run(tmp_path: Path) -> None:
     mb, _ = load_policy(str(b / "model"))
     for (n, pa), (_, pb) in zip(ma.named_parameters(), mb.named_parameters(), strict=True):
         assert torch.equal(pa, pb), n
+
+
+def test_lora_trains_adapters_only_and_resumes_exactly(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from rlvr.lora import apply_lora, is_lora, trainable_fraction
+
+    lora = ["model.lora={r: 4, alpha: 8}", "eval.before_training=false"]
+    straight = train(_toy_cfg(tmp_path, "name=lora", "train.steps=3", *lora), quiet=True)
+    train(_toy_cfg(tmp_path, "name=lora-resumed", "train.steps=1", *lora), quiet=True)
+    resumed = train(_toy_cfg(tmp_path, "name=lora-resumed", "train.steps=3", *lora), quiet=True, resume=True)
+    assert resumed.rewards == straight.rewards and len(set(straight.rewards)) > 1
+    a = latest_checkpoint(tmp_path / "lora" / "checkpoints")
+    b = latest_checkpoint(tmp_path / "lora-resumed" / "checkpoints")
+    assert a is not None and b is not None
+    ad_a, ad_b = load_file(str(a / "adapter.safetensors")), load_file(str(b / "adapter.safetensors"))
+    assert ad_a.keys() == ad_b.keys() and all(torch.equal(ad_a[k], ad_b[k]) for k in ad_a)
+    # the merged model in model/ equals base + adapters, and differs from the base
+    base, tok = load_policy("tiny-random", seed=0)
+    adapted = apply_lora(
+        load_policy("tiny-random", seed=0)[0],
+        4,
+        8,
+        0.0,
+        ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    )
+    assert is_lora(adapted) and trainable_fraction(adapted) < 0.2
+    from rlvr.lora import load_adapter_state
+
+    load_adapter_state(adapted, ad_a)
+    merged, _ = load_policy(str(a / "model"))
+    ids = torch.tensor([tok("def f(x):")["input_ids"]])
+    with torch.no_grad():
+        m, la, o = merged(ids).logits, adapted(ids).logits, base(ids).logits
+    assert torch.allclose(m, la, atol=1e-5) and not torch.allclose(m, o, atol=1e-4)
+    # base weights were frozen: the merged model differs only by the low-rank updates
+    assert not any(p.requires_grad for n, p in adapted.named_parameters() if "lora_" not in n)
