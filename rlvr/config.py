@@ -210,6 +210,17 @@ class RolloutConfig(_Section):
     run with the error ('fail'). Generation failing after its retries always stops it."""
     max_retries: int = Field(2, ge=0)
     """Retries of a failed generation call or environment step before on_failure applies."""
+    max_turns: int = Field(1, ge=1)
+    """Attempts per episode: after a failed attempt the environment's feedback (failing
+    tests, trimmed errors) is appended and the model answers again, up to this many
+    times. The reward is the last attempt's; feedback tokens are not trained on.
+    Evaluation uses the same number of turns."""
+    max_context_tokens: int | None = Field(None, ge=16)
+    """Budget for a whole multi-turn episode (prompt, replies, feedback): an episode
+    that would exceed it with another turn ends there (finish_reason 'context') with
+    its last reward. null: no budget besides max_turns."""
+    feedback_chars: int = Field(1500, ge=100)
+    """Most characters of feedback (test results, error output) in one message."""
 
 
 class BufferConfig(_Section):
@@ -350,6 +361,8 @@ class EvalConfig(_Section):
     """Evaluate on the first N held-out tasks (sorted by id); null = all of them."""
     before_training: bool = True
     """`rlvr train` evaluates pass@1 before training as well as after, and prints both."""
+    after_training: bool = True
+    """`rlvr train` evaluates pass@1 after training (off for pure throughput measurements)."""
     max_new_tokens: int | None = Field(None, ge=1)
     """Token budget for evaluation; null = generation.max_new_tokens."""
 

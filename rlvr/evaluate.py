@@ -14,6 +14,7 @@ from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
 from rlvr.rollout.runner import run_episodes
 from rlvr.sandbox import Limits
+from rlvr.trace.store import solved
 from rlvr.types import Task, Trajectory
 
 
@@ -33,6 +34,7 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
         timeout_penalty=cfg.reward.timeout_penalty,
         sandbox_url=cfg.sandbox.url,
         sandbox_token=os.environ.get(cfg.sandbox.token_env) if cfg.sandbox.url else None,
+        feedback_chars=cfg.rollout.feedback_chars,
     )
 
 
@@ -61,16 +63,16 @@ def evaluate(
         response_prefix=cfg.prompt.response_prefix,
         workers=cfg.sandbox.workers,
         scorer=make_scorer(cfg, settings),
+        max_turns=cfg.rollout.max_turns,
+        max_context_tokens=cfg.rollout.max_context_tokens,
     )
-    solved = [
-        t.execution is not None and t.execution.total > 0 and t.execution.passed == t.execution.total for t in trajs
-    ]
+    passed = [solved(t) for t in trajs]
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
     by_diff: dict[int, list[bool]] = {}
-    for task, ok in zip(tasks, solved, strict=True):
+    for task, ok in zip(tasks, passed, strict=True):
         by_diff.setdefault(task.difficulty, []).append(ok)
     return EvalResult(
-        pass_at_1=sum(solved) / len(solved),
+        pass_at_1=sum(passed) / len(passed),
         mean_reward=sum(rewards) / len(rewards),
         num_tasks=len(tasks),
         by_difficulty={d: sum(v) / len(v) for d, v in sorted(by_diff.items())},

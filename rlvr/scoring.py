@@ -11,6 +11,7 @@ from typing import Any
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.envs import make_env
+from rlvr.envs.base import run_sync
 from rlvr.evaluate import env_settings, make_scorer
 from rlvr.tasks.loader import TaskLoadError, load_tasks
 from rlvr.types import Task, Trajectory, Turn
@@ -48,8 +49,8 @@ def score_completion(task: Task, completion: str, cfg: RunConfig, num_tokens: in
         env = make_env(task.domain, settings)
     except KeyError as e:
         raise ConfigError(str(e.args[0])) from None
-    messages = env.reset(task)
-    step = env.step(completion)
+    messages = run_sync(env.reset(task))
+    step = run_sync(env.step(completion))
     turns = [Turn(role=m["role"], content=m["content"]) for m in messages]  # type: ignore[arg-type]
     turns.append(Turn(role="assistant", content=completion, trainable=True))
     traj = Trajectory(

@@ -1,20 +1,37 @@
 """The episode protocol and the domain → environment registry.
 
-An environment instance lives for one episode: `reset(task)` gives the opening messages,
-`step(reply)` judges the policy's reply and says whether the episode is done. Routing is
-data: `make_env(task.domain, ...)` looks the class up in `ENVS`; adding a domain is adding
-an entry, nothing else changes.
+An environment instance lives for one episode. Both methods are coroutines, so that the
+runner can drive many episodes at once while each waits on a sandbox or a simulator:
+
+- `await reset(task)` gives the opening messages;
+- `await step(reply)` judges the policy's reply and returns a `StepResult`: the messages
+  to append (feedback for another attempt: failing tests, trimmed errors, a tool's
+  answer), the reward of this attempt, `done`, and info.
+
+Multi-turn: when a step is not `done` and returns messages, the runner appends them and
+the policy replies again, up to `max_turns` (the trajectory keeps every turn; the tokens
+of environment messages are excluded from the loss). The reward of an episode is that
+of its last step. A step that raises is retried on the same environment, so an
+environment must leave its state unchanged when it raises.
+
+Routing is data: `make_env(task.domain, ...)` looks the class up in `ENVS`; adding a
+domain is adding an entry (`@register_env("name")`, or a plugin module), nothing else
+changes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from rlvr.sandbox import Limits, execute
 from rlvr.sandbox.client import SandboxClient
 from rlvr.types import ExecutionResult, RewardBreakdown, Task
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -24,6 +41,7 @@ class EnvSettings:
     timeout_penalty: float = -0.5
     sandbox_url: str | None = None  # a remote `rlvr sandbox serve`; None = the local pool
     sandbox_token: str | None = None
+    feedback_chars: int = 1500  # most characters of error output quoted back in feedback
 
     def execute(self, code: str, tests: dict[str, Any] | list[str]) -> ExecutionResult:
         """Run code against tests in the configured sandbox (local pool or remote server)."""
@@ -47,9 +65,14 @@ class StepResult:
 
 
 class Env(Protocol):
-    def reset(self, task: Task) -> list[dict[str, str]]: ...
+    async def reset(self, task: Task) -> list[dict[str, str]]: ...
 
-    def step(self, reply: str) -> StepResult: ...
+    async def step(self, reply: str) -> StepResult: ...
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run one environment coroutine to completion from synchronous code."""
+    return asyncio.run(coro)
 
 
 def opening_messages(task: Task, settings: EnvSettings) -> list[dict[str, str]]:

@@ -31,13 +31,13 @@ class JsonOutputEnv:
         self.settings = settings
         self.task: Task | None = None
 
-    def reset(self, task: Task) -> list[dict[str, str]]:
+    async def reset(self, task: Task) -> list[dict[str, str]]:
         if task.tests.get("format") != "json" or not isinstance(task.tests.get("expected"), dict):
             raise ValueError(f"task {task.id}: json tasks need tests {{'format': 'json', 'expected': {{...}}}}")
         self.task = task
         return opening_messages(task, self.settings)
 
-    def step(self, reply: str) -> StepResult:
+    async def step(self, reply: str) -> StepResult:
         if self.task is None:
             raise RuntimeError("step() before reset()")
         expected: dict[str, Any] = self.task.tests["expected"]

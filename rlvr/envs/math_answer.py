@@ -15,13 +15,13 @@ class MathAnswerEnv:
         self.settings = settings
         self.task: Task | None = None
 
-    def reset(self, task: Task) -> list[dict[str, str]]:
+    async def reset(self, task: Task) -> list[dict[str, str]]:
         if task.tests.get("format") != "answer" or "answer" not in task.tests:
             raise ValueError(f"task {task.id}: math tasks need tests {{'format': 'answer', 'answer': ...}}")
         self.task = task
         return opening_messages(task, self.settings)
 
-    def step(self, reply: str) -> StepResult:
+    async def step(self, reply: str) -> StepResult:
         if self.task is None:
             raise RuntimeError("step() before reset()")
         from rlvr.rewards.math import math_reward  # math-verify is slow to import

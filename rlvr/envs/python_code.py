@@ -1,15 +1,19 @@
 """Python function writing: the model writes a function, its tests run in the sandbox.
 
-Single turn: the reply's code (the first fenced block, or the whole reply if there is
-none) is executed against the task's assert tests; the reward is the completion reward.
+The reply's code (the first fenced block, or the whole reply if there is none) runs
+against the task's tests; the reward is the completion reward. When tests fail the step
+also returns feedback — which tests failed and how, and the trimmed error output — so
+that with `env.max_turns` > 1 the model can read it and try again.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards import completion_reward
 from rlvr.rewards.extract import extract_code
-from rlvr.types import RewardBreakdown, Task
+from rlvr.types import ExecutionResult, RewardBreakdown, Task, TestStatus
 
 
 @register_env("python")
@@ -18,21 +22,38 @@ class PythonFunctionEnv:
         self.settings = settings
         self.task: Task | None = None
 
-    def reset(self, task: Task) -> list[dict[str, str]]:
+    async def reset(self, task: Task) -> list[dict[str, str]]:
         if task.tests.get("format") not in ("assert", "call", "stdio", "script"):
             raise ValueError(f"task {task.id}: tests need a 'format' of assert, call, stdio or script")
         self.task = task
         return opening_messages(task, self.settings)
 
-    def step(self, reply: str) -> StepResult:
+    async def step(self, reply: str) -> StepResult:
         if self.task is None:
             raise RuntimeError("step() before reset()")
         code = extract_code(reply)
-        result = self.settings.execute(code, self.task.tests)
+        result = await asyncio.to_thread(self.settings.execute, code, self.task.tests)
         value = completion_reward(result, self.settings.timeout_penalty)
         reward = RewardBreakdown(
             total=value,
             components={"completion": value},
             details={"passed": result.passed, "total": result.total, "status": result.status.value},
         )
-        return StepResult(messages=[], reward=reward, done=True, execution=result)
+        solved = result.total > 0 and result.passed == result.total
+        feedback = [] if solved else [{"role": "user", "content": test_feedback(result, self.settings.feedback_chars)}]
+        return StepResult(messages=feedback, reward=reward, done=solved, execution=result)
+
+
+def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
+    """What the model is told after a failed attempt: the run status, each failing test
+    with its message, and the end of the error output, within `max_chars`."""
+    lines = [f"Your code did not pass: {result.passed} of {result.total} tests passed ({result.status.value})."]
+    for t in result.tests:
+        if t.status is not TestStatus.PASSED:
+            lines.append(f"- {t.status.value}: {t.name}" + (f" -> {t.message.strip()[:300]}" if t.message else ""))
+    err = (result.error or result.stderr).strip()
+    if err:
+        lines.append("Error output (end):\n" + err[-max(max_chars // 2, 200) :])
+    lines.append("Fix the code and answer with the corrected version.")
+    text = "\n".join(lines)
+    return text if len(text) <= max_chars else text[: max_chars - 20] + "\n[... trimmed]"

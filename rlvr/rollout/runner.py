@@ -1,19 +1,40 @@
-"""Turning tasks into scored trajectories: prompt → G completions → environment → reward.
+"""Turning tasks into scored trajectories: prompt → G completions → environment → reward,
+for one turn or several.
 
-Generation is one batched call for all prompts of a step; the environment steps (sandbox
-executions) then run concurrently on a thread pool, since each waits on a child process.
+Each turn, the replies of every live episode are generated in one batched call; the
+environments then judge them concurrently (coroutines; a sandbox run waits in a worker
+thread, at most `workers` at once). An episode whose step is not done and returned
+feedback continues, while turns remain: the feedback messages are rendered by the chat
+template and their tokens appended to the episode's context. The trajectory's
+`completion_ids` are everything after the first prompt — assistant tokens (trained,
+loss mask 1, behaviour log-probs kept) interleaved with environment tokens (mask 0) —
+so the learner sees exactly the sequence the policy saw.
+
+Context budget: before another turn, if the context plus `max_new_tokens` would exceed
+`max_context_tokens`, the episode ends there (finish_reason "context") with the reward
+of its last attempt. That is the truncation policy: never cut inside a turn, never
+drop the start of the conversation.
+
+Failures: generation is retried up to `max_retries` times, then raises `RolloutError`.
+An environment step that raises, or whose sandbox run ends in SANDBOX_ERROR
+(infrastructure, never the program's fault), is retried up to `max_retries` times
+(counted in `timings["retries"]`); after that the trajectory gets `status="error"` and
+the reason in `error`, and its group is not scored. What happens to such groups is the
+caller's policy (drop or fail).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 
 from transformers import PreTrainedTokenizerBase
 
 from rlvr.envs import EnvSettings, make_env
+from rlvr.envs.base import Env, StepResult
 from rlvr.rewards.scorer import Scorer, group_indices
-from rlvr.rollout.engine import Engine, SamplingParams
+from rlvr.rollout.engine import Completion, Engine, SamplingParams
 from rlvr.types import RunStatus, Task, Trajectory, Turn
 
 
@@ -21,15 +42,40 @@ class RolloutError(RuntimeError):
     """Generation failed after its retries."""
 
 
+def render(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]], response_prefix: str) -> str:
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    if not isinstance(text, str):
+        raise TypeError("the tokenizer's chat template did not return text")
+    return text + response_prefix
+
+
 def encode_prompt(
     tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]], response_prefix: str
 ) -> list[int]:
     """Chat-template the messages, open the assistant turn, and append the response prefix."""
-    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-    if not isinstance(text, str):
-        raise TypeError("the tokenizer's chat template did not return text")
-    ids: list[int] = tokenizer(text + response_prefix, add_special_tokens=False)["input_ids"]
+    ids: list[int] = tokenizer(render(tokenizer, messages, response_prefix), add_special_tokens=False)["input_ids"]
     return ids
+
+
+@dataclass
+class _Episode:
+    task: Task
+    group_id: str
+    env: Env
+    messages: list[dict[str, str]]
+    prompt_ids: list[int]
+    text: str  # the rendered context so far (what context_ids encode)
+    context_ids: list[int]
+    turns: list[Turn]
+    completion_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)
+    last: StepResult | None = None
+    finish_reason: str = ""
+    error: str = ""
+    retries: int = 0
+    env_s: float = 0.0
+    done: bool = False
 
 
 def run_episodes(
@@ -46,79 +92,174 @@ def run_episodes(
     group_prefix: str = "",
     scorer: Scorer | None = None,
     max_retries: int = 2,
+    max_turns: int = 1,
+    max_context_tokens: int | None = None,
 ) -> list[Trajectory]:
     """Trajectories for every task × group_size samples, grouped consecutively. The
     environment judges each reply; `scorer` (when given) then adds the other reward
-    components and combines them per group.
+    components and combines them per group."""
+    return asyncio.run(
+        _run(
+            tasks, engine, tokenizer, settings, params, group_size, response_prefix, policy_version,
+            workers, group_prefix, scorer, max_retries, max_turns, max_context_tokens,
+        )
+    )  # fmt: skip
 
-    Failures: generation is retried up to `max_retries` times, then raises
-    `RolloutError`. An environment step that raises, or whose sandbox run ends in
-    SANDBOX_ERROR (infrastructure, never the program's fault), is retried up to
-    `max_retries` times (each retry counted in `timings["retries"]`); after that the
-    trajectory gets `status="error"` and the reason in `error`, and its group is not
-    scored. What happens to such groups is the caller's policy (drop or fail)."""
-    episodes = []
+
+async def _run(
+    tasks: list[Task],
+    engine: Engine,
+    tokenizer: PreTrainedTokenizerBase,
+    settings: EnvSettings,
+    params: SamplingParams,
+    group_size: int,
+    response_prefix: str,
+    policy_version: int,
+    workers: int,
+    group_prefix: str,
+    scorer: Scorer | None,
+    max_retries: int,
+    max_turns: int,
+    max_context_tokens: int | None,
+) -> list[Trajectory]:
+    gate = asyncio.Semaphore(workers)
+    episodes: list[_Episode] = []
     for ti, task in enumerate(tasks):
-        messages = make_env(task.domain, settings).reset(task)
-        prompt_ids = encode_prompt(tokenizer, messages, response_prefix)
+        opening = await make_env(task.domain, settings).reset(task)
+        text = render(tokenizer, opening, response_prefix)
+        prompt_ids: list[int] = tokenizer(text, add_special_tokens=False)["input_ids"]
         for _ in range(group_size):
-            episodes.append((f"{group_prefix}{ti}:{task.id}", task, messages, prompt_ids))
-    t0 = time.perf_counter()
+            env = make_env(task.domain, settings)
+            await env.reset(task)
+            turns = [Turn(role=m["role"], content=m["content"]) for m in opening]  # type: ignore[arg-type]
+            episodes.append(
+                _Episode(task, f"{group_prefix}{ti}:{task.id}", env, list(opening), prompt_ids, text, prompt_ids, turns)
+            )
+    gen_s = 0.0
+    for turn in range(max_turns):
+        live = [e for e in episodes if not e.done]
+        if not live:
+            break
+        t0 = time.perf_counter()
+        turn_params = params if turn == 0 or params.seed is None else replace(params, seed=params.seed + 1000003 * turn)
+        completions = _generate(engine, [e.context_ids for e in live], turn_params, max_retries)
+        gen_s += time.perf_counter() - t0
+        more = turn + 1 < max_turns
+        await asyncio.gather(
+            *(
+                _advance(e, c, more, tokenizer, response_prefix, params, max_context_tokens, gate, max_retries)
+                for e, c in zip(live, completions, strict=True)
+            )
+        )
+    trajs = [_trajectory(e, policy_version, gen_s) for e in episodes]
+    if scorer is not None:
+        groups = [g for g in group_indices(trajs) if all(trajs[i].status == "ok" for i in g)]
+        await asyncio.gather(
+            *(
+                asyncio.to_thread(scorer.score_group, [episodes[i].task for i in g], [trajs[i] for i in g])
+                for g in groups
+            )
+        )
+    return trajs
+
+
+def _generate(engine: Engine, prompts: list[list[int]], params: SamplingParams, max_retries: int) -> list[Completion]:
     for attempt in range(max_retries + 1):
         try:
-            completions = engine.generate([e[3] for e in episodes], params)
-            break
+            return engine.generate(prompts, params)
         except Exception as e:  # the engine's failure: retry, then report it by name
             if attempt == max_retries:
                 raise RolloutError(f"generation failed {max_retries + 1} times: {type(e).__name__}: {e}") from e
-    gen_s = time.perf_counter() - t0
+    raise AssertionError("unreachable")
 
-    def judge(i: int) -> Trajectory:
-        group_id, task, messages, prompt_ids = episodes[i]
-        comp = completions[i]
-        t1 = time.perf_counter()
-        reply = response_prefix + comp.text
-        step, error, retries = None, "", 0
-        for attempt in range(max_retries + 1):
-            retries = attempt
-            try:
-                env = make_env(task.domain, settings)
-                env.reset(task)
-                step = env.step(reply)
-            except Exception as e:  # an environment or sandbox crash: retry, then record it
-                step, error = None, f"{type(e).__name__}: {e}"[:2000]
-                continue
-            ex = step.execution
-            if ex is not None and ex.status is RunStatus.SANDBOX_ERROR:
-                error = f"sandbox error: {ex.error}"[:2000]
-                continue
-            error = ""
-            break
-        turns = [Turn(role=m["role"], content=m["content"]) for m in messages]  # type: ignore[arg-type]
-        turns.append(
-            Turn(role="assistant", content=reply, token_ids=comp.token_ids, logprobs=comp.logprobs, trainable=True)
-        )
-        return Trajectory(
-            task_id=task.id,
-            domain=task.domain,
-            group_id=group_id,
-            turns=turns,
-            prompt_ids=prompt_ids,
-            completion_ids=comp.token_ids,
-            logprobs=comp.logprobs,
-            loss_mask=[1] * len(comp.token_ids),
-            finish_reason=comp.finish_reason,
-            execution=step.execution if step else None,
-            reward=step.reward if step and not error else None,
-            policy_version=policy_version,
-            timings={"generate_s": gen_s, "env_s": time.perf_counter() - t1, "retries": float(retries)},
-            status="error" if error else "ok",
-            error=error,
-        )
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        trajs = list(pool.map(judge, range(len(episodes))))
-        if scorer is not None:
-            groups = [g for g in group_indices(trajs) if all(trajs[i].status == "ok" for i in g)]
-            list(pool.map(lambda g: scorer.score_group([episodes[i][1] for i in g], [trajs[i] for i in g]), groups))
-    return trajs
+async def _advance(
+    e: _Episode,
+    comp: Completion,
+    may_continue: bool,
+    tokenizer: PreTrainedTokenizerBase,
+    response_prefix: str,
+    params: SamplingParams,
+    max_context_tokens: int | None,
+    gate: asyncio.Semaphore,
+    max_retries: int,
+) -> None:
+    """Record the reply, judge it, and either finish the episode or append the feedback."""
+    reply = response_prefix + comp.text
+    e.completion_ids += comp.token_ids
+    e.logprobs += comp.logprobs
+    e.loss_mask += [1] * len(comp.token_ids)
+    e.context_ids = e.context_ids + comp.token_ids
+    e.turns.append(Turn("assistant", reply, token_ids=comp.token_ids, logprobs=comp.logprobs, trainable=True))
+    e.finish_reason = comp.finish_reason
+    t1 = time.perf_counter()
+    step, error = None, ""
+    for attempt in range(max_retries + 1):
+        e.retries += attempt > 0
+        try:
+            async with gate:
+                step = await e.env.step(reply)
+        except Exception as exc:  # an environment or sandbox crash: retry, then record it
+            step, error = None, f"{type(exc).__name__}: {exc}"[:2000]
+            continue
+        ex = step.execution
+        if ex is not None and ex.status is RunStatus.SANDBOX_ERROR:
+            error = f"sandbox error: {ex.error}"[:2000]
+            continue
+        error = ""
+        break
+    e.env_s += time.perf_counter() - t1
+    e.last, e.error = step, error
+    if error or step is None or step.done or not step.messages or not may_continue:
+        e.done = True
+        return
+    # another attempt: render the conversation with the feedback, append only the new tokens
+    messages = [*e.messages, {"role": "assistant", "content": reply}, *step.messages]
+    full = render(tokenizer, messages, response_prefix)
+    base = e.text + comp.text
+    if not full.startswith(base):
+        e.done, e.finish_reason = True, "template"  # a chat template that rewrites history: stop here
+        return
+    delta = full[len(base) :]
+    eos = getattr(tokenizer, "eos_token", None)
+    if comp.finish_reason == "eos" and eos and delta.startswith(eos):
+        delta = delta[len(eos) :]  # the end-of-turn token is already the reply's last token
+    delta_ids: list[int] = tokenizer(delta, add_special_tokens=False)["input_ids"]
+    if (
+        max_context_tokens is not None
+        and len(e.context_ids) + len(delta_ids) + params.max_new_tokens > max_context_tokens
+    ):
+        e.done, e.finish_reason = True, "context"
+        return
+    e.completion_ids += delta_ids
+    e.logprobs += [0.0] * len(delta_ids)
+    e.loss_mask += [0] * len(delta_ids)
+    e.context_ids = e.context_ids + delta_ids
+    e.messages, e.text = messages, full
+    e.turns += [Turn(role=m["role"], content=m["content"]) for m in step.messages]  # type: ignore[arg-type]
+
+
+def _trajectory(e: _Episode, policy_version: int, gen_s: float) -> Trajectory:
+    step = e.last
+    return Trajectory(
+        task_id=e.task.id,
+        domain=e.task.domain,
+        group_id=e.group_id,
+        turns=e.turns,
+        prompt_ids=e.prompt_ids,
+        completion_ids=e.completion_ids,
+        logprobs=e.logprobs,
+        loss_mask=e.loss_mask,
+        finish_reason=e.finish_reason,
+        execution=step.execution if step else None,
+        reward=step.reward if step and not e.error else None,
+        policy_version=policy_version,
+        timings={
+            "generate_s": gen_s,
+            "env_s": e.env_s,
+            "retries": float(e.retries),
+            "turns": float(sum(t.role == "assistant" for t in e.turns)),
+        },
+        status="error" if e.error else "ok",
+        error=e.error,
+    )

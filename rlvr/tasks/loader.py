@@ -1,14 +1,23 @@
 """Loading task sets and splitting them into train and eval.
 
-A task file is JSONL, one `Task` object a line (see `rlvr.types.Task`). Errors name the
-file, the line and the field. `bundled:NAME` refers to `rlvr/tasks/data/NAME.jsonl`.
+Sources (each record is one `Task`, see `rlvr.types.Task` for the schema):
+- a `.jsonl` file, one JSON object a line;
+- a `.parquet` file, one row a task (nested fields such as `tests` and `metadata` as
+  structs or as JSON strings);
+- a Hugging Face `datasets` directory written by `save_to_disk` (a Dataset, or a
+  DatasetDict with `hf:PATH:SPLIT` naming the split, default `train`);
+- `bundled:NAME`: `rlvr/tasks/data/NAME.jsonl`.
+Errors name the file, the line or row, and the field. Several sources can be mixed with
+`+` (e.g. `bundled:python_functions+bundled:math_word`); ids must stay unique.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from rlvr.types import Task
 
@@ -28,35 +37,102 @@ def resolve_source(source: str) -> Path:
             raise TaskLoadError(f"no bundled task set '{name}'; bundled: {', '.join(names)}")
         return path
     path = Path(source)
-    if not path.is_file():
+    if not (path.is_file() or path.is_dir()):
         raise TaskLoadError(f"task file not found: {path}")
     return path
 
 
 def load_tasks(source: str, min_difficulty: int = 1, max_difficulty: int = 10**6) -> list[Task]:
-    path = resolve_source(source)
     tasks: list[Task] = []
-    seen: dict[str, int] = {}
-    with path.open() as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
+    seen: dict[str, str] = {}
+    for part in [p for p in source.split("+") if p.strip()]:
+        for where, data in _records(part.strip()):
+            if not isinstance(data, dict):
+                raise TaskLoadError(f"{where}: a task must be an object, got {type(data).__name__}")
             try:
-                data = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise TaskLoadError(f"{path}:{lineno}: not valid JSON: {e.msg}") from None
-            try:
-                task = Task.from_dict(data)
+                task = Task.from_dict(_decode_nested(data))
             except (TypeError, ValueError) as e:
-                raise TaskLoadError(f"{path}:{lineno}: {e}") from None
+                raise TaskLoadError(f"{where}: {e}") from None
             if task.id in seen:
-                raise TaskLoadError(f"{path}:{lineno}: field 'id': '{task.id}' repeats line {seen[task.id]}")
-            seen[task.id] = lineno
+                first = (
+                    seen[task.id].rsplit(":", 1)[-1]
+                    if seen[task.id].startswith(where.rsplit(":", 1)[0])
+                    else seen[task.id]
+                )
+                raise TaskLoadError(f"{where}: field 'id': '{task.id}' repeats line {first}")
+            seen[task.id] = where
             if min_difficulty <= task.difficulty <= max_difficulty:
                 tasks.append(task)
     if not tasks:
-        raise TaskLoadError(f"{path}: no tasks with difficulty in [{min_difficulty}, {max_difficulty}]")
+        raise TaskLoadError(f"{source}: no tasks with difficulty in [{min_difficulty}, {max_difficulty}]")
     return tasks
+
+
+def _records(source: str) -> Iterator[tuple[str, Any]]:
+    """(location for error messages, raw record) of every task in one source."""
+    if source.startswith("hf:"):
+        yield from _hf_records(source[3:])
+        return
+    path = resolve_source(source)
+    if path.is_dir():
+        yield from _hf_records(str(path))
+    elif path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise TaskLoadError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except Exception as e:
+            raise TaskLoadError(f"{path}: not a readable Parquet file: {e}") from None
+        for i, row in enumerate(rows):
+            yield f"{path}:row {i}", row
+    else:
+        with path.open() as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield f"{path}:{lineno}", json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise TaskLoadError(f"{path}:{lineno}: not valid JSON: {e.msg}") from None
+
+
+def _hf_records(spec: str) -> Iterator[tuple[str, Any]]:
+    path, _, split = spec.partition(":") if not Path(spec).exists() else (spec, "", "")
+    try:
+        from datasets import Dataset, DatasetDict, load_from_disk
+    except ImportError:
+        raise TaskLoadError(f"{path}: reading a datasets directory needs `datasets` (pip install datasets)") from None
+    if not Path(path).is_dir():
+        raise TaskLoadError(f"datasets directory not found: {path}")
+    try:
+        ds = load_from_disk(path)
+    except Exception as e:
+        raise TaskLoadError(f"{path}: not a datasets directory (save_to_disk): {e}") from None
+    if isinstance(ds, DatasetDict):
+        split = split or "train"
+        if split not in ds:
+            raise TaskLoadError(f"{path}: no split '{split}'; splits: {', '.join(ds)}")
+        ds = ds[split]
+    assert isinstance(ds, Dataset)
+    for i, row in enumerate(ds):
+        yield f"{path}:row {i}", row
+
+
+def _decode_nested(data: dict[str, Any]) -> dict[str, Any]:
+    """Columnar formats store nested fields as JSON strings or structs with null padding."""
+    out = dict(data)
+    for key in ("tests", "metadata"):
+        value = out.get(key)
+        if isinstance(value, str):
+            try:
+                out[key] = json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError as e:
+                raise ValueError(f"field '{key}': not valid JSON: {e.msg}") from None
+        elif value is None and key in out:
+            out[key] = {}
+    return {k: v for k, v in out.items() if not (v is None and k in ("entry_point", "reference"))}
 
 
 def is_eval(task_id: str, eval_fraction: float) -> bool:

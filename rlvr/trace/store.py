@@ -81,7 +81,8 @@ def summarize_step(trajs: list[Trajectory]) -> dict[str, float]:
     return out
 
 
-def _solved(t: Trajectory) -> bool:
+def solved(t: Trajectory) -> bool:
+    """Every test passed; without tests (math, JSON, tools), the environment's completion is full."""
     if t.execution is not None:
         return bool(t.execution.total and t.execution.passed == t.execution.total)
     return bool(t.reward and t.reward.components.get("completion", 0.0) >= 1.0)
@@ -92,7 +93,7 @@ def _summary(trajs: list[Trajectory]) -> dict[str, float]:
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
     out: dict[str, float] = {
         "reward_mean": sum(rewards) / n,
-        "pass_rate": sum(_solved(t) for t in trajs) / n,
+        "pass_rate": sum(solved(t) for t in trajs) / n,
         "hack_rate": sum(bool(t.reward and t.reward.flags) for t in trajs) / n,
         "completion_tokens": float(sum(len(t.completion_ids) for t in trajs)),
         "completion_len_mean": sum(len(t.completion_ids) for t in trajs) / n,

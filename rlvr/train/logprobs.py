@@ -30,12 +30,13 @@ class TokenStats(NamedTuple):
 def _chunk_logprobs(
     hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, temperature: float, entropy_grad: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    logits = (hidden @ weight.T).float() / temperature  # [n, V]
-    logz = torch.logsumexp(logits, dim=-1)  # [n]
-    logp = logits.gather(1, targets[:, None]).squeeze(1) - logz  # [n]
+    logits = torch.nn.functional.linear(hidden, weight).float() / temperature  # [n, V], as the model's own head
+    # log_softmax subtracts the max before anything else; `logits - logsumexp(logits)`
+    # would lose ~1e-5 to cancellation between two large numbers
+    logp_all = torch.log_softmax(logits, dim=-1)  # [n, V]
+    logp = logp_all.gather(1, targets[:, None]).squeeze(1)  # [n]
     with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
-        probs = torch.softmax(logits, dim=-1)
-        entropy = logz - (probs * logits).sum(-1)  # [n]
+        entropy = -(logp_all.exp() * logp_all).sum(-1)  # [n]
     return logp, entropy
 
 

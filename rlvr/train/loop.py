@@ -177,7 +177,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     finally:
         rollouts.close()
     eval_after = None
-    if eval_tasks:
+    if eval_tasks and cfg.eval.after_training:
         progress.note(f"evaluating the trained policy on {len(eval_tasks)} held-out tasks")
         eval_after = evaluate(model, tok, eval_tasks, cfg)
         metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})

@@ -121,6 +121,8 @@ class RolloutProducer:
                 group_prefix=f"{step}/" if rnd == 0 else f"{step}.{rnd}/",
                 scorer=self.scorer,
                 max_retries=cfg.rollout.max_retries,
+                max_turns=cfg.rollout.max_turns,
+                max_context_tokens=cfg.rollout.max_context_tokens,
             )
             stats["retries"] += sum(int(t.timings.get("retries", 0)) for t in trajs)
             for g in make_groups(trajs):

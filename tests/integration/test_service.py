@@ -12,6 +12,7 @@ import httpx
 import pytest
 import uvicorn
 
+from rlvr.envs.base import run_sync
 from rlvr.sandbox import SandboxPool
 from rlvr.sandbox.client import AsyncSandboxClient, SandboxClient
 from rlvr.sandbox.pool import SandboxError
@@ -110,8 +111,8 @@ def test_training_env_can_use_the_remote_server(server: str) -> None:
 
     task = Task(id="t", domain="python", prompt="p", tests={"format": "assert", "tests": ["assert f(1) == 2"]})
     env = make_env("python", EnvSettings(sandbox_url=server, sandbox_token=TOKEN))
-    env.reset(task)
-    step = env.step("```python\n" + GOOD + "```")
+    run_sync(env.reset(task))
+    step = run_sync(env.step("```python\n" + GOOD + "```"))
     assert step.reward is not None and step.reward.total == 1.0
 
 

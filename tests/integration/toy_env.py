@@ -18,10 +18,10 @@ class ReplyLengthEnv:
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
 
-    def reset(self, task: Task) -> list[dict[str, str]]:
+    async def reset(self, task: Task) -> list[dict[str, str]]:
         return [{"role": "user", "content": task.prompt}]
 
-    def step(self, reply: str) -> StepResult:
+    async def step(self, reply: str) -> StepResult:
         value = (len(reply) % 10) / 9.0
         return StepResult(messages=[], reward=RewardBreakdown(value, {"toy": value}), done=True)
 
@@ -48,11 +48,11 @@ class FlakyEnv:
     def __init__(self, settings: EnvSettings) -> None:
         self.task: Task | None = None
 
-    def reset(self, task: Task) -> list[dict[str, str]]:
+    async def reset(self, task: Task) -> list[dict[str, str]]:
         self.task = task
         return [{"role": "user", "content": task.prompt}]
 
-    def step(self, reply: str) -> StepResult:
+    async def step(self, reply: str) -> StepResult:
         assert self.task is not None
         n = FLAKY_CALLS[self.task.id] = FLAKY_CALLS.get(self.task.id, 0) + 1
         if self.task.id.endswith("!") or (self.task.id.endswith("?") and n == 1):

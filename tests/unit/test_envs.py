@@ -1,6 +1,7 @@
 import pytest
 
 from rlvr.envs import ENVS, EnvSettings, extract_code, make_env
+from rlvr.envs.base import run_sync
 from rlvr.types import Task
 
 TASK = Task(
@@ -22,13 +23,13 @@ def test_extract_code() -> None:
 def test_python_env_rewards() -> None:
     settings = EnvSettings(system_prompt="sys")
     env = make_env("python", settings)
-    msgs = env.reset(TASK)
+    msgs = run_sync(env.reset(TASK))
     assert [m["role"] for m in msgs] == ["system", "user"]
-    good = env.step("```python\ndef add_2(x):\n    return x + 2\n```")
+    good = run_sync(env.step("```python\ndef add_2(x):\n    return x + 2\n```"))
     assert good.done and good.reward is not None and good.reward.total == 1.0
     half = make_env("python", settings)
-    half.reset(TASK)
-    r = half.step("```python\ndef add_2(x):\n    return 2\n```")
+    run_sync(half.reset(TASK))
+    r = run_sync(half.step("```python\ndef add_2(x):\n    return 2\n```"))
     assert r.reward is not None and r.reward.total == 0.5
     assert r.execution is not None and r.execution.tests[0].status.value == "FAILED"
 
@@ -65,8 +66,8 @@ JSON_TASK = Task(
 )
 def test_math_env(reply: str, value: float) -> None:
     env = make_env("math", EnvSettings())
-    env.reset(MATH_TASK)
-    r = env.step(reply)
+    run_sync(env.reset(MATH_TASK))
+    r = run_sync(env.step(reply))
     assert r.done and r.reward is not None and r.reward.total == value
 
 
@@ -83,21 +84,34 @@ def test_math_env(reply: str, value: float) -> None:
 )
 def test_json_env(reply: str, value: float) -> None:
     env = make_env("json", EnvSettings())
-    env.reset(JSON_TASK)
-    r = env.step(reply)
+    run_sync(env.reset(JSON_TASK))
+    r = run_sync(env.step(reply))
     assert r.done and r.reward is not None and r.reward.total == value
 
 
 def test_answer_envs_reject_tasks_of_the_wrong_shape() -> None:
     with pytest.raises(ValueError, match="math tasks need"):
-        make_env("math", EnvSettings()).reset(JSON_TASK)
+        run_sync(make_env("math", EnvSettings()).reset(JSON_TASK))
     with pytest.raises(ValueError, match="json tasks need"):
-        make_env("json", EnvSettings()).reset(MATH_TASK)
+        run_sync(make_env("json", EnvSettings()).reset(MATH_TASK))
 
 
 def test_task_system_prompt_overrides_the_run_default() -> None:
     task = Task(
         id="m/2", domain="math", prompt="1+1", tests={"format": "answer", "answer": "2"}, metadata={"system": "M"}
     )
-    msgs = make_env("math", EnvSettings(system_prompt="S")).reset(task)
+    msgs = run_sync(make_env("math", EnvSettings(system_prompt="S")).reset(task))
     assert msgs[0] == {"role": "system", "content": "M"}
+
+
+def test_python_env_feedback_names_the_failing_tests() -> None:
+    env = make_env("python", EnvSettings())
+    run_sync(env.reset(TASK))
+    r = run_sync(env.step("```python\ndef add_2(x):\n    return 2\n```"))
+    assert not r.done and len(r.messages) == 1 and r.messages[0]["role"] == "user"
+    text = r.messages[0]["content"]
+    assert "1 of 2 tests passed" in text and "assert add_2(1) == 3" in text and "Fix the code" in text
+    assert "assert add_2(0) == 2" not in text  # passing tests are not listed
+    crash = run_sync(env.step("```python\nraise RuntimeError('boom at load')\n```"))
+    assert "boom at load" in crash.messages[0]["content"]
+    assert len(crash.messages[0]["content"]) <= 1500

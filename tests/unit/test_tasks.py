@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.curriculum import TaskSampler
+from rlvr.envs.base import run_sync
 from rlvr.sandbox import execute_many
 from rlvr.tasks import TaskLoadError, load_tasks, split_tasks
 from rlvr.tasks.pyfuncs import DATA, build_tasks
@@ -96,13 +97,43 @@ def test_bundled_math_and_json_sets_regenerate_identically_and_check_out() -> No
     assert {t.difficulty for t in maths} == {1, 2, 3} and len(maths) == 180
     for t in maths[::15]:  # the stated answer is accepted, a different one refused
         env = make_env("math", EnvSettings())
-        env.reset(t)
-        assert env.step(f"\\boxed{{{t.tests['answer']}}}").reward.total == 1.0  # type: ignore[union-attr]
+        run_sync(env.reset(t))
+        assert run_sync(env.step(f"\\boxed{{{t.tests['answer']}}}")).reward.total == 1.0  # type: ignore[union-attr]
     for t in load_tasks("bundled:json_extract")[::10]:
         env = make_env("json", EnvSettings())
-        env.reset(t)
+        run_sync(env.reset(t))
         reply = "<answer>" + _json.dumps(t.tests["expected"]) + "</answer>"
-        assert env.step(reply).reward.total == 1.0  # type: ignore[union-attr]
+        assert run_sync(env.step(reply)).reward.total == 1.0  # type: ignore[union-attr]
         import jsonschema
 
         jsonschema.validate(t.tests["expected"], t.tests["schema"])
+
+
+def test_parquet_and_datasets_loaders_and_mixing(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from datasets import Dataset, DatasetDict
+
+    rows = [
+        {"id": "p/1", "domain": "math", "prompt": "1+1", "tests": json.dumps({"format": "answer", "answer": "2"})},
+        {"id": "p/2", "domain": "math", "prompt": "2+2", "tests": json.dumps({"format": "answer", "answer": "4"})},
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "t.parquet")
+    tasks = load_tasks(str(tmp_path / "t.parquet"))
+    assert [t.id for t in tasks] == ["p/1", "p/2"] and tasks[1].tests["answer"] == "4"
+    DatasetDict({"train": Dataset.from_list(rows), "test": Dataset.from_list(rows[:1])}).save_to_disk(tmp_path / "ds")
+    assert [t.id for t in load_tasks(f"hf:{tmp_path / 'ds'}:test")] == ["p/1"]
+    assert len(load_tasks(str(tmp_path / "ds"))) == 2  # default split: train
+    with pytest.raises(TaskLoadError, match="no split 'dev'; splits: train, test"):
+        load_tasks(f"hf:{tmp_path / 'ds'}:dev")
+    mixed = load_tasks(f"bundled:math_word+{tmp_path / 't.parquet'}")
+    assert len(mixed) == 182 and {t.domain for t in mixed} == {"math"}
+    with pytest.raises(TaskLoadError, match="repeats"):
+        load_tasks(f"{tmp_path / 't.parquet'}+{tmp_path / 't.parquet'}")
+    bad = [{**rows[0], "prompt": ""}]
+    pq.write_table(pa.Table.from_pylist(bad), tmp_path / "bad.parquet")
+    with pytest.raises(TaskLoadError, match=r"bad.parquet:row 0: .*'prompt'"):
+        load_tasks(str(tmp_path / "bad.parquet"))
+    (tmp_path / "broken.parquet").write_text("not parquet")
+    with pytest.raises(TaskLoadError, match="not a readable Parquet file"):
+        load_tasks(str(tmp_path / "broken.parquet"))

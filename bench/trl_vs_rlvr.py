@@ -1,0 +1,209 @@
+"""rlvr against Hugging Face TRL's GRPOTrainer on one CPU configuration, same run, side by side.
+
+Both: the embedded SmolLM2-135M-Instruct, 4 prompts x 4 generations per step, at most
+128 new tokens, temperature 1.0, the bundled Python tasks (training split), reward = the
+share of tests passed in rlvr's sandbox, no reference model, full fine-tuning, AdamW
+lr 1e-5, 6 steps. Each trainer runs in its own process (so peak resident memory is its
+own); reported: completion tokens per second of wall time over the training steps,
+seconds per step, peak RSS; plus the agreement of rlvr's training-pass log-probs with a
+full-logits reference on a real batch.
+
+    bash bench/setup_trl_env.sh            # once: .venv-bench with rlvr + trl
+    .venv-bench/bin/python bench/trl_vs_rlvr.py [--steps 6] [--repeats 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+STEPS, PROMPTS, GENS, MAX_NEW, LR = 6, 4, 4, 128, 1e-5
+SYSTEM = "You are an expert Python programmer. Answer with code only."
+
+
+def _peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def run_rlvr(steps: int, out: dict) -> None:
+    import torch
+
+    from rlvr.config import load_config
+    from rlvr.trace.store import read_jsonl
+    from rlvr.train.loop import train
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = load_config(
+            None,
+            [
+                f"output_dir={tmp}", "name=bench", f"train.steps={steps}", f"train.prompts_per_step={PROMPTS}",
+                f"algo.group_size={GENS}", f"generation.max_new_tokens={MAX_NEW}", "generation.temperature=1.0",
+                f"train.lr={LR}", "algo.kl_coef=0", "eval.before_training=false", "eval.after_training=false",
+                f"prompt.system={json.dumps(SYSTEM)}", "train.checkpoint_every=0", "train.keep_checkpoints=1",
+                *out.get("overrides", []),
+            ],
+        )  # fmt: skip
+        t0 = time.perf_counter()
+        train(cfg, quiet=True)
+        wall = time.perf_counter() - t0
+        rows = [r for r in read_jsonl(Path(tmp) / "bench" / "metrics.jsonl") if r["event"] == "step"]
+    step_s = [r["rollout_wait_s"] + r["train_s"] for r in rows]
+    out.update(
+        tokens=sum(r["completion_tokens"] for r in rows),
+        steps_s=sum(step_s),
+        step_s=step_s,
+        rollout_s=sum(r["rollout_wait_s"] for r in rows),
+        train_s=sum(r["train_s"] for r in rows),
+        wall_s=wall,
+        reward=[r["reward_mean"] for r in rows],
+        mismatch=statistics.mean(r["logprob_mismatch"] for r in rows),
+    )
+    out["logprob_agreement"] = _logprob_agreement()
+
+
+def _logprob_agreement() -> float:
+    """Max |rlvr's chunked, prompt-sharing log-probs - full-logits log_softmax| on a batch."""
+    import torch
+
+    from rlvr.models import load_policy
+    from rlvr.rollout.engine import SamplingParams
+    from rlvr.rollout.hf import HFEngine
+    from rlvr.rollout.runner import encode_prompt
+    from rlvr.tasks import load_tasks
+    from rlvr.train.logprobs import sequence_logprobs
+
+    model, tok = load_policy("smollm2-135m-instruct")
+    tasks = load_tasks("bundled:python_functions")[:2]
+    prompts = [encode_prompt(tok, [{"role": "user", "content": t.prompt}], "") for t in tasks for _ in range(2)]
+    comps = HFEngine(model, tok).generate(prompts, SamplingParams(max_new_tokens=48, temperature=1.0, seed=1))
+    ids = [c.token_ids for c in comps]
+    with torch.no_grad():
+        lp, _, _mask = sequence_logprobs(model, prompts, ids, pad_id=tok.pad_token_id, chunk=64)
+        worst = 0.0
+        for i, (p, c) in enumerate(zip(prompts, ids, strict=True)):
+            logits = model(torch.tensor([p + c])).logits[0, len(p) - 1 : len(p) + len(c) - 1].float()
+            ref = torch.log_softmax(logits, -1).gather(1, torch.tensor(c)[:, None]).squeeze(1)
+            worst = max(worst, float((lp[i, : len(c)] - ref).abs().max()))
+    return worst
+
+
+def run_trl(steps: int, out: dict) -> None:
+    import torch
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rlvr.models import embedded_model_dir, load_policy
+    from rlvr.rewards import completion_reward
+    from rlvr.rewards.extract import extract_code
+    from rlvr.sandbox import execute
+    from rlvr.tasks import load_tasks, split_tasks
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    train_tasks, _ = split_tasks(load_tasks("bundled:python_functions"), 0.2)
+    by_id = {t.id: t for t in train_tasks}
+    data = Dataset.from_list(
+        [
+            {"prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": t.prompt}], "task_id": t.id}
+            for t in train_tasks
+        ]
+    )
+    tokens = [0]
+    model, tok = load_policy("smollm2-135m-instruct")
+
+    def reward(prompts, completions, task_id, **_):  # type: ignore[no-untyped-def]
+        texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
+        tokens[0] += sum(len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts)
+        return [
+            completion_reward(execute(extract_code(t), by_id[i].tests)) for t, i in zip(texts, task_id, strict=True)
+        ]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        args = GRPOConfig(
+            output_dir=tmp, max_steps=steps, per_device_train_batch_size=PROMPTS * GENS, num_generations=GENS,
+            gradient_accumulation_steps=1, max_completion_length=MAX_NEW, temperature=1.0, beta=0.0,
+            learning_rate=LR, use_cpu=True, report_to=[], logging_steps=1, save_strategy="no", bf16=False,
+            seed=0, gradient_checkpointing=out.get("gradient_checkpointing", False),
+        )  # fmt: skip
+        trainer = GRPOTrainer(
+            model=str(embedded_model_dir()), reward_funcs=reward, args=args, train_dataset=data, processing_class=tok
+        )
+        del model
+        t0 = time.perf_counter()
+        trainer.train()
+        wall = time.perf_counter() - t0
+        logs = [h for h in trainer.state.log_history if "reward" in h]
+    out.update(tokens=tokens[0], steps_s=wall, wall_s=wall, reward=[h["reward"] for h in logs])
+
+
+def child(which: str, steps: int, path: str, extra: dict) -> None:
+    out: dict = dict(extra)
+    {"rlvr": run_rlvr, "trl": run_trl}[which](steps, out)
+    out["peak_rss_gib"] = _peak_rss_gib()
+    Path(path).write_text(json.dumps(out))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument("--only", choices=["rlvr", "trl"], help="run one side only")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--extra", default="{}", help=argparse.SUPPRESS)
+    ap.add_argument("--trl-gradient-checkpointing", action="store_true")
+    ap.add_argument(
+        "--rlvr-overrides",
+        nargs="*",
+        default=["train.micro_batch_size=4", "train.logprob_chunk=256"],
+        help="rlvr config overrides for its side (default: the memory-lean settings)",
+    )
+    a = ap.parse_args()
+    if a.child:
+        child(a.child, a.steps, a.out, json.loads(a.extra))
+        return
+    runs = [
+        ("rlvr", {"overrides": a.rlvr_overrides}),
+        ("trl", {"gradient_checkpointing": a.trl_gradient_checkpointing}),
+    ]
+    results = {}
+    for name, extra in runs:
+        if a.only and name != a.only:
+            continue
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            cmd = [sys.executable, __file__, "--child", name, "--steps", str(a.steps), "--out", f.name]
+            subprocess.run([*cmd, "--extra", json.dumps(extra)], check=True)
+            results[name] = json.loads(Path(f.name).read_text())
+    Path("bench/results").mkdir(exist_ok=True)
+    Path("bench/results/trl_vs_rlvr.json").write_text(json.dumps(results, indent=1))
+    print(f"\n{a.steps} steps x {PROMPTS} prompts x {GENS} generations, <= {MAX_NEW} new tokens, CPU x{os.cpu_count()}")
+    print(f"{'trainer':<8} {'tok/s':>8} {'s/step':>8} {'tokens':>8} {'peak GiB':>9}  reward per step")
+    for name, r in results.items():
+        tps = r["tokens"] / r["steps_s"]
+        print(
+            f"{name:<8} {tps:8.1f} {r['steps_s'] / a.steps:8.1f} {int(r['tokens']):8d} {r['peak_rss_gib']:9.2f}  "
+            + " ".join(f"{x:.2f}" for x in r["reward"])
+        )
+    if "rlvr" in results and "trl" in results:
+        ratio = (results["rlvr"]["tokens"] / results["rlvr"]["steps_s"]) / (
+            results["trl"]["tokens"] / results["trl"]["steps_s"]
+        )
+        print(f"rlvr / TRL throughput: {ratio:.2f}x")
+    if "rlvr" in results:
+        r = results["rlvr"]
+        print(
+            f"rlvr: log-probs vs full-logits reference, max abs diff {r['logprob_agreement']:.2e}; "
+            f"train-vs-rollout mismatch (mean abs) {r['mismatch']:.2e}; train() wall incl. load {r['wall_s']:.1f}s; "
+            f"rollout {r['rollout_s']:.1f}s, learner {r['train_s']:.1f}s"
+        )
+
+
+if __name__ == "__main__":
+    main()
