@@ -73,6 +73,9 @@ class TasksConfig(_Section):
 class PromptConfig(_Section):
     system: str | None = "You are an expert Python programmer. Answer with code only."
     """System message put before each task; null for none (the chat template may add its own)."""
+    system_by_domain: dict[str, str] = Field(default_factory=dict)
+    """System messages for particular domains, e.g. {math: "Reason, then answer in \\boxed{}."};
+    a task's own metadata.system overrides both."""
     response_prefix: str = ""
     """Text that starts the assistant's reply in the prompt (e.g. an opening code fence);
     it is part of the prompt, not of the trained completion."""

@@ -42,6 +42,7 @@ class EnvSettings:
     sandbox_url: str | None = None  # a remote `rlvr sandbox serve`; None = the local pool
     sandbox_token: str | None = None
     feedback_chars: int = 1500  # most characters of error output quoted back in feedback
+    system_by_domain: dict[str, str] = field(default_factory=dict)
 
     def execute(self, code: str, tests: dict[str, Any] | list[str]) -> ExecutionResult:
         """Run code against tests in the configured sandbox (local pool or remote server)."""
@@ -76,8 +77,9 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def opening_messages(task: Task, settings: EnvSettings) -> list[dict[str, str]]:
-    """The system prompt (the task's own `metadata.system`, else the run's) and the task."""
-    system = task.metadata.get("system", settings.system_prompt)
+    """The system prompt (the task's own `metadata.system`, else the run's for the task's
+    domain, else the run's default) and the task."""
+    system = task.metadata.get("system", settings.system_by_domain.get(task.domain, settings.system_prompt))
     msgs = [{"role": "system", "content": str(system)}] if system else []
     msgs.append({"role": "user", "content": task.prompt})
     return msgs

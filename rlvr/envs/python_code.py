@@ -57,3 +57,15 @@ def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
     lines.append("Fix the code and answer with the corrected version.")
     text = "\n".join(lines)
     return text if len(text) <= max_chars else text[: max_chars - 20] + "\n[... trimmed]"
+
+
+@register_env("repair")
+class CodeRepairEnv(PythonFunctionEnv):
+    """Code repair: the prompt shows buggy code and its failing tests; the reply's fixed
+    code is judged by the same tests, with the same feedback on failure."""
+
+
+@register_env("data")
+class DataAnalysisEnv(PythonFunctionEnv):
+    """Data analysis: the table arrives on stdin, the program prints the answer, which
+    the sandbox's numeric checker compares (numbers within 1e-6, words exactly)."""

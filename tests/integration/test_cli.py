@@ -102,3 +102,23 @@ def test_score_math_and_json_examples(tmp_path) -> None:  # type: ignore[no-unty
     out = json.loads(r.stdout)
     assert out["components"] == {"completion": 1.0, "format": 1.0}
     assert out["details"]["format"]["checks"] == {"tag:answer": True, "json_schema": True}
+
+
+def test_eval_runs_on_every_bundled_domain() -> None:
+    """`rlvr eval` machinery on each domain: tasks route to their environments, every
+    episode is judged and scored (a tiny random model solves nothing)."""
+    from rlvr.config import load_config
+    from rlvr.evaluate import evaluate
+    from rlvr.models import load_policy
+    from rlvr.tasks import load_tasks
+
+    cfg = load_config(
+        ROOT / "examples" / "mixed.yaml", ["model.name_or_path=tiny-random", "generation.max_new_tokens=8"]
+    )
+    model, tok = load_policy("tiny-random")
+    tasks = [t for src in cfg.tasks.source.split("+") for t in load_tasks(src)[:2]]
+    r = evaluate(model, tok, tasks, cfg)
+    assert r.num_tasks == 10 and len(r.trajectories) == 10
+    assert {t.domain for t in r.trajectories} == {"python", "repair", "data", "math", "json"}
+    assert all(t.status == "ok" and t.reward is not None for t in r.trajectories)
+    assert all("completion" in t.reward.components for t in r.trajectories if t.reward)

@@ -6,7 +6,7 @@ import pytest
 
 from rlvr.curriculum import TaskSampler
 from rlvr.envs.base import run_sync
-from rlvr.sandbox import execute_many
+from rlvr.sandbox import Limits, execute_many
 from rlvr.tasks import TaskLoadError, load_tasks, split_tasks
 from rlvr.tasks.pyfuncs import DATA, build_tasks
 
@@ -66,7 +66,8 @@ def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
         load_tasks(str(f))
     with pytest.raises(TaskLoadError, match="not found"):
         load_tasks(str(tmp_path / "none.jsonl"))
-    with pytest.raises(TaskLoadError, match="bundled: json_extract, math_word, python_functions"):
+    sets = "code_repair, data_analysis, json_extract, math_word, python_functions"
+    with pytest.raises(TaskLoadError, match=f"bundled: {sets}"):
         load_tasks("bundled:nope")
 
 
@@ -137,3 +138,42 @@ def test_parquet_and_datasets_loaders_and_mixing(tmp_path: Path) -> None:
     (tmp_path / "broken.parquet").write_text("not parquet")
     with pytest.raises(TaskLoadError, match="not a readable Parquet file"):
         load_tasks(str(tmp_path / "broken.parquet"))
+
+
+def test_code_repair_tasks_are_really_broken_and_fixable() -> None:
+    from rlvr.tasks import datagen  # noqa: F401  (import check)
+    from rlvr.tasks.repairgen import mutate
+
+    tasks = load_tasks("bundled:code_repair")
+    assert len(tasks) >= 150 and {t.domain for t in tasks} == {"repair"}
+    sample = tasks[::25]
+    buggy = execute_many([(t.metadata["buggy"], t.tests) for t in sample])
+    fixed = execute_many([(t.reference or "", t.tests) for t in sample])
+    for t, b, f in zip(sample, buggy, fixed, strict=True):
+        assert 0 < b.passed < b.total, t.id  # runs, but fails some tests
+        assert f.passed == f.total, t.id
+        assert t.metadata["buggy"] in t.prompt and "These tests fail" in t.prompt
+    # mutations are deterministic and change the code
+    ref = "def f(x):\n    return x * 2 + 1\n"
+    assert mutate(ref, 0) == mutate(ref, 0) and mutate(ref, 0)[0] != ref  # type: ignore[index]
+    assert mutate(ref, 99) is None
+
+
+def test_data_analysis_tasks_regenerate_and_check_numerically() -> None:
+    import json as _json
+
+    from rlvr.tasks import datagen
+
+    lines = [_json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) for t in datagen.build_tasks()]
+    assert datagen.DATA.read_text().splitlines() == lines
+    tasks = load_tasks("bundled:data_analysis")
+    assert {t.difficulty for t in tasks} == {1, 2, 3} and {t.domain for t in tasks} == {"data"}
+    t = next(t for t in tasks if t.id.startswith("data/q_units_region/"))
+    region = t.prompt.split("sold in the ")[1].split(" region")[0]
+    program = f"import sys, pandas as pd\ndf = pd.read_csv(sys.stdin)\nprint(df[df.region == '{region}'].units.sum())\n"
+    answer = t.tests["cases"][0]["stdout"]
+    results = execute_many(
+        [(program, t.tests), (f"print({float(answer)!r})", t.tests), (f"print({int(answer) + 1})", t.tests)],
+        Limits(timeout_s=20, memory_mb=1024),
+    )
+    assert [r.passed for r in results] == [1, 1, 0]  # pandas works in the sandbox; 133 == 133.0; off by one fails
