@@ -39,6 +39,7 @@ from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_ch
 from rlvr.train.learner import Learner
 from rlvr.train.progress import Progress
 from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, SyncRollouts
+from rlvr.types import Trajectory
 
 
 @dataclass
@@ -122,58 +123,62 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
         )
     else:
         rollouts = SyncRollouts(producer, pending)
+
+    def log_step(
+        step: int, batch: RolloutBatch, trajs: list[Trajectory], stats: dict[str, float], t: list[float]
+    ) -> None:
+        summary = summarize_step(trajs)
+        rewards.append(summary["reward_mean"])
+        row = {
+            "event": "step",
+            "step": step + 1,
+            **summary,
+            **stats,
+            **{f"rollout/{k}": v for k, v in batch.stats.items()},
+            **{f"buffer/{k}": float(v) for k, v in buffer.counters.items()},
+            "buffer/size": float(len(buffer)),
+            "rollout_wait_s": t[1] - t[0],
+            "train_s": t[2] - t[1],
+            "tokens_per_s": summary["completion_tokens"] / max(t[2] - t[0], 1e-9),
+        }
+        metrics_log.append(row)
+        for tr in trajs:
+            traj_log.append({"step": step + 1, **tr.to_dict()})
+        for tr in (tr for g in batch.dropped for tr in g.trajs):
+            traj_log.append({"step": step + 1, "dropped": True, **tr.to_dict()})
+        progress.update(step + 1, row)
+
+    def save(step: int) -> None:
+        with rollouts.pause():  # the generator waits between batches: a consistent snapshot
+            queue = {"buffer": buffer.state_dict(), **rollouts.state_dict()}
+            state = {"sampler": sampler.state_dict(), "rewards": rewards, "eval_before": _eval_to_dict(eval_before)}
+            save_checkpoint(
+                ckpt_root,
+                step,
+                merged_copy(model) if lora else model,
+                tok,
+                learner.state_dict(),
+                state,
+                keep=cfg.train.keep_checkpoints,
+                files={"queue.json": json.dumps(queue)},
+                tensors={"adapter.safetensors": adapter_state(model)} if lora else None,
+            )
+
+    every = cfg.train.checkpoint_every
     try:
         with progress:
             for step in range(start, cfg.train.steps):
                 t0 = time.perf_counter()
-                batch = rollouts.next(step, learner.version)
+                batch = rollouts.next(step, learner.version)  # tasks → generate → sandbox → reward
                 t1 = time.perf_counter()
                 buffer.add(batch.groups)
                 groups = buffer.sample(cfg.train.prompts_per_step, learner.version)
                 trajs = [t for g in groups for t in g.trajs]
-                stats = learner.step(trajs)
-                rollouts.publish(model, learner.version)
-                t2 = time.perf_counter()
-                summary = summarize_step(trajs)
-                rewards.append(summary["reward_mean"])
-                row = {
-                    "event": "step",
-                    "step": step + 1,
-                    **summary,
-                    **stats,
-                    **{f"rollout/{k}": v for k, v in batch.stats.items()},
-                    **{f"buffer/{k}": float(v) for k, v in buffer.counters.items()},
-                    "buffer/size": float(len(buffer)),
-                    "rollout_wait_s": t1 - t0,
-                    "train_s": t2 - t1,
-                    "tokens_per_s": summary["completion_tokens"] / max(t2 - t0, 1e-9),
-                }
-                metrics_log.append(row)
-                for t in trajs:
-                    traj_log.append({"step": step + 1, **t.to_dict()})
-                for g in batch.dropped:
-                    for t in g.trajs:
-                        traj_log.append({"step": step + 1, "dropped": True, **t.to_dict()})
-                progress.update(step + 1, row)
-                every = cfg.train.checkpoint_every
+                stats = learner.step(trajs)  # advantages → loss → update
+                rollouts.publish(model, learner.version)  # the generator's next weights
+                log_step(step, batch, trajs, stats, [t0, t1, time.perf_counter()])
                 if (every and (step + 1) % every == 0) or step + 1 == cfg.train.steps:
-                    with rollouts.pause():
-                        queue = {"buffer": buffer.state_dict(), **rollouts.state_dict()}
-                        save_checkpoint(
-                            ckpt_root,
-                            step + 1,
-                            merged_copy(model) if lora else model,
-                            tok,
-                            learner.state_dict(),
-                            {
-                                "sampler": sampler.state_dict(),
-                                "rewards": rewards,
-                                "eval_before": _eval_to_dict(eval_before),
-                            },
-                            keep=cfg.train.keep_checkpoints,
-                            files={"queue.json": json.dumps(queue)},
-                            tensors={"adapter.safetensors": adapter_state(model)} if lora else None,
-                        )
+                    save(step + 1)
     finally:
         rollouts.close()
     eval_after = None
