@@ -14,13 +14,13 @@ comparison across groups or periods.
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
 
 DATA = Path(__file__).parent / "data" / "data_analysis.jsonl"
@@ -186,10 +186,7 @@ def build_tasks(seed: int = 5) -> list[Task]:
 
 
 def main() -> None:
-    with DATA.open("w") as f:
-        for t in build_tasks():
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"wrote {DATA}")
+    print(f"wrote {write_tasks(build_tasks(), DATA)} tasks to {DATA}")
 
 
 if __name__ == "__main__":

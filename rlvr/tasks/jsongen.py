@@ -11,11 +11,11 @@ object and a list.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
+from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
 
 DATA = Path(__file__).parent / "data" / "json_extract.jsonl"
@@ -104,10 +104,7 @@ def build_tasks(seed: int = 7) -> list[Task]:
 
 
 def main() -> None:
-    with DATA.open("w") as f:
-        for t in build_tasks():
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"wrote {DATA}")
+    print(f"wrote {write_tasks(build_tasks(), DATA)} tasks to {DATA}")
 
 
 if __name__ == "__main__":

@@ -135,6 +135,18 @@ def _decode_nested(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if not (v is None and k in ("entry_point", "reference"))}
 
 
+def task_line(task: Task) -> str:
+    """A task as one line of a bundled JSONL file (sorted keys: files regenerate byte for byte)."""
+    return json.dumps(task.to_dict(), ensure_ascii=False, sort_keys=True)
+
+
+def write_tasks(tasks: list[Task], path: Path) -> int:
+    """Write a task set as JSONL; returns how many tasks were written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(task_line(t) + "\n" for t in tasks))
+    return len(tasks)
+
+
 def is_eval(task_id: str, eval_fraction: float) -> bool:
     """Deterministic membership of the eval split: a hash of the id, not an RNG."""
     h = int.from_bytes(hashlib.sha256(task_id.encode()).digest()[:8], "big")

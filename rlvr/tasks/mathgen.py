@@ -11,12 +11,12 @@ rates/fractions with several steps.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
+from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
 
 DATA = Path(__file__).parent / "data" / "math_word.jsonl"
@@ -130,10 +130,7 @@ def build_tasks(seed: int = 2026) -> list[Task]:
 
 
 def main() -> None:
-    with DATA.open("w") as f:
-        for t in build_tasks():
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"wrote {DATA}")
+    print(f"wrote {write_tasks(build_tasks(), DATA)} tasks to {DATA}")
 
 
 if __name__ == "__main__":

@@ -12,13 +12,12 @@ sandbox, so it needs a machine where the sandbox works).
 from __future__ import annotations
 
 import ast
-import json
 import random
 from pathlib import Path
 
 from rlvr.sandbox import execute_many
 from rlvr.sandbox.api import Tests
-from rlvr.tasks.loader import load_tasks
+from rlvr.tasks.loader import load_tasks, write_tasks
 from rlvr.types import ExecutionResult, RunStatus, Task, TestStatus
 
 DATA = Path(__file__).parent / "data" / "code_repair.jsonl"
@@ -116,11 +115,7 @@ def build_tasks(seed: int = 11) -> list[Task]:
 
 
 def main() -> None:
-    tasks = build_tasks()
-    with DATA.open("w") as f:
-        for t in tasks:
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"wrote {len(tasks)} tasks to {DATA}")
+    print(f"wrote {write_tasks(build_tasks(), DATA)} tasks to {DATA}")
 
 
 if __name__ == "__main__":
