@@ -44,11 +44,11 @@ class EnvSettings:
     feedback_chars: int = 1500  # most characters of error output quoted back in feedback
     system_by_domain: dict[str, str] = field(default_factory=dict)
 
-    def execute(self, code: str, tests: dict[str, Any] | list[str]) -> ExecutionResult:
+    def execute(self, code: str, tests: dict[str, Any] | list[str], language: str = "python") -> ExecutionResult:
         """Run code against tests in the configured sandbox (local pool or remote server)."""
         if self.sandbox_url:
-            return _remote(self.sandbox_url, self.sandbox_token).run(code, tests, self.limits)
-        return execute(code, tests, self.limits)
+            return _remote(self.sandbox_url, self.sandbox_token).run(code, tests, self.limits, language)
+        return execute(code, tests, self.limits, language=language)
 
 
 @functools.cache

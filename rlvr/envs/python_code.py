@@ -1,9 +1,14 @@
-"""Python function writing: the model writes a function, its tests run in the sandbox.
+"""Code writing: the model writes code, the task's tests run in the sandbox.
 
-The reply's code (the first fenced block, or the whole reply if there is none) runs
-against the task's tests; the reward is the completion reward. When tests fail the step
-also returns feedback — which tests failed and how, and the trimmed error output — so
-that with `env.max_turns` > 1 the model can read it and try again.
+The reply's code (the first fenced block of the task's language or untagged, or the
+whole reply if there is none) runs against the task's tests; the reward is the
+completion reward. When tests fail the step also returns feedback — which tests failed
+and how, compiler errors, the trimmed error output — so that with `rollout.max_turns` > 1
+the model can read it and try again.
+
+Domains: `python` (functions, stdin programs), `repair` and `data` (Python, below), and
+`cpp` / `javascript` (programs tested through stdin/stdout; C++17 compiled by g++ in the
+same jail, JavaScript run by node).
 """
 
 from __future__ import annotations
@@ -13,26 +18,29 @@ import asyncio
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards import completion_reward
 from rlvr.rewards.extract import extract_code
-from rlvr.types import ExecutionResult, RewardBreakdown, Task, TestStatus
+from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestStatus
 
 
 @register_env("python")
 class PythonFunctionEnv:
+    language = "python"
+    formats: tuple[str, ...] = ("assert", "call", "stdio", "script")
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
         self.task: Task | None = None
 
     async def reset(self, task: Task) -> list[dict[str, str]]:
-        if task.tests.get("format") not in ("assert", "call", "stdio", "script"):
-            raise ValueError(f"task {task.id}: tests need a 'format' of assert, call, stdio or script")
+        if task.tests.get("format") not in self.formats:
+            raise ValueError(f"task {task.id}: {self.language} tests need a 'format' of {' or '.join(self.formats)}")
         self.task = task
         return opening_messages(task, self.settings)
 
     async def step(self, reply: str) -> StepResult:
         if self.task is None:
             raise RuntimeError("step() before reset()")
-        code = extract_code(reply)
-        result = await asyncio.to_thread(self.settings.execute, code, self.task.tests)
+        code = extract_code(reply, self.language)
+        result = await asyncio.to_thread(self.settings.execute, code, self.task.tests, self.language)
         value = completion_reward(result, self.settings.timeout_penalty)
         reward = RewardBreakdown(
             total=value,
@@ -48,9 +56,14 @@ def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
     """What the model is told after a failed attempt: the run status, each failing test
     with its message, and the end of the error output, within `max_chars`."""
     lines = [f"Your code did not pass: {result.passed} of {result.total} tests passed ({result.status.value})."]
-    for t in result.tests:
-        if t.status is not TestStatus.PASSED:
-            lines.append(f"- {t.status.value}: {t.name}" + (f" -> {t.message.strip()[:300]}" if t.message else ""))
+    failing = [t for t in result.tests if t.status is not TestStatus.PASSED]
+    if result.status is RunStatus.COMPILE_ERROR:
+        lines.append("The code did not compile, so no test ran.")
+        failing = []
+    for t in failing[:8]:
+        lines.append(f"- {t.status.value}: {t.name}" + (f" -> {t.message.strip()[:300]}" if t.message else ""))
+    if len(failing) > 8:
+        lines.append(f"- ... and {len(failing) - 8} more")
     err = (result.error or result.stderr).strip()
     if err:
         lines.append("Error output (end):\n" + err[-max(max_chars // 2, 200) :])
@@ -69,3 +82,20 @@ class CodeRepairEnv(PythonFunctionEnv):
 class DataAnalysisEnv(PythonFunctionEnv):
     """Data analysis: the table arrives on stdin, the program prints the answer, which
     the sandbox's numeric checker compares (numbers within 1e-6, words exactly)."""
+
+
+@register_env("cpp")
+class CppProgramEnv(PythonFunctionEnv):
+    """C++ programs: compiled with g++ -std=c++17 -O2 in the jail, then run once per stdin
+    case; a compiler error fails every test and is quoted back as feedback."""
+
+    language = "cpp"
+    formats = ("stdio",)
+
+
+@register_env("javascript")
+class JavaScriptProgramEnv(PythonFunctionEnv):
+    """JavaScript programs run by node once per stdin case."""
+
+    language = "javascript"
+    formats = ("stdio",)

@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import re
 
-_CODE_FENCE = re.compile(r"```[ \t]*(?:python|py|Python|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# the info strings a fenced block of each language may carry (an untagged block counts too)
+FENCE_TAGS: dict[str, frozenset[str]] = {
+    "python": frozenset({"python", "py", "python3"}),
+    "cpp": frozenset({"cpp", "c++", "cc", "cxx", "hpp"}),
+    "c": frozenset({"c", "h"}),
+    "javascript": frozenset({"javascript", "js", "node", "nodejs", "mjs"}),
+}
 _BOXED = re.compile(r"\\boxed\{")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
-def extract_code(reply: str) -> str:
-    """The first fenced code block (closed or not); the whole reply when there is no fence."""
-    m = _CODE_FENCE.search(reply)
-    return m.group(1) if m else reply
+def extract_code(reply: str, language: str = "python") -> str:
+    """The first fenced code block (closed or not) tagged for `language` or untagged; the
+    whole reply when there is no such block. Blocks of other languages (a shell command,
+    sample output tagged `text`) are skipped."""
+    tags = FENCE_TAGS.get(language, frozenset({language}))
+    for m in _FENCE.finditer(reply):
+        if not m.group(1) or m.group(1).lower() in tags:
+            return m.group(2)
+    return reply
 
 
 def _boxed(reply: str) -> str | None:

@@ -33,7 +33,8 @@ Executor = Callable[[str, dict[str, Any]], ExecutionResult]
 
 
 def is_code_task(task: Task) -> bool:
-    return task.tests.get("format") in CODE_FORMATS
+    """A Python code task (the security, hack and efficiency analyses read Python)."""
+    return task.tests.get("format") in CODE_FORMATS and task.metadata.get("language", "python") == "python"
 
 
 class Scorer:

@@ -18,11 +18,12 @@ from rlvr.types import ExecutionResult
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
 
-def _payload(code: str, tests: dict[str, Any] | list[str], limits: Limits) -> dict[str, Any]:
+def _payload(code: str, tests: dict[str, Any] | list[str], limits: Limits, language: str = "python") -> dict[str, Any]:
     spec = {"format": "assert", "tests": tests} if isinstance(tests, list) else tests
     return {
         "code": code,
         "tests": spec,
+        "language": language,
         "limits": {
             "timeout_s": limits.timeout_s,
             "memory_mb": limits.memory_mb,
@@ -64,9 +65,11 @@ class AsyncSandboxClient:
             await asyncio.sleep(self.backoff_s * 2**attempt)
         raise SandboxError(f"sandbox server unreachable after {self.retries} attempts: {last}")
 
-    async def run(self, code: str, tests: dict[str, Any] | list[str], limits: Limits | None = None) -> ExecutionResult:
+    async def run(
+        self, code: str, tests: dict[str, Any] | list[str], limits: Limits | None = None, language: str = "python"
+    ) -> ExecutionResult:
         limits = limits or Limits()
-        data = await self._post("/v1/run", _payload(code, tests, limits), limits.timeout_s + 60)
+        data = await self._post("/v1/run", _payload(code, tests, limits, language), limits.timeout_s + 60)
         return ExecutionResult.from_dict(data)
 
     async def run_batch(
@@ -93,12 +96,15 @@ class SandboxClient:
         self.backoff_s = backoff_s
         self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=_headers(token), timeout=None)
 
-    def run(self, code: str, tests: dict[str, Any] | list[str], limits: Limits | None = None) -> ExecutionResult:
+    def run(
+        self, code: str, tests: dict[str, Any] | list[str], limits: Limits | None = None, language: str = "python"
+    ) -> ExecutionResult:
         limits = limits or Limits()
         last: Exception | None = None
         for attempt in range(self.retries):
             try:
-                resp = self._client.post("/v1/run", json=_payload(code, tests, limits), timeout=limits.timeout_s + 60)
+                payload = _payload(code, tests, limits, language)
+                resp = self._client.post("/v1/run", json=payload, timeout=limits.timeout_s + 60)
                 if resp.status_code not in _RETRY_STATUS:
                     return ExecutionResult.from_dict(_check(resp))
                 last = SandboxError(f"sandbox server answered {resp.status_code}")
