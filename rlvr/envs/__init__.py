@@ -4,6 +4,7 @@ from rlvr.envs.base import ENVS, Env, EnvSettings, StepResult, make_env
 from rlvr.envs.json_output import JsonOutputEnv
 from rlvr.envs.math_answer import MathAnswerEnv
 from rlvr.envs.python_code import PythonFunctionEnv
+from rlvr.envs.trading import TradingEnv
 from rlvr.rewards.extract import extract_code
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "MathAnswerEnv",
     "PythonFunctionEnv",
     "StepResult",
+    "TradingEnv",
     "extract_code",
     "make_env",
 ]
