@@ -1,6 +1,7 @@
 """Environments, one per task domain, looked up through `ENVS` by the task's `domain`."""
 
 from rlvr.envs.base import ENVS, Env, EnvSettings, StepResult, make_env
+from rlvr.envs.itops import ItOpsEnv
 from rlvr.envs.json_output import JsonOutputEnv
 from rlvr.envs.math_answer import MathAnswerEnv
 from rlvr.envs.python_code import PythonFunctionEnv
@@ -11,6 +12,7 @@ __all__ = [
     "ENVS",
     "Env",
     "EnvSettings",
+    "ItOpsEnv",
     "JsonOutputEnv",
     "MathAnswerEnv",
     "PythonFunctionEnv",
