@@ -89,7 +89,7 @@ def run(
         emit({"e": "compile_error", "msg": _short(e)})
         return
     if any(p["kind"] == "pytest" for p in probes):
-        _run_pytest(code, probes[0]["expr"], emit, deadline())
+        _run_pytest(code, probes[0]["expr"], emit, deadline(), json.loads(probes[0].get("files") or "{}"))
     elif any(p["kind"] in ("expr", "script") for p in probes):
         _run_expr_probes(compiled, probes, emit, deadline)
     else:
@@ -163,9 +163,18 @@ def _wait_report(pid: int, report_r: int, deadline: float) -> str | int | None:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])  # ended without a report
 
 
-def _run_pytest(code: str, test_source: str, emit: Any, deadline: float) -> None:
+def _run_pytest(code: str, test_source: str, emit: Any, deadline: float, files: dict[str, str]) -> None:
     """pytest on the test file with the submission as module `solution`, in a fork; each
-    test's outcome is reported as it is decided."""
+    test's outcome is reported as it is decided. `files` (relative paths, checked by the
+    supervisor) are written to the work dir first."""
+    for path, text in files.items():
+        if path.startswith("/") or ".." in path.split("/"):
+            emit({"e": "error", "i": 0, "msg": f"refused file path {path!r}"})
+            return
+        if "/" in path:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
     with open("solution.py", "w") as f:
         f.write(code)
     with open("test_solution.py", "w") as f:

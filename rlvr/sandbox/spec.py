@@ -24,7 +24,9 @@ Formats (the `TESTS.json` of `rlvr sandbox run`):
   with plugins, conftest files and caches disabled; only `passed` counts (skip, xfail
   and xpass fail), and a run that collects a number of tests other than expected (counted
   from the file's `test_*` functions unless given) fails every test. Like `script`, the
-  expectations are inside the sandbox.
+  expectations are inside the sandbox. `"files": {"pkg/mod.py": "...", ...}` adds files
+  (a repository's modules, data) to the work dir before pytest runs; paths are relative,
+  without `..`, and may not replace the test file or the submission.
 - `{"format": "stdio", "cases": [{"stdin": "...", "stdout": "..."}]}`: the program runs as
   a script once per case; stdout is compared exactly after trailing whitespace is
   stripped from every line and from the end, or by a named checker (`"checker": "tokens"`
@@ -34,6 +36,7 @@ Formats (the `TESTS.json` of `rlvr sandbox run`):
 from __future__ import annotations
 
 import ast
+import json
 import math
 import operator
 from collections.abc import Callable
@@ -53,9 +56,13 @@ class Probe:
     kind: str  # "expr" | "script" | "stdio" | "pytest"
     expr: str = ""
     stdin: str = ""
+    files: str = ""  # pytest: extra files for the work dir, as a JSON object path -> text
 
     def to_wire(self) -> dict[str, str]:
-        return {"name": self.name, "kind": self.kind, "expr": self.expr, "stdin": self.stdin}
+        wire = {"name": self.name, "kind": self.kind, "expr": self.expr, "stdin": self.stdin}
+        if self.files:
+            wire["files"] = self.files
+        return wire
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,27 @@ class Suite:
     probes: list[Probe] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
     expected_tests: int | None = None  # pytest: the number of tests that must be collected
+
+
+MAX_FILES_BYTES = 4 << 20
+_RESERVED = {"solution.py", "test_solution.py"}
+
+
+def _extra_files(files: Any) -> dict[str, str]:
+    """Validate a pytest suite's extra files: relative paths inside the work dir."""
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        raise SpecError("'files' must be an object mapping relative paths to file contents (strings)")
+    total = 0
+    for path, text in files.items():
+        parts = path.split("/")
+        if not path or path.startswith("/") or "\\" in path or "\0" in path or any(p in ("", ".", "..") for p in parts):
+            raise SpecError(f"files: {path!r} is not a plain relative path (no leading '/', '.', '..' or empty parts)")
+        if path in _RESERVED:
+            raise SpecError(f"files: {path!r} would replace the submission or the test file")
+        total += len(text.encode())
+    if total > MAX_FILES_BYTES:
+        raise SpecError(f"files: {total} bytes in all, over the {MAX_FILES_BYTES} byte limit")
+    return dict(files)
 
 
 def count_pytest_tests(source: str) -> int:
@@ -191,7 +219,8 @@ def parse_suite(spec: dict[str, Any]) -> Suite:
         if expected < 1:
             raise SpecError("the pytest file has no tests")
         suite.expected_tests = expected
-        suite.probes.append(Probe("pytest", "pytest", expr=source))
+        files = _extra_files(spec.get("files", {}))
+        suite.probes.append(Probe("pytest", "pytest", expr=source, files=json.dumps(files) if files else ""))
         suite.checks.append(Check("completes"))
     elif fmt == "call":
         entry = spec.get("entry")
