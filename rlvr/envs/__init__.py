@@ -5,6 +5,7 @@ from rlvr.envs.itops import ItOpsEnv
 from rlvr.envs.json_output import JsonOutputEnv
 from rlvr.envs.math_answer import MathAnswerEnv
 from rlvr.envs.python_code import PythonFunctionEnv
+from rlvr.envs.reasoning import ReasoningGymEnv
 from rlvr.envs.repository import RepositoryEnv
 from rlvr.envs.trading import TradingEnv
 from rlvr.rewards.extract import extract_code
@@ -17,6 +18,7 @@ __all__ = [
     "JsonOutputEnv",
     "MathAnswerEnv",
     "PythonFunctionEnv",
+    "ReasoningGymEnv",
     "RepositoryEnv",
     "StepResult",
     "TradingEnv",

@@ -466,3 +466,57 @@ def test_repository_task_errors_name_the_field() -> None:
         ValueError, match=r"r/bad: tests\.test_file 'tests/test_stats\.py' lies under an editable prefix"
     ):
         _episode(bad, [])
+
+
+# ---- reasoning-gym ---------------------------------------------------------------------
+
+
+def test_bundled_reasoning_gym_tasks_regenerate_and_score_with_their_own_scorers() -> None:
+    from rlvr.tasks import rggen
+
+    tasks = rggen.build()
+    lines = (BUNDLED_DIR / "reasoning_gym.jsonl").read_text().splitlines()
+    assert [json.loads(x) for x in lines] == [t.to_dict() for t in tasks]
+    assert len(tasks) == 144 and {t.difficulty for t in tasks} == {1, 2, 3}
+    rggen.verify(tasks)
+
+
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [
+        ("The GCD is 2.\n<answer>2</answer>", 1.0),  # correct
+        ("<answer>4</answer>", 0.0),  # wrong
+        ("", 0.0),  # malformed: nothing to read
+        ("<answer>__import__('os').system('rm -rf /')</answer>", 0.0),  # hostile text is only compared
+    ],
+)
+def test_reasoning_env_rewards(reply: str, value: float) -> None:
+    task = Task(
+        id="rg/gcd",
+        domain="reasoning",
+        prompt="GCD of 4 and 6?",
+        tests={
+            "format": "reasoning_gym",
+            "dataset": "gcd",
+            "entry": {"question": "GCD of 4, 6", "answer": "2", "metadata": {}},
+        },
+    )
+    (r,) = _episode(task, [reply])
+    assert r.done and r.reward.total == value
+
+
+def test_reasoning_scorer_errors_score_zero_with_the_error_kept() -> None:
+    task = Task(
+        id="rg/pf",
+        domain="reasoning",
+        prompt="Factor 12.",
+        tests={
+            "format": "reasoning_gym",
+            "dataset": "prime_factorization",
+            "entry": {"question": "12", "answer": "2 × 2 × 3", "metadata": {"number": 12}},
+        },
+    )
+    (r,) = _episode(task, ["<answer>twelve</answer>"])
+    assert r.reward.total == 0.0 and "scorer_error" in r.reward.details
+    (r,) = _episode(task, ["<answer>2 × 2 × 3</answer>"])
+    assert r.reward.total == 1.0

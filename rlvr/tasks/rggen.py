@@ -1,0 +1,89 @@
+"""Generator of the bundled reasoning-gym tasks (`data/reasoning_gym.jsonl`) for the
+`reasoning` domain.
+
+Eighteen of reasoning-gym's procedural datasets, eight entries each, drawn with a fixed
+seed from the pinned package version; each entry is stored whole, so the dataset's own
+scorer judges the reply (see `rlvr.envs.reasoning`). When the file is written every
+stored answer is checked to score 1.0 and a wrong answer less. `python -m
+rlvr.tasks.rggen` rewrites the file byte for byte.
+
+Difficulty (ours, by dataset): 1 = one-step arithmetic or string work; 2 = a small
+algorithm or lookup; 3 = several steps or careful formatting.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rlvr.tasks.loader import write_tasks
+from rlvr.types import Task
+
+DATA = Path(__file__).parent / "data" / "reasoning_gym.jsonl"
+DATASETS = {
+    "basic_arithmetic": 1,
+    "chain_sum": 1,
+    "spell_backward": 1,
+    "letter_counting": 1,
+    "leg_counting": 1,
+    "gcd": 2,
+    "lcm": 2,
+    "simple_equations": 2,
+    "count_bits": 2,
+    "calendar_arithmetic": 2,
+    "word_sorting": 2,
+    "caesar_cipher": 2,
+    "fraction_simplification": 3,
+    "base_conversion": 3,
+    "family_relationships": 3,
+    "time_intervals": 3,
+    "syllogism": 3,
+    "decimal_arithmetic": 3,
+}
+SUFFIX = "\n\nThink briefly, then give only the final answer inside <answer></answer> tags."
+
+
+def build(per_dataset: int = 8, seed: int = 17) -> list[Task]:
+    import reasoning_gym
+
+    tasks = []
+    for name, difficulty in DATASETS.items():
+        for i, entry in enumerate(reasoning_gym.create_dataset(name, size=per_dataset, seed=seed)):
+            entry = json.loads(json.dumps(entry))  # tuples -> lists: what the file will hold
+            tasks.append(
+                Task(
+                    id=f"reasoning/{name}/{i}",
+                    domain="reasoning",
+                    prompt=str(entry["question"]) + SUFFIX,
+                    tests={"format": "reasoning_gym", "dataset": name, "entry": entry},
+                    reference=f"<answer>{entry['answer']}</answer>",
+                    difficulty=difficulty,
+                )
+            )
+    return tasks
+
+
+def verify(tasks: list[Task]) -> None:
+    """Each stored answer scores 1.0 through the environment; a wrong one scores less."""
+    from rlvr.envs.base import EnvSettings, run_sync
+    from rlvr.envs.reasoning import ReasoningGymEnv
+
+    for t in tasks:
+        for reply, want_full in ((str(t.reference), True), ("<answer>no idea</answer>", False)):
+            env = ReasoningGymEnv(EnvSettings())
+            run_sync(env.reset(t))
+            r = run_sync(env.step(reply))
+            assert r.reward is not None
+            if (r.reward.total == 1.0) != want_full:
+                raise AssertionError(f"{t.id}: {reply!r} scores {r.reward.total}")
+
+
+def main() -> None:
+    tasks = build()
+    verify(tasks)
+    write_tasks(tasks, DATA)
+    print(f"reasoning_gym: {len(tasks)} tasks")
+
+
+if __name__ == "__main__":
+    main()
