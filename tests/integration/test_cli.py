@@ -118,7 +118,8 @@ def test_eval_runs_on_every_bundled_domain() -> None:
     model, tok = load_policy("tiny-random")
     tasks = [t for src in cfg.tasks.source.split("+") for t in load_tasks(src)[:2]]
     r = evaluate(model, tok, tasks, cfg)
-    assert r.num_tasks == 10 and len(r.trajectories) == 10
-    assert {t.domain for t in r.trajectories} == {"python", "repair", "data", "math", "json"}
+    assert r.num_tasks == 22 and len(r.trajectories) == 22
+    domains = {"python", "cpp", "javascript", "repair", "data", "math", "reasoning", "json", "trading", "itops"}
+    assert {t.domain for t in r.trajectories} == domains | {"repository"}
     assert all(t.status == "ok" and t.reward is not None for t in r.trajectories)
     assert all("completion" in t.reward.components for t in r.trajectories if t.reward)
