@@ -121,7 +121,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from rlvr.evaluate import evaluate
+    from rlvr.evaluate import evaluate, pick_eval_tasks
     from rlvr.models import load_policy
     from rlvr.tasks import load_tasks, split_tasks
 
@@ -130,7 +130,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     source = _checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
     tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
     _, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
-    eval_tasks = eval_tasks[: cfg.eval.num_tasks] if cfg.eval.num_tasks else eval_tasks
+    eval_tasks = pick_eval_tasks(eval_tasks, cfg.eval.num_tasks)
     model, tok = load_policy(source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed)
     r = evaluate(model, tok, eval_tasks, cfg)
     out = {
@@ -139,6 +139,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "mean_reward": r.mean_reward,
         "num_tasks": r.num_tasks,
         "by_difficulty": r.by_difficulty,
+        "by_domain": r.by_domain,
     }
     if args.json:
         print(json.dumps(out))
@@ -146,6 +147,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"{source}: pass@1 {r.pass_at_1:.3f} on {r.num_tasks} held-out tasks (mean reward {r.mean_reward:.3f})")
         for d, v in r.by_difficulty.items():
             print(f"  difficulty {d}: {v:.3f}")
+        if len(r.by_domain) > 1:
+            for dom, v in r.by_domain.items():
+                print(f"  domain {dom}: {v:.3f}")
     return 0
 
 

@@ -25,6 +25,23 @@ class EvalResult:
     num_tasks: int
     by_difficulty: dict[int, float] = field(default_factory=dict)
     trajectories: list[Trajectory] = field(default_factory=list)
+    by_domain: dict[str, float] = field(default_factory=dict)  # pass@1 per domain
+
+
+def pick_eval_tasks(tasks: list[Task], n: int | None) -> list[Task]:
+    """The first n held-out tasks, taken in turn from each domain (in order of first
+    appearance) so that a mixed run evaluates every domain; with one domain, the first n."""
+    if not n or n >= len(tasks):
+        return list(tasks)
+    queues: dict[str, list[Task]] = {}
+    for t in tasks:
+        queues.setdefault(t.domain, []).append(t)
+    out: list[Task] = []
+    while len(out) < n:
+        for q in queues.values():
+            if q and len(out) < n:
+                out.append(q.pop(0))
+    return out
 
 
 def env_settings(cfg: RunConfig) -> EnvSettings:
@@ -70,12 +87,15 @@ def evaluate(
     passed = [solved(t) for t in trajs]
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
     by_diff: dict[int, list[bool]] = {}
+    by_dom: dict[str, list[bool]] = {}
     for task, ok in zip(tasks, passed, strict=True):
         by_diff.setdefault(task.difficulty, []).append(ok)
+        by_dom.setdefault(task.domain, []).append(ok)
     return EvalResult(
         pass_at_1=sum(passed) / len(passed),
         mean_reward=sum(rewards) / len(rewards),
         num_tasks=len(tasks),
         by_difficulty={d: sum(v) / len(v) for d, v in sorted(by_diff.items())},
         trajectories=trajs,
+        by_domain={d: sum(v) / len(v) for d, v in by_dom.items()},
     )

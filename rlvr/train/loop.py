@@ -29,7 +29,7 @@ from safetensors.torch import load_file
 
 from rlvr.config import RunConfig
 from rlvr.curriculum import TaskSampler
-from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
+from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer, pick_eval_tasks
 from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.models import load_policy
 from rlvr.tasks import load_tasks, split_tasks
@@ -72,7 +72,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
 
     tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
     train_tasks, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
-    eval_tasks = eval_tasks[: cfg.eval.num_tasks] if cfg.eval.num_tasks else eval_tasks
+    eval_tasks = pick_eval_tasks(eval_tasks, cfg.eval.num_tasks)
     lora = cfg.model.lora
     model, tok = load_policy(
         str(ckpt / "model") if ckpt and not lora else cfg.model.name_or_path,
@@ -203,7 +203,8 @@ def _max_age(cfg: RunConfig) -> int | None:
 
 
 def _eval_row(r: EvalResult) -> dict[str, Any]:
-    return {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "by_difficulty": r.by_difficulty}
+    row = {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "by_difficulty": r.by_difficulty}
+    return {**row, "by_domain": r.by_domain} if len(r.by_domain) > 1 else row
 
 
 def _eval_to_dict(r: EvalResult | None) -> dict[str, Any] | None:
@@ -214,15 +215,15 @@ def _eval_to_dict(r: EvalResult | None) -> dict[str, Any] | None:
         "mean_reward": r.mean_reward,
         "num_tasks": r.num_tasks,
         "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()},
+        "by_domain": r.by_domain,
     }
 
 
 def _eval_from_dict(d: dict[str, Any] | None) -> EvalResult | None:
     if d is None:
         return None
-    return EvalResult(
-        d["pass_at_1"], d["mean_reward"], d["num_tasks"], {int(k): v for k, v in d["by_difficulty"].items()}
-    )
+    by_difficulty = {int(k): v for k, v in d["by_difficulty"].items()}
+    return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d.get("by_domain", {}))
 
 
 def _summary_dict(s: TrainSummary) -> dict[str, Any]:

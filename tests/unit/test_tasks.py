@@ -177,3 +177,13 @@ def test_data_analysis_tasks_regenerate_and_check_numerically() -> None:
         Limits(timeout_s=20, memory_mb=1024),
     )
     assert [r.passed for r in results] == [1, 1, 0]  # pandas works in the sandbox; 133 == 133.0; off by one fails
+
+
+def test_eval_tasks_are_taken_in_turn_from_each_domain() -> None:
+    from rlvr.evaluate import pick_eval_tasks
+    from rlvr.types import Task
+
+    tasks = [Task(id=f"{d}/{i}", domain=d, prompt="p") for d in ("a", "b", "c") for i in range(3)]
+    assert [t.id for t in pick_eval_tasks(tasks, 5)] == ["a/0", "b/0", "c/0", "a/1", "b/1"]
+    assert pick_eval_tasks(tasks[:3], 2) == tasks[:2]  # one domain: the first n, as before
+    assert pick_eval_tasks(tasks, None) == tasks and pick_eval_tasks(tasks, 50) == tasks
