@@ -131,7 +131,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
     _, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
     eval_tasks = pick_eval_tasks(eval_tasks, cfg.eval.num_tasks)
-    model, tok = load_policy(source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed)
+    model, tok = load_policy(
+        source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
+    )
     r = evaluate(model, tok, eval_tasks, cfg)
     out = {
         "model": source,

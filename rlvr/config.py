@@ -45,11 +45,22 @@ class ModelConfig(_Section):
     same tokenizer, for tests), or a local Hugging Face model directory."""
     dtype: Literal["float32", "bfloat16"] = "float32"
     """Parameter dtype for training and generation. float32 is the safe choice on CPU."""
+    device: str = "cpu"
+    """Where the policy trains and generates: 'cpu', 'cuda', 'cuda:N', or 'auto' (the
+    first GPU when there is one, else the CPU). Sampling draws from a CPU random generator
+    on every device, so a seed means the same thing everywhere."""
     cache_dir: str | None = None
     """Where converted models are cached; default $RLVR_CACHE or ~/.cache/rlvr."""
     lora: LoraSettings | None = None
     """Train LoRA adapters (PEFT) instead of every weight, e.g. {r: 16, alpha: 32};
     null: full fine-tuning. Checkpoints hold the adapter (for resume) and the merged model."""
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, value: str) -> str:
+        if value not in ("cpu", "cuda", "auto") and not (value.startswith("cuda:") and value[5:].isdigit()):
+            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {value!r}")
+        return value
 
 
 class TasksConfig(_Section):

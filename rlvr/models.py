@@ -165,8 +165,9 @@ def load_policy(
     dtype: str = "float32",
     cache_dir: str | None = None,
     seed: int = 0,
+    device: str = "cpu",
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """The policy model (train mode off) and its left-padding tokenizer."""
+    """The policy model (train mode off) on `device` and its left-padding tokenizer."""
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
     tok = load_tokenizer(name_or_path, cache_dir)
     if name_or_path == TINY:
@@ -177,5 +178,15 @@ def load_policy(
         path = embedded_model_dir(cache_dir) if name_or_path == EMBEDDED else _local_dir(name_or_path)
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
     model = model.to(torch_dtype)  # type: ignore[arg-type]  # transformers types .to() loosely
+    model = model.to(resolve_device(device))  # type: ignore[arg-type]
     model.eval()
     return model, tok
+
+
+def resolve_device(device: str) -> torch.device:
+    """'auto' -> the first GPU if there is one, else the CPU; a named GPU must exist."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"model.device is {device!r} but torch sees no CUDA device (torch {torch.__version__})")
+    return torch.device(device)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -15,5 +17,6 @@ def _threads() -> None:
 
 @pytest.fixture
 def tiny():  # type: ignore[no-untyped-def]
-    model, tok = load_policy(TINY, seed=0)
+    # RLVR_TEST_DEVICE=cuda runs the model-level tests on a GPU (bench/gpu_check.sh)
+    model, tok = load_policy(TINY, seed=0, device=os.environ.get("RLVR_TEST_DEVICE", "cpu"))
     return model, tok

@@ -88,8 +88,9 @@ class HFEngine:
                 logits_to_keep=1,
             )
             cache = out.past_key_values
-            logits = out.logits[:, -1, :].float()  # [b, V]
+            logits = out.logits[:, -1, :].float().cpu()  # [b, V]; sampled with the CPU generator
             next_tok, next_logp = self._sample(logits, params, gen)
+            next_tok = next_tok.to(device)
             keep: list[int] = []
             for j, row in enumerate(live):
                 tok = int(next_tok[j])

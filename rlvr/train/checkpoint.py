@@ -102,7 +102,7 @@ def _fsync_dir(path: Path) -> None:
 
 def load_trainer_state(ckpt: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(trainer.pt contents with RNG states restored, state.json contents)."""
-    blob = torch.load(ckpt / "trainer.pt", weights_only=False)
+    blob = torch.load(ckpt / "trainer.pt", weights_only=False, map_location="cpu")
     rng = blob["rng"]
     torch.set_rng_state(rng["torch"])
     random.setstate(rng["python"])

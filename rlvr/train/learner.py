@@ -58,8 +58,8 @@ def group_advantages(trajs: list[Trajectory], estimator: str, rewards: list[floa
     return out
 
 
-def _pad(rows: list[list[float]], L: int) -> torch.Tensor:
-    return torch.tensor([r[:L] + [0.0] * (L - len(r[:L])) for r in rows], dtype=torch.float32)
+def _pad(rows: list[list[float]], L: int, device: torch.device | None = None) -> torch.Tensor:
+    return torch.tensor([r[:L] + [0.0] * (L - len(r[:L])) for r in rows], dtype=torch.float32, device=device)
 
 
 @dataclass
@@ -84,7 +84,7 @@ class Learner:
         tc = cfg.train
         self.value_head: torch.nn.Linear | None = None
         if cfg.algo.advantage == "gae":
-            self.value_head = torch.nn.Linear(model.config.hidden_size, 1)
+            self.value_head = torch.nn.Linear(model.config.hidden_size, 1, device=model.device)
             torch.nn.init.zeros_(self.value_head.weight)
             torch.nn.init.zeros_(self.value_head.bias)
         params = [p for p in model.parameters() if p.requires_grad]
@@ -149,7 +149,7 @@ class Learner:
                     if kl_reward and self.ref_model is not None:
                         ref = self._stats(self.ref_model, mb)
                         L = ref.logprobs.shape[1]
-                        behav = _pad([t.logprobs for t in mb], L)
+                        behav = _pad([t.logprobs for t in mb], L, ref.logprobs.device)
                         kl = kl_fn(behav, ref.logprobs) * ref.mask
                         for j, t in enumerate(mb):
                             kl_tok[s + j] = kl[j, : len(t.completion_ids)].tolist()
@@ -265,12 +265,12 @@ class Learner:
             mb = prepared[s : s + tc.micro_batch_size]
             trajs = [p.traj for p in mb]
             st = self._stats(self.model, trajs, value_head=gae_mode, entropy_grad=ac.entropy_coef > 0)
-            logp, L = st.logprobs, st.logprobs.shape[1]
-            mask = st.mask * _pad([p.mask for p in mb], L)
-            old = _pad([p.old for p in mb], L)
-            behav = _pad([t.logprobs for t in trajs], L)
-            adv = _pad([p.adv for p in mb], L)
-            w = _pad([p.weights or [] for p in mb], L) if mb[0].weights is not None else None
+            logp, L, dev = st.logprobs, st.logprobs.shape[1], st.logprobs.device
+            mask = st.mask * _pad([p.mask for p in mb], L, dev)
+            old = _pad([p.old for p in mb], L, dev)
+            behav = _pad([t.logprobs for t in trajs], L, dev)
+            adv = _pad([p.adv for p in mb], L, dev)
+            w = _pad([p.weights or [] for p in mb], L, dev) if mb[0].weights is not None else None
             loss, m = loss_fn(
                 logp,
                 old,
@@ -292,8 +292,8 @@ class Learner:
             if ac.entropy_coef > 0:
                 loss = loss - ac.entropy_coef * aggregate(st.entropy, mask, ac.aggregation, **agg)
             if gae_mode and st.values is not None:
-                old_v = _pad([p.old_values or [] for p in mb], L)
-                ret = _pad([p.returns or [] for p in mb], L)
+                old_v = _pad([p.old_values or [] for p in mb], L, dev)
+                ret = _pad([p.returns or [] for p in mb], L, dev)
                 v_loss, vm = value_loss(st.values, old_v, ret, mask, clip=ac.value_clip, num_tokens=num_tokens)
                 loss = loss + ac.value_coef * v_loss
                 acc("value_loss_sum", float(v_loss.detach()), 1.0)

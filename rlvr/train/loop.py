@@ -79,6 +79,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
         dtype=cfg.model.dtype,
         cache_dir=cfg.model.cache_dir,
         seed=cfg.seed,
+        device=cfg.model.device,
     )
     if lora:  # adapters on the base model; a checkpoint's adapter weights replace the fresh ones
         model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)

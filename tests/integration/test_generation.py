@@ -21,7 +21,7 @@ def test_behaviour_logprobs_match_a_forward_pass(tiny) -> None:  # type: ignore[
             model, prompts, [o.token_ids for o in outs], pad_id=tok.pad_token_id, temperature=0.7
         )
     for r, o in enumerate(outs):
-        assert torch.allclose(lp[r, : len(o.token_ids)], torch.tensor(o.logprobs), atol=1e-5)
+        assert torch.allclose(lp[r, : len(o.token_ids)].cpu(), torch.tensor(o.logprobs), atol=1e-5)
 
 
 def test_seeded_sampling_is_reproducible_and_greedy_is_argmax(tiny) -> None:  # type: ignore[no-untyped-def]
@@ -33,7 +33,7 @@ def test_seeded_sampling_is_reproducible_and_greedy_is_argmax(tiny) -> None:  # 
     assert [x.token_ids for x in a] == [x.token_ids for x in b]
     g = eng.generate(p[:1], SamplingParams(max_new_tokens=1, greedy=True))[0]
     with torch.no_grad():
-        logits = model(torch.tensor([p[0]])).logits[0, -1]
+        logits = model(torch.tensor([p[0]], device=model.device)).logits[0, -1]
     assert g.token_ids[0] == int(logits.argmax())
 
 
@@ -60,5 +60,5 @@ def test_top_p_samples_only_from_the_nucleus(tiny) -> None:  # type: ignore[no-u
     p = _prompts(tok)[:1] * 8
     outs = HFEngine(model, tok).generate(p, SamplingParams(max_new_tokens=1, top_p=1e-6, seed=3))
     with torch.no_grad():
-        top = int(model(torch.tensor([p[0]])).logits[0, -1].argmax())
+        top = int(model(torch.tensor([p[0]], device=model.device)).logits[0, -1].argmax())
     assert {o.token_ids[0] for o in outs} == {top}

@@ -8,7 +8,7 @@ from tests.integration.helpers import tiny_batch
 
 
 def _full_logits_reference(model, prompt, completion, temperature=1.0):  # type: ignore[no-untyped-def]
-    ids = torch.tensor([prompt + completion])
+    ids = torch.tensor([prompt + completion], device=model.device)
     logp = (model(ids).logits[0].float() / temperature).log_softmax(-1)  # [T, V]
     return torch.stack([logp[len(prompt) - 1 + t, tok] for t, tok in enumerate(completion)])
 
@@ -79,7 +79,7 @@ def test_repeated_updates_raise_the_batch_objective(tiny) -> None:  # type: igno
             lp, _, m = sequence_logprobs(
                 model, [t.prompt_ids for t in trajs], [t.completion_ids for t in trajs], pad_id=2
             )
-        adv = torch.tensor(group_advantages(trajs, "grpo"))
+        adv = torch.tensor(group_advantages(trajs, "grpo"), device=lp.device)
         return float(((lp * m).sum(1) / m.sum(1) * adv).sum())
 
     before = objective()
@@ -163,7 +163,7 @@ def test_ppo_value_head_learns_the_return(tiny) -> None:  # type: ignore[no-unty
     def value_error() -> float:
         with torch.no_grad():
             st = learner._stats(model, trajs, value_head=True)
-        target = torch.tensor([t.reward.total for t in trajs])[:, None] * st.mask
+        target = torch.tensor([t.reward.total for t in trajs], device=st.mask.device)[:, None] * st.mask
         return float(((st.values - target).abs() * st.mask).sum() / st.mask.sum())
 
     before = value_error()

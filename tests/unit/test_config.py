@@ -85,3 +85,13 @@ def test_plugins_import_or_fail_by_name(tmp_path) -> None:  # type: ignore[no-un
     assert sys.modules["my_domain"].LOADED
     with pytest.raises(ConfigError, match="cannot import 'no_such_module_xyz'"):
         load_plugins(load_config(None, ["plugins=[no_such_module_xyz]"]))
+
+
+def test_model_device_is_checked() -> None:
+    from rlvr.models import resolve_device
+
+    assert load_config(None, ["model.device=cuda:1"]).model.device == "cuda:1"
+    with pytest.raises(ConfigError, match=r"model\.device"):
+        load_config(None, ["model.device=tpu"])
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type in ("cpu", "cuda")

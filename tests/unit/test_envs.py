@@ -36,7 +36,8 @@ def test_python_env_rewards() -> None:
 
 def test_unknown_domain_lists_registered() -> None:
     with pytest.raises(
-        KeyError, match="registered: cpp, data, itops, javascript, json, math, python, reasoning, repair, repository, trading"
+        KeyError,
+        match="registered: cpp, data, itops, javascript, json, math, python, reasoning, repair, repository, trading",
     ):
         make_env("cobol", EnvSettings())
     assert "python" in ENVS

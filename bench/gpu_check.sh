@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# GPU check, run from the repository root on a CUDA machine whose Python already has torch
+# and transformers (missing pure-Python needs are installed from wheels in .whl/ when the
+# folder is there; the SmolLM2 tokenizer and config come from .gpu/smol/, see
+# bench/gpu_train.py). It runs the model-level tests with the tiny model on the GPU
+# (log-probs against full logits, the 8 vs 8x1 invariant for every algorithm, gradients,
+# generation, a short training run), then times the training loop on the GPU beside the CPU.
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu_check}
+mkdir -p "$OUT"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PWD
+fi
+export RLVR_CACHE=/tmp/rlvrcache PYTHONUNBUFFERED=1
+mkdir -p $RLVR_CACHE/tokenizers/smollm2-135m-instruct
+cp .gpu/smol/chat_template.jinja .gpu/smol/tokenizer.json .gpu/smol/tokenizer_config.json $RLVR_CACHE/tokenizers/smollm2-135m-instruct/
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.cuda.is_available())"
+python3 -c "from rlvr.cli import main; main(['sandbox', 'check'])" 2>&1 | tail -20
+RLVR_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider -x \
+  tests/integration/test_learner.py tests/integration/test_generation.py 2>&1 | tee "$OUT/pytest_cuda.txt" | tail -25
+timeout 270 python3 bench/gpu_train.py --smol-dir .gpu/smol --out "$OUT/gpu_train.json" "$@" 2>&1 | grep -v "Loading weights" | tail -30
