@@ -190,6 +190,11 @@ def _jailed_child(
             request["deadline"],
             language,
         )
+        # Every result is written: tell the supervisor, which answers now and tears the
+        # run down afterwards. (The submission could write here too, early: that only
+        # cuts its own results short, and a test without its result fails.)
+        with contextlib.suppress(OSError):
+            os.write(6, b"1")
     finally:
         with contextlib.suppress(BaseException):
             sys.stdout.flush()

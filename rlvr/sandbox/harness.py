@@ -109,7 +109,12 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
         sys.stderr.flush()
         _reap()
         report_r, report_w = os.pipe()
-        pid = os.fork()
+        pid = _fork()
+        if pid is None:
+            os.close(report_r)
+            os.close(report_w)
+            emit({"e": "error", "i": i, "msg": "could not start the test's process: the process limit is reached"})
+            continue
         if pid == 0:
             os.close(report_r)
             try:
@@ -137,6 +142,18 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
         elif outcome != "reported":
             emit({"e": "end", "i": i, "status": outcome})
     _reap()
+
+
+def _fork() -> int | None:
+    """os.fork(), retried for up to ~0.13 s while the process limit is reached (killed test
+    processes of this run may not be reaped yet); None if it never succeeds."""
+    for attempt in range(25):
+        try:
+            return os.fork()
+        except BlockingIOError:
+            _reap()
+            time.sleep(0.002 * (attempt + 1) / 5)
+    return None
 
 
 def _reap() -> None:

@@ -1,5 +1,7 @@
 """The process sandbox of the foundation: verdicts, limits, statuses (the sandbox issue adds the jail)."""
 
+import pytest
+
 from rlvr.rewards import completion_reward
 from rlvr.sandbox import Limits, execute
 from rlvr.types import RunStatus, TestStatus
@@ -60,3 +62,27 @@ def test_environment_is_allow_listed(monkeypatch) -> None:  # type: ignore[no-un
 def test_exit_before_tests_is_not_a_pass() -> None:
     r = execute("import sys\nsys.exit(0)", ["assert True"])
     assert r.passed == 0 and r.status is RunStatus.RUNTIME_ERROR
+
+
+def test_harness_fork_waits_out_a_transient_process_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed test processes not yet reaped count against the process limit: the harness
+    retries the fork briefly instead of failing every remaining test."""
+    from rlvr.sandbox import harness
+
+    calls = []
+
+    def flaky_fork() -> int:
+        calls.append(1)
+        if len(calls) < 3:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return 12345
+
+    monkeypatch.setattr(harness.os, "fork", flaky_fork)
+    monkeypatch.setattr(harness, "_reap", lambda: None)
+    assert harness._fork() == 12345 and len(calls) == 3
+
+    def never(*_a: object) -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(harness.os, "fork", never)
+    assert harness._fork() is None
