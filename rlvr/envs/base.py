@@ -98,6 +98,14 @@ def register_env(domain: str):  # type: ignore[no-untyped-def]
     return deco
 
 
+def check_reply(task: Task, reply: str, settings: EnvSettings | None = None) -> StepResult:
+    """One fresh episode of the task's environment judging one reply (task generators
+    use it to check that a reference reply scores full reward)."""
+    env = make_env(task.domain, settings or EnvSettings())
+    run_sync(env.reset(task))
+    return run_sync(env.step(reply))
+
+
 def make_env(domain: str, settings: EnvSettings) -> Env:
     try:
         cls = ENVS[domain]

@@ -18,8 +18,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from rlvr.envs.base import EnvSettings, run_sync
-from rlvr.envs.itops import ItOpsEnv
+import rlvr.envs.itops  # noqa: F401  (registers the domain)
+from rlvr.envs.base import check_reply
 from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
 
@@ -205,9 +205,7 @@ def build(n_per_kind: int = 16, seed: int = 5) -> list[Task]:
 def verify(tasks: list[Task]) -> None:
     """Every reference script reaches the end state with no penalty (reward 1.0)."""
     for t in tasks:
-        env = ItOpsEnv(EnvSettings())
-        run_sync(env.reset(t))
-        result = run_sync(env.step(str(t.reference)))
+        result = check_reply(t, str(t.reference))
         if not (result.reward and result.reward.total == 1.0):
             raise AssertionError(f"{t.id}: reference script scores {result.reward}\n{result.messages}")
 

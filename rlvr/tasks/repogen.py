@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlvr.envs.base import EnvSettings, run_sync
+from rlvr.envs.base import check_reply
 from rlvr.envs.patching import make_patch
-from rlvr.envs.repository import RepositoryEnv, pytest_summary
+from rlvr.envs.repository import pytest_summary
 from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
 
@@ -414,9 +414,7 @@ def verify(tasks: list[Task]) -> None:
         if r.total == 0 or r.passed != r.total:
             raise AssertionError(f"{name}: the correct package fails its tests: {[t.message for t in r.tests]}")
     for t in tasks:
-        env = RepositoryEnv(EnvSettings())
-        run_sync(env.reset(t))
-        result = run_sync(env.step(str(t.reference)))
+        result = check_reply(t, str(t.reference))
         if not (result.done and result.reward and result.reward.total == 1.0):
             raise AssertionError(f"{t.id}: the reference patch scores {result.reward}: {result.messages}")
 

@@ -65,14 +65,12 @@ def build(per_dataset: int = 8, seed: int = 17) -> list[Task]:
 
 def verify(tasks: list[Task]) -> None:
     """Each stored answer scores 1.0 through the environment; a wrong one scores less."""
-    from rlvr.envs.base import EnvSettings, run_sync
-    from rlvr.envs.reasoning import ReasoningGymEnv
+    import rlvr.envs.reasoning  # noqa: F401  (registers the domain)
+    from rlvr.envs.base import check_reply
 
     for t in tasks:
         for reply, want_full in ((str(t.reference), True), ("<answer>no idea</answer>", False)):
-            env = ReasoningGymEnv(EnvSettings())
-            run_sync(env.reset(t))
-            r = run_sync(env.step(reply))
+            r = check_reply(t, reply)
             assert r.reward is not None
             if (r.reward.total == 1.0) != want_full:
                 raise AssertionError(f"{t.id}: {reply!r} scores {r.reward.total}")

@@ -19,8 +19,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from rlvr.envs.base import EnvSettings, run_sync
-from rlvr.envs.trading import TradingEnv
+import rlvr.envs.trading  # noqa: F401  (registers the domain)
+from rlvr.envs.base import check_reply
 from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
 
@@ -188,9 +188,7 @@ def build(n_per_kind: int = 15, seed: int = 11) -> list[Task]:
 def verify(tasks: list[Task]) -> None:
     """Every reference plan reaches its goal with no violation (reward 1.0)."""
     for t in tasks:
-        env = TradingEnv(EnvSettings())
-        run_sync(env.reset(t))
-        result = run_sync(env.step(str(t.reference)))
+        result = check_reply(t, str(t.reference))
         if not (result.done and result.reward and result.reward.total == 1.0):
             raise AssertionError(f"{t.id}: reference plan scores {result.reward}")
 
