@@ -54,12 +54,12 @@ def load_tasks(source: str, min_difficulty: int = 1, max_difficulty: int = 10**6
             except (TypeError, ValueError) as e:
                 raise TaskLoadError(f"{where}: {e}") from None
             if task.id in seen:
-                first = (
-                    seen[task.id].rsplit(":", 1)[-1]
-                    if seen[task.id].startswith(where.rsplit(":", 1)[0])
-                    else seen[task.id]
+                first_file, _, first_at = seen[task.id].rpartition(":")  # "line" (JSONL) or "row N"
+                first_at = f"line {first_at}" if first_at.isdigit() else first_at
+                same_file = first_file == where.rpartition(":")[0]
+                raise TaskLoadError(
+                    f"{where}: field 'id': '{task.id}' repeats " + (first_at if same_file else f"{seen[task.id]}")
                 )
-                raise TaskLoadError(f"{where}: field 'id': '{task.id}' repeats line {first}")
             seen[task.id] = where
             if min_difficulty <= task.difficulty <= max_difficulty:
                 tasks.append(task)

@@ -66,7 +66,10 @@ def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
         load_tasks(str(f))
     with pytest.raises(TaskLoadError, match="not found"):
         load_tasks(str(tmp_path / "none.jsonl"))
-    sets = "code_repair, data_analysis, json_extract, math_word, python_functions"
+    sets = (
+        "code_repair, data_analysis, itops, json_extract, math_word, programs_cpp, programs_javascript, "
+        "python_functions, reasoning_gym, repository, trading"
+    )
     with pytest.raises(TaskLoadError, match=f"bundled: {sets}"):
         load_tasks("bundled:nope")
 
@@ -129,7 +132,7 @@ def test_parquet_and_datasets_loaders_and_mixing(tmp_path: Path) -> None:
         load_tasks(f"hf:{tmp_path / 'ds'}:dev")
     mixed = load_tasks(f"bundled:math_word+{tmp_path / 't.parquet'}")
     assert len(mixed) == 182 and {t.domain for t in mixed} == {"math"}
-    with pytest.raises(TaskLoadError, match="repeats"):
+    with pytest.raises(TaskLoadError, match=r"t.parquet:row 0: field 'id': 'p/1' repeats row 0"):
         load_tasks(f"{tmp_path / 't.parquet'}+{tmp_path / 't.parquet'}")
     bad = [{**rows[0], "prompt": ""}]
     pq.write_table(pa.Table.from_pylist(bad), tmp_path / "bad.parquet")
