@@ -3,8 +3,9 @@ for the whole batch.
 
 The decoder runs once over the batch; the hidden states of the positions that predict
 completion tokens are gathered ([N, H]) and pushed through the output head in chunks of
-`chunk` positions. Each chunk is checkpointed, so the [chunk, V] logits exist for one
-chunk at a time in the forward pass and are recomputed, one chunk at a time, in backward.
+`chunk` positions. The [chunk, V] logits exist for one chunk at a time in the forward
+pass and are recomputed, one chunk at a time, in backward (a fused autograd function
+for the log-prob; a checkpointed chunk when the entropy bonus needs its gradient).
 """
 
 from __future__ import annotations
@@ -38,6 +39,44 @@ def _chunk_logprobs(
     with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
         entropy = -(logp_all.exp() * logp_all).sum(-1)  # [n]
     return logp, entropy
+
+
+class _FusedHeadLogprob(torch.autograd.Function):
+    """Log-prob of each target under softmax(hidden @ W^T / T), and the entropy (no
+    gradient), for one chunk. Nothing of size [n, V] is kept for backward: the logits are
+    recomputed there, and the gradient with respect to the logits is written in one pass
+    as g * (onehot(target) - softmax) / T, instead of autograd's zero-filled gather
+    backward followed by log_softmax's backward."""
+
+    @staticmethod
+    def forward(
+        ctx: torch.autograd.function.FunctionCtx,
+        hidden: torch.Tensor,
+        weight: torch.Tensor,
+        targets: torch.Tensor,
+        temperature: float,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        logp, entropy = _chunk_logprobs(hidden, weight, targets, temperature)
+        ctx.save_for_backward(hidden, weight, targets)
+        ctx.temperature = temperature  # type: ignore[attr-defined]
+        return logp, entropy
+
+    @staticmethod
+    def backward(
+        ctx: torch.autograd.function.FunctionCtx, grad_logp: torch.Tensor, _grad_entropy: torch.Tensor | None
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None]:
+        hidden, weight, targets = ctx.saved_tensors  # type: ignore[attr-defined]
+        t = float(ctx.temperature)  # type: ignore[attr-defined]
+        logits = torch.nn.functional.linear(hidden, weight).float() / t  # [n, V]
+        g = torch.softmax(logits, dim=-1)  # reuse the buffer: softmax, then -g * softmax
+        del logits
+        g.mul_(-grad_logp[:, None])
+        g.scatter_add_(1, targets[:, None], grad_logp[:, None])
+        g.div_(t)
+        g = g.to(hidden.dtype)
+        grad_hidden = g @ weight if ctx.needs_input_grad[0] else None  # type: ignore[attr-defined]
+        grad_weight = g.t() @ hidden if ctx.needs_input_grad[1] else None  # type: ignore[attr-defined]
+        return grad_hidden, grad_weight, None, None
 
 
 def sequence_logprobs(
@@ -170,7 +209,9 @@ def _scatter(
     parts_lp, parts_ent = [], []
     for s in range(0, sel.shape[0], chunk):
         h, y = sel[s : s + chunk], tgt[s : s + chunk]
-        if torch.is_grad_enabled():
+        if torch.is_grad_enabled() and not entropy_grad:
+            lp, ent = _FusedHeadLogprob.apply(h, weight, y, temperature)
+        elif torch.is_grad_enabled():  # the entropy bonus needs the entropy's gradient too
             lp, ent = checkpoint(_chunk_logprobs, h, weight, y, temperature, entropy_grad, use_reentrant=False)
         else:
             lp, ent = _chunk_logprobs(h, weight, y, temperature)

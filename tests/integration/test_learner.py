@@ -172,3 +172,24 @@ def test_ppo_value_head_learns_the_return(tiny) -> None:  # type: ignore[no-unty
     after = value_error()
     assert before > 0.2 and after < before * 0.5, (before, after)
     assert learner.state_dict()["value_head"] is not None
+
+
+def test_fused_head_gradient_equals_plain_autograd(tiny) -> None:  # type: ignore[no-untyped-def]
+    """The head's hand-written backward (softmax - onehot in one pass) gives autograd's
+    gradient through log_softmax and gather (the checkpointed path the entropy bonus uses)."""
+    from rlvr.train.logprobs import token_stats
+
+    model, _ = tiny
+    prompts = [[1, 5, 7, 9], [1, 5, 7, 9], [3, 4]]
+    comps = [[10, 11, 12], [13], [14, 15, 16, 17]]
+    weights = torch.tensor([[0.5, -1.0, 2.0, 0.0], [1.5, 0.0, 0.0, 0.0], [-0.3, 0.7, 1.1, -2.0]], device=model.device)
+    grads, values = [], []
+    for fused in (True, False):
+        model.zero_grad()
+        st = token_stats(model, prompts, comps, pad_id=2, chunk=2, temperature=0.7, entropy_grad=not fused)
+        (st.logprobs * st.mask * weights).sum().backward()
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]))
+        values.append(st.logprobs.detach())
+    assert torch.equal(values[0], values[1])
+    assert grads[0].abs().sum() > 0
+    assert torch.allclose(grads[0], grads[1], atol=1e-6, rtol=1e-5)
