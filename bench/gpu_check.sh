@@ -5,6 +5,11 @@
 # bench/gpu_train.py). It runs the model-level tests with the tiny model on the GPU
 # (log-probs against full logits, the 8 vs 8x1 invariant for every algorithm, gradients,
 # generation, a short training run), then times the training loop on the GPU beside the CPU.
+# Preparing the two folders on a machine with pip (both are git-ignored locally):
+#   mkdir -p .gpu/smol && cp ~/.cache/rlvr/models/smollm2-135m-instruct/{*.json,*.jinja} .gpu/smol/
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 -d .whl \
+#     pydantic==2.14.3 pydantic_core==2.50.4 annotated-types==0.8.0 typing-inspection==0.4.5 jsonschema==4.26.0 \
+#     jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1 pyseccomp==0.1.2
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_check}
 mkdir -p "$OUT"
