@@ -23,8 +23,30 @@ when not running as root, everything that needs root (then only rlimits, the pro
 group and the verdict protection apply).
 """
 
-from rlvr.sandbox.api import execute, execute_many
-from rlvr.sandbox.executor import Limits
-from rlvr.sandbox.pool import SandboxPool, default_pool
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlvr.sandbox.api import execute, execute_many
+    from rlvr.sandbox.executor import Limits
+    from rlvr.sandbox.pool import SandboxPool, default_pool
 
 __all__ = ["Limits", "SandboxPool", "default_pool", "execute", "execute_many"]
+
+# Loaded on first use: the fork server imports only the submodules it runs (each module
+# it holds makes every fork of a run, one per test, slower).
+_WHERE = {
+    "execute": "api",
+    "execute_many": "api",
+    "Limits": "executor",
+    "SandboxPool": "pool",
+    "default_pool": "pool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"rlvr.sandbox.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'rlvr.sandbox' has no attribute '{name}'")

@@ -12,7 +12,6 @@ import contextlib
 import os
 import signal
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,10 +81,18 @@ class Cgroup:
 
     def _read(self, controller: str, name: str) -> str | None:
         d = self.dirs.get(controller) or self.dirs.get("v2")
+        if not d:
+            return None
         try:
-            return (d / name).read_text() if d else None
+            fd = os.open(f"{d}/{name}", os.O_RDONLY)
         except OSError:
             return None
+        try:
+            return os.read(fd, 1 << 16).decode()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def stats(self) -> dict[str, float]:
         """peak_memory_mb, cpu_time_s, oom (1.0 when the memory limit was hit), pids_limited."""
@@ -171,7 +178,7 @@ class CgroupFactory:
     def create(self, memory_mb: int, max_pids: int) -> Cgroup | None:
         if not self.available:
             return None
-        name = uuid.uuid4().hex[:12]
+        name = os.urandom(6).hex()
         dirs = {k: p / name for k, p in self.parents.items()}
         for d in dirs.values():
             d.mkdir()

@@ -30,7 +30,10 @@ SANDBOX_FAILURE_EXIT = 121  # the jail could not be set up: infrastructure, not 
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one run. `timeout_s` is the wall-clock limit of the whole run;
-    each test also gets at most `test_timeout_s` (default: timeout_s)."""
+    each test also gets at most `test_timeout_s` (default: timeout_s). Up to
+    `parallel_tests` tests (assert and call formats) run side by side, each in its own
+    fork of the loaded submission; the run's memory cap (its cgroup) is `memory_mb` per
+    test running at once, and each process is held to `memory_mb` of address space."""
 
     timeout_s: float = 5.0
     memory_mb: int = 512
@@ -41,6 +44,16 @@ class Limits:
     work_mb: int = 64
     tmp_mb: int = 64
     open_files: int = 64
+    parallel_tests: int = 2
+
+    def __post_init__(self) -> None:
+        if self.parallel_tests < 1:
+            raise ValueError(f"parallel_tests must be at least 1, got {self.parallel_tests}")
+
+    @property
+    def run_memory_mb(self) -> int:
+        """The cgroup's cap for the whole run: memory_mb for each test running at once."""
+        return self.memory_mb * self.parallel_tests
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,9 +74,8 @@ class Environment:
     @classmethod
     def detect(cls, workdir: str) -> Environment:
         env = cls(root=os.geteuid() == 0)
-        env.seccomp = jail.seccomp_available()
-        if env.seccomp:
-            env.seccomp_program = jail.compile_seccomp()
+        env.seccomp_program = jail.compile_seccomp_in_child()
+        env.seccomp = env.seccomp_program is not None
         env.cgroups = CgroupFactory.detect()
         if env.root:
             env.netns_fd = jail.make_empty_netns()
@@ -189,6 +201,7 @@ def _jailed_child(
             limits.output_bytes,
             request["deadline"],
             language,
+            limits.parallel_tests,
         )
         # Every result is written: tell the supervisor, which answers now and tears the
         # run down afterwards. (The submission could write here too, early: that only
@@ -235,9 +248,13 @@ def arm(env: Environment, disposable: bool = False) -> Armed:
     With `disposable` (the caller is a process forked for this run alone), the caller
     itself enters the namespaces, which saves a fork."""
     fds = {k: os.memfd_create(k) for k in ("events", "stdout", "stderr")}
+    for fd in fds.values():
+        # Appending: the run's processes (tests side by side) write to them at once, and a
+        # memfd's shared offset is not updated atomically otherwise (lines were lost).
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
     # Armed with the default limits; a request with other limits rewrites them in fire().
     default = Limits()
-    cg = env.cgroups.create(default.memory_mb, default.max_processes) if env.cgroups.available else None
+    cg = env.cgroups.create(default.run_memory_mb, default.max_processes) if env.cgroups.available else None
     # A user id of its own for each concurrent run (derived from this host-side pid),
     # so that runs cannot signal or share process-count limits with each other.
     uid = jail.SANDBOX_UID_BASE + os.getpid() % 50_000
@@ -274,8 +291,11 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
     t0 = time.monotonic()
     cg = armed.cgroup
     default = Limits()
-    if cg is not None and (limits.memory_mb, limits.max_processes) != (default.memory_mb, default.max_processes):
-        cg.set_limits(limits.memory_mb, limits.max_processes)
+    if cg is not None and (limits.run_memory_mb, limits.max_processes) != (
+        default.run_memory_mb,
+        default.max_processes,
+    ):
+        cg.set_limits(limits.run_memory_mb, limits.max_processes)
     request = {
         "code": code,
         "probes": probes,

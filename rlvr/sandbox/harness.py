@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from rlvr.sandbox.waiting import wait_for
+from rlvr.sandbox.waiting import wait_any, wait_for
 from rlvr.sandbox.wire import encode
 
 
@@ -70,6 +70,7 @@ def run(
     output_cap: int,
     run_deadline: float | None = None,
     language: str = "python",
+    parallel: int = 1,
 ) -> None:
     """Each probe may run until test_timeout_s after it starts, and never past run_deadline
     (a time.monotonic() value; the clock is shared with the supervisor)."""
@@ -91,12 +92,17 @@ def run(
     if any(p["kind"] == "pytest" for p in probes):
         _run_pytest(code, probes[0]["expr"], emit, deadline(), json.loads(probes[0].get("files") or "{}"))
     elif any(p["kind"] in ("expr", "script") for p in probes):
-        _run_expr_probes(compiled, probes, emit, deadline)
+        _run_expr_probes(compiled, probes, emit, deadline, parallel)
     else:
         _run_stdio_probes(compiled, probes, emit, deadline, output_cap)
 
 
-def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, deadline: Callable[[], float]) -> None:
+def _run_expr_probes(
+    compiled: Any, probes: list[dict[str, str]], emit: Any, deadline: Callable[[], float], parallel: int = 1
+) -> None:
+    """Each probe in its own fork of the loaded submission, up to `parallel` at a time
+    (every fork starts from the same state, so running them side by side changes
+    nothing a test can see; only the run's time and memory are shared)."""
     ns: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
     try:
         exec(compiled, ns)
@@ -104,70 +110,94 @@ def _run_expr_probes(compiled: Any, probes: list[dict[str, str]], emit: Any, dea
         emit({"e": "load_error", "msg": _short(e)})
         return
     emit({"e": "loaded"})
-    for i, probe in enumerate(probes):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        _reap()
-        report_r, report_w = os.pipe()
-        pid = _fork()
-        if pid is None:
-            os.close(report_r)
+    reported: list[int] = []  # killed after reporting; reaped when convenient
+    running: dict[int, tuple[int, int, float]] = {}  # pid -> (probe, report fd, deadline)
+    queue = list(enumerate(probes))[::-1]
+    while queue or running:
+        while queue and len(running) < max(1, parallel):
+            i, probe = queue.pop()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            _reap(reported)
+            report_r, report_w = os.pipe()
+            pid = _fork(reported)
+            if pid is None:
+                os.close(report_r)
+                os.close(report_w)
+                emit({"e": "error", "i": i, "msg": "could not start the test's process: the process limit is reached"})
+                continue
+            if pid == 0:
+                os.close(report_r)
+                for _, fd, _ in running.values():
+                    os.close(fd)
+                _probe_child(probe, i, ns, emit, report_w)
             os.close(report_w)
-            emit({"e": "error", "i": i, "msg": "could not start the test's process: the process limit is reached"})
+            running[pid] = (i, report_r, deadline())
+        if not running:
             continue
-        if pid == 0:
-            os.close(report_r)
-            try:
-                if probe["kind"] == "script":
-                    exec(compile(probe["expr"], f"test_{i}", "exec"), ns)
-                    value = None
-                else:
-                    value = eval(probe["expr"], ns)
-                emit({"e": "value", "i": i, "v": encode(value)})
-            except BaseException as e:
-                with contextlib.suppress(BaseException):
-                    emit({"e": "error", "i": i, "msg": _short(e)})
-            finally:
-                try:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os.write(report_w, b"r")
-                finally:
-                    os._exit(0)
-        os.close(report_w)
-        outcome = _wait_report(pid, report_r, deadline())
+        pid, outcome = wait_any({p: (fd, dl) for p, (_, fd, dl) in running.items()})
+        i, report_r, _ = running.pop(pid)
+        result = _settle(pid, report_r, outcome)
         os.close(report_r)
-        if outcome is None:
+        if result == "reported":
+            reported.append(pid)
+        elif result is None:
             emit({"e": "timeout", "i": i})
-        elif outcome != "reported":
-            emit({"e": "end", "i": i, "status": outcome})
-    _reap()
+        else:
+            emit({"e": "end", "i": i, "status": result})
+    _reap(reported)
 
 
-def _fork() -> int | None:
+def _probe_child(probe: dict[str, str], i: int, ns: dict[str, Any], emit: Any, report_w: int) -> None:
+    """Body of a test's process: evaluate the probe, report what it observed. Never returns."""
+    try:
+        if probe["kind"] == "script":
+            exec(compile(probe["expr"], f"test_{i}", "exec"), ns)
+            value = None
+        else:
+            value = eval(probe["expr"], ns)
+        emit({"e": "value", "i": i, "v": encode(value)})
+    except BaseException as e:
+        with contextlib.suppress(BaseException):
+            emit({"e": "error", "i": i, "msg": _short(e)})
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.write(report_w, b"r")
+        finally:
+            os._exit(0)
+
+
+def _fork(reported: list[int]) -> int | None:
     """os.fork(), retried for up to ~0.13 s while the process limit is reached (killed test
     processes of this run may not be reaped yet); None if it never succeeds."""
     for attempt in range(25):
         try:
             return os.fork()
         except BlockingIOError:
-            _reap()
+            _reap(reported)
             time.sleep(0.002 * (attempt + 1) / 5)
     return None
 
 
-def _reap() -> None:
-    """Collect exited children without blocking (they count against the pids limit)."""
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
+def _reap(pids: list[int]) -> None:
+    """Collect those of `pids` (killed after reporting) that have exited, without
+    blocking (they count against the pids limit). Other children are left alone: their
+    exit status is still to be read."""
+    for pid in list(pids):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            pids.remove(pid)
 
 
-def _wait_report(pid: int, report_r: int, deadline: float) -> str | int | None:
+def _settle(pid: int, report_r: int, outcome: str) -> str | int | None:
     """'reported' once the test process has written its result (it is then killed, and
     its exit is not waited for: that is off the critical path), its exit status if it
-    ended without reporting, or None if it outlived the deadline (then killed)."""
-    outcome = wait_for(pid, deadline, report_r)
+    ended without reporting, or None if it outlived its deadline (then killed)."""
     if outcome == "fd" and os.read(report_r, 1):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

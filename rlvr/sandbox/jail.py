@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import fcntl
 import os
@@ -40,7 +39,9 @@ SYS_PIVOT_ROOT = 155  # x86_64
 SANDBOX_UID_BASE = 100_000
 WORK_DIR = "/sandbox"  # the run's writable working directory inside the jail
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+# The interpreter's own symbols include libc's (ctypes.util is not imported: it pulls in
+# subprocess, shutil and compression modules, which every fork of a run would copy).
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class JailError(OSError):
@@ -294,7 +295,7 @@ def seccomp_available() -> bool:
         import pyseccomp  # noqa: F401
     except (ImportError, OSError):
         return False
-    return ctypes.util.find_library("seccomp") is not None
+    return True  # pyseccomp loads libseccomp when imported
 
 
 def _build_filter():  # type: ignore[no-untyped-def]
@@ -329,6 +330,30 @@ def compile_seccomp() -> bytes | None:
         f.export_bpf(tmp)
         tmp.seek(0)
         return tmp.read()
+
+
+def compile_seccomp_in_child() -> bytes | None:
+    """`compile_seccomp` in a short-lived fork, so that the calling process (the fork
+    server) never imports pyseccomp and what it pulls in."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            program = compile_seccomp() if seccomp_available() else None
+            if program:
+                view = memoryview(program)
+                while view:
+                    view = view[os.write(w, view) :]
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while chunk := os.read(r, 1 << 16):
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return b"".join(chunks) or None
 
 
 class _SockFprog(ctypes.Structure):

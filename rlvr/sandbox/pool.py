@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -25,27 +24,7 @@ import time
 from typing import Any
 
 from rlvr.sandbox.executor import Limits
-
-
-def _send(sock: socket.socket, obj: Any) -> None:
-    data = json.dumps(obj).encode()
-    sock.sendall(struct.pack("!I", len(data)) + data)
-
-
-def _recv(sock: socket.socket) -> Any:
-    head = _recv_exact(sock, 4)
-    (n,) = struct.unpack("!I", head)
-    return json.loads(_recv_exact(sock, n))
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise ConnectionError("sandbox server closed the connection")
-        buf += chunk
-    return bytes(buf)
+from rlvr.sandbox.framing import recv_msg, send_msg
 
 
 class SandboxError(RuntimeError):
@@ -97,8 +76,8 @@ class SandboxPool:
                     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
                         s.settimeout(limits.timeout_s + 30)
                         s.connect(self.socket_path)
-                        _send(s, {"code": code, "probes": probes, "limits": limits.to_dict(), "language": language})
-                        result: dict[str, Any] = _recv(s)
+                        send_msg(s, {"code": code, "probes": probes, "limits": limits.to_dict(), "language": language})
+                        result: dict[str, Any] = recv_msg(s)
                         return result
                 except (OSError, ConnectionError, ValueError) as e:
                     # No answer came back, so no verdict was recorded: the run is repeated

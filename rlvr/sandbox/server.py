@@ -2,10 +2,15 @@
 
 It loads the interpreter's common modules once and detects what the machine allows.
 It keeps `spares` handlers forked ahead of time, each holding an armed jail (namespaces,
-file system, unprivileged PID 1 under seccomp, cgroup) that waits for a submission; an
-incoming connection is passed to a ready handler (SCM_RIGHTS), and a replacement is
-armed in the background. So a run's latency is handing over the code and running it,
-not building the jail. When none is ready, a handler is armed for the connection.
+file system, unprivileged PID 1 under seccomp, cgroup); an armed handler accepts the next
+client connection itself on the shared listening socket (the kernel hands each
+connection to one waiting handler), tells the server it is taken, and the server arms a
+replacement in the background. So a run's latency is handing over the code and running
+it, not building the jail nor a hop through the server. When every handler is busy,
+connections wait in the listen backlog for the next one to be armed.
+
+The server imports only the sandbox's own run-time modules: every module it holds is
+memory that each fork of a run (one per test) has to copy.
 """
 
 from __future__ import annotations
@@ -13,14 +18,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import sys
-from collections import deque
 
 from rlvr.sandbox import jail
 from rlvr.sandbox.executor import Armed, Environment, Limits, arm, fire, release
-from rlvr.sandbox.pool import _recv, _send
+from rlvr.sandbox.framing import recv_msg, send_msg
 
 
 def _preload() -> None:
@@ -36,44 +41,36 @@ def _preload() -> None:
     import typing  # noqa: F401
 
 
-class _Spare:
-    """A forked handler holding an armed jail, waiting for a client connection."""
-
-    def __init__(self, pid: int, sock: socket.socket) -> None:
-        self.pid = pid
-        self.sock = sock
-
-
-def _handler(env: Environment, channel: socket.socket, conn: socket.socket | None) -> None:
-    """A disposable handler: arm a jail, get a connection (directly, or later from the
-    server over `channel`), run the request, answer, clean up. Never returns."""
+def _handler(env: Environment, listener: socket.socket, channel: socket.socket) -> None:
+    """A disposable handler: arm a jail, accept one connection, tell the server (over
+    `channel`) that it is taken, run the request, answer, clean up. Never returns."""
     jail.set_pdeathsig(signal.SIGKILL)
     armed: Armed | None = None
+    conn: socket.socket | None = None
     try:
         try:
             armed = arm(env, disposable=True)
         except Exception as e:  # answer the connection with the reason, whatever it was
             armed = None
             arm_error = f"could not build the run's jail: {type(e).__name__}: {e}"
-        if conn is None:
-            _, fds, _, _ = socket.recv_fds(channel, 16, 1)
-            if not fds:
-                os._exit(0)  # the server let this spare go
-            conn = socket.socket(fileno=fds[0])
+        conn, _ = listener.accept()
+        listener.close()
+        with contextlib.suppress(OSError):
+            channel.send(b"t")
         channel.close()
-        req = _recv(conn)
+        req = recv_msg(conn)
         if armed is None:
             result: dict[str, object] = {"sandbox_error": arm_error}
         else:
             limits = Limits(**req["limits"])
             result = fire(armed, req["code"], req["probes"], limits, req.get("language", "python"))
         with contextlib.suppress(OSError):
-            _send(conn, result)
+            send_msg(conn, result)
             conn.close()
     except BaseException as e:
         if conn is not None:
             with contextlib.suppress(OSError):
-                _send(conn, {"sandbox_error": f"{type(e).__name__}: {e}"})
+                send_msg(conn, {"sandbox_error": f"{type(e).__name__}: {e}"})
     finally:
         if armed is not None:
             release(armed)
@@ -82,75 +79,52 @@ def _handler(env: Environment, channel: socket.socket, conn: socket.socket | Non
 
 def serve(workdir: str, spares: int) -> None:
     # The pool's owner is our parent; if it dies we are re-parented and shut down (checked
-    # every second in the accept loop). Not a parent-death signal: that fires when the
-    # *thread* that started us ends, and pools are often started from worker threads.
+    # every second). Not a parent-death signal: that fires when the *thread* that started
+    # us ends, and pools are often started from worker threads.
     owner = os.getppid()
     _preload()
     env = Environment.detect(workdir)
     sock_path = os.path.join(workdir, "server.sock")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(sock_path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(sock_path)
     os.chmod(sock_path, 0o600)
-    server.listen(1024)
+    listener.listen(1024)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # handlers are reaped by the kernel
-    ready: deque[_Spare] = deque()
+    waiting: dict[socket.socket, int] = {}  # channel of each spare not yet taken -> its pid
 
-    def spawn(conn: socket.socket | None) -> _Spare | None:
+    def spawn() -> None:
         parent_end, child_end = socket.socketpair()
         pid = os.fork()
         if pid == 0:
-            server.close()
             parent_end.close()
-            for sp in ready:
-                sp.sock.close()
+            for ch in waiting:
+                ch.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            _handler(env, child_end, conn)
+            _handler(env, listener, child_end)
         child_end.close()
-        if conn is not None:
-            parent_end.close()
-            return None
-        return _Spare(pid, parent_end)
+        waiting[parent_end] = pid
 
     def stop(*_: object) -> None:
-        for sp in ready:
+        for pid in waiting.values():
             with contextlib.suppress(ProcessLookupError):
-                os.kill(sp.pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
         env.cgroups.cleanup()
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
     for _ in range(spares):
-        sp = spawn(None)
-        if sp is not None:
-            ready.append(sp)
+        spawn()
     print(json.dumps(env.protections()), flush=True)
-    server.settimeout(1.0)
     while True:
-        try:
-            conn, _ = server.accept()
-        except TimeoutError:
-            if os.getppid() != owner:
-                stop()
-            continue
-        conn.setblocking(True)
-        dispatched = False
-        while ready and not dispatched:
-            sp = ready.popleft()
-            try:
-                socket.send_fds(sp.sock, [b"r"], [conn.fileno()])
-                dispatched = True
-            except OSError:
-                pass  # that spare died; try the next
-            finally:
-                sp.sock.close()
-        if not dispatched:
-            spawn(conn)  # no armed jail ready: arm one for this connection
-        conn.close()
-        while len(ready) < spares:
-            sp = spawn(None)
-            if sp is not None:
-                ready.append(sp)
+        taken, _, _ = select.select(list(waiting), [], [], 1.0)
+        if not taken and os.getppid() != owner:
+            stop()
+        for ch in taken:  # a byte: it took a connection; end of file: it died
+            del waiting[ch]
+            ch.close()
+        while len(waiting) < spares:
+            spawn()
 
 
 if __name__ == "__main__":

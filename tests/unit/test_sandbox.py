@@ -78,11 +78,78 @@ def test_harness_fork_waits_out_a_transient_process_limit(monkeypatch: pytest.Mo
         return 12345
 
     monkeypatch.setattr(harness.os, "fork", flaky_fork)
-    monkeypatch.setattr(harness, "_reap", lambda: None)
-    assert harness._fork() == 12345 and len(calls) == 3
+    monkeypatch.setattr(harness, "_reap", lambda pids: None)
+    assert harness._fork([]) == 12345 and len(calls) == 3
 
     def never(*_a: object) -> int:
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(harness.os, "fork", never)
-    assert harness._fork() is None
+    assert harness._fork([]) is None
+
+
+def test_tests_side_by_side_are_isolated_and_all_reported() -> None:
+    """Up to parallel_tests tests run at once, each in its own fork of the loaded code:
+    none sees another's changes, every result arrives (their event lines are written
+    concurrently), and the run takes about the longest chain, not the sum."""
+    code = "import time\nSEEN = []\ndef f(x):\n    SEEN.append(x)\n    time.sleep(0.3)\n    return len(SEEN)\n"
+    tests = [f"assert f({i}) == 1" for i in range(4)]
+    r = execute(code, tests, Limits(parallel_tests=4, timeout_s=5))
+    assert r.passed == 4, r
+    assert r.wall_time_s < 0.3 * 4 * 0.75, r.wall_time_s
+    r = execute(code, tests[:2], Limits(parallel_tests=1, timeout_s=5))
+    assert r.passed == 2 and r.wall_time_s >= 0.6
+    many = execute(ADD, [f"assert f({i}) == {i + 1}" for i in range(60)], Limits(parallel_tests=8))
+    assert many.passed == 60 and many.status is RunStatus.OK, many
+
+
+def test_side_by_side_timeouts_and_crashes_are_per_test() -> None:
+    code = (
+        "import os, time\n"
+        "def f(x):\n"
+        "    if x == 1:\n        time.sleep(30)\n"
+        "    if x == 2:\n        os._exit(3)\n"
+        "    return x\n"
+    )
+    tests = ["assert f(0) == 0", "assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]
+    r = execute(code, tests, Limits(parallel_tests=2, timeout_s=4, test_timeout_s=0.5))
+    assert [t.status for t in r.tests] == [TestStatus.PASSED, TestStatus.TIMEOUT, TestStatus.ERROR, TestStatus.PASSED]
+    assert r.wall_time_s < 3.0
+
+
+def test_parallel_tests_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="parallel_tests"):
+        Limits(parallel_tests=0)
+    assert Limits(memory_mb=100, parallel_tests=3).run_memory_mb == 300
+
+
+def test_wait_any_reports_the_first_child_with_news() -> None:
+    import contextlib
+    import os
+    import time
+
+    from rlvr.sandbox.waiting import wait_any
+
+    r1, w1 = os.pipe()
+    r2, w2 = os.pipe()
+    slow = os.fork()
+    if slow == 0:
+        time.sleep(5)
+        os._exit(0)
+    fast = os.fork()
+    if fast == 0:
+        os.write(w2, b"r")
+        os._exit(0)
+    try:
+        far = time.monotonic() + 10
+        assert wait_any({slow: (r1, far), fast: (r2, far)}) == (fast, "fd")
+        assert wait_any({slow: (r1, time.monotonic() + 0.05)}) == (slow, "timeout")
+        os.kill(slow, 9)
+        assert wait_any({slow: (r1, far)}) == (slow, "exited")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(slow, 9)
+        for pid in (slow, fast):
+            os.waitpid(pid, 0)
+        for fd in (r1, w1, r2, w2):
+            os.close(fd)
