@@ -5,6 +5,13 @@ behaviour log-probs cost no second forward pass. Finished rows are dropped from 
 batch (and the cache) as they end, so a batch runs only as long as its live rows need.
 Log-probs are those of softmax(logits / temperature) before top-p truncation; with
 top_p = 1 that is exactly the distribution sampled from, and what the learner recomputes.
+
+Rows with the same prompt (the samples of a group) share one prefill: each distinct
+prompt runs once and its cache is copied to its rows. The cache is preallocated for the
+batch's longest possible sequence (`kvcache.PreallocatedLayer`), so decoding never
+copies it. A token is drawn by inverting the cumulative distribution at one uniform
+number per row (the same distribution as torch.multinomial, without its one random
+number per vocabulary entry).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.rollout.engine import Completion, SamplingParams
+from rlvr.rollout.kvcache import preallocated_cache
 
 
 class HFEngine:
@@ -62,20 +70,24 @@ class HFEngine:
         self.model.eval()
         device = next(self.model.parameters()).device
         B = len(prompts)
+        uniq: dict[tuple[int, ...], int] = {}
+        row_to_u = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts]
         P = max(len(p) for p in prompts)
-        input_ids = torch.full((B, P), self.pad_id, dtype=torch.long)
-        attn = torch.zeros((B, P), dtype=torch.long)
-        for r, p in enumerate(prompts):
-            input_ids[r, P - len(p) :] = torch.tensor(p)
-            attn[r, P - len(p) :] = 1
+        input_ids = torch.full((len(uniq), P), self.pad_id, dtype=torch.long)
+        attn = torch.zeros((len(uniq), P), dtype=torch.long)
+        for p, u in uniq.items():
+            input_ids[u, P - len(p) :] = torch.tensor(p)
+            attn[u, P - len(p) :] = 1
         input_ids, attn = input_ids.to(device), attn.to(device)
-        positions = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P]
+        positions = (attn.cumsum(-1) - 1).clamp(min=0)  # [U, P]
+        expand = torch.tensor(row_to_u, device=device) if len(uniq) < B else None
 
         tokens: list[list[int]] = [[] for _ in range(B)]
         logps: list[list[float]] = [[] for _ in range(B)]
         finish = [""] * B
         live = list(range(B))  # original row of each row still in the batch
-        cache = None
+        n_layers = getattr(self.model.config, "num_hidden_layers", None)
+        cache = preallocated_cache(n_layers, P + params.max_new_tokens) if n_layers else None
         step_ids, step_pos = input_ids, positions
         max_stop = max((len(s) for s in params.stop), default=0)
         for _ in range(params.max_new_tokens):
@@ -88,7 +100,12 @@ class HFEngine:
                 logits_to_keep=1,
             )
             cache = out.past_key_values
-            logits = out.logits[:, -1, :].float().cpu()  # [b, V]; sampled with the CPU generator
+            logits = out.logits[:, -1, :]
+            if expand is not None:  # the shared prefill: one row per distinct prompt -> every row
+                cache.batch_select_indices(expand)
+                attn, step_pos, logits = attn[expand], step_pos[expand], logits[expand]
+                expand = None
+            logits = logits.float().cpu()  # [b, V]; sampled with the CPU generator
             next_tok, next_logp = self._sample(logits, params, gen)
             next_tok = next_tok.to(device)
             keep: list[int] = []
@@ -151,5 +168,10 @@ class HFEngine:
             drop = cum - sorted_p > params.top_p  # keep the smallest prefix reaching top_p
             sorted_p = sorted_p.masked_fill(drop, 0.0)
             probs = torch.zeros_like(probs).scatter(1, sorted_i, sorted_p)
-        tok = torch.multinomial(probs, 1, generator=gen).squeeze(1)  # [b]
+        # Inverse CDF: the first token whose cumulative probability exceeds u * total
+        # (right=True never lands on a zero-probability token); float64 sums stay exact
+        # enough for tokens of probability ~1e-12.
+        cdf = probs.double().cumsum(dim=-1)  # [b, V]
+        u = torch.rand((cdf.shape[0], 1), generator=gen, dtype=torch.float64) * cdf[:, -1:]
+        tok = torch.searchsorted(cdf, u, right=True).squeeze(1).clamp(max=cdf.shape[1] - 1)  # [b]
         return tok, logp.gather(1, tok[:, None]).squeeze(1)

@@ -157,7 +157,7 @@ def test_ppo_value_head_learns_the_return(tiny) -> None:  # type: ignore[no-unty
     a fixed batch bring the value head's predictions close to each sequence's reward."""
     model, tok = tiny
     trajs = tiny_batch(model, tok, n_prompts=2, group=2)  # rewards 0, 0.5, 0, 0.5
-    cfg = load_config(None, ["algo.advantage=gae", "algo.group_size=1", "algo.lam=1", "train.lr=3e-3"])
+    cfg = load_config(None, ["algo.advantage=gae", "algo.group_size=1", "algo.lam=1", "train.lr=1e-3"])
     learner = Learner(model, cfg, pad_id=tok.pad_token_id)
 
     def value_error() -> float:
@@ -167,7 +167,7 @@ def test_ppo_value_head_learns_the_return(tiny) -> None:  # type: ignore[no-unty
         return float(((st.values - target).abs() * st.mask).sum() / st.mask.sum())
 
     before = value_error()
-    for _ in range(12):
+    for _ in range(20):  # (a smaller step than 3e-3: there the shared trunk's policy updates made it oscillate)
         learner.step(trajs)
     after = value_error()
     assert before > 0.2 and after < before * 0.5, (before, after)
