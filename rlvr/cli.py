@@ -55,7 +55,10 @@ def _parser() -> argparse.ArgumentParser:
         help="language of FILE (compiled languages: stdio tests)",
     )
     run.add_argument("--timeout", type=float, default=5.0, help="wall-clock limit of the whole run, seconds")
-    run.add_argument("--memory-mb", type=int, default=512, help="memory limit, MiB")
+    run.add_argument("--memory-mb", type=int, default=512, help="memory limit of each test's process, MiB")
+    run.add_argument(
+        "--parallel-tests", type=int, default=2, help="tests run side by side, each in its own fork (1: one by one)"
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object")
     sbs.add_parser("check", help="print each protection and whether it is active here")
     srv = sbs.add_parser("serve", help="serve the sandbox over HTTP (OpenAPI at /docs)")
@@ -196,7 +199,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         if not test_file.is_file():
             raise ConfigError(f"{tests_path}: pytest file not found: {test_file}")
         tests["source"] = test_file.read_text()
-    limits = Limits(timeout_s=args.timeout, memory_mb=args.memory_mb)
+    if args.parallel_tests < 1:
+        raise ConfigError(f"--parallel-tests must be at least 1, got {args.parallel_tests}")
+    limits = Limits(timeout_s=args.timeout, memory_mb=args.memory_mb, parallel_tests=args.parallel_tests)
     try:
         with SandboxPool(1) as pool:
             result = execute(code_path.read_text(), tests, limits, pool=pool, language=args.language)

@@ -252,7 +252,11 @@ class SandboxConfig(_Section):
     timeout_s: float = Field(5.0, gt=0.0)
     """Wall-clock limit for running one submission against its tests."""
     memory_mb: int = Field(512, ge=32)
-    """Address-space limit of the child process, in MiB."""
+    """Memory limit of each test's process, in MiB (the run's cgroup holds memory_mb per
+    test running at once)."""
+    parallel_tests: int = Field(2, ge=1)
+    """Tests of one submission run side by side (assert and call formats), each in its own
+    fork of the loaded code; 1 runs them one after another."""
     workers: int = Field(4, ge=1)
     """Submissions executed concurrently."""
     url: str | None = None

@@ -47,7 +47,11 @@ def pick_eval_tasks(tasks: list[Task], n: int | None) -> list[Task]:
 def env_settings(cfg: RunConfig) -> EnvSettings:
     return EnvSettings(
         system_prompt=cfg.prompt.system,
-        limits=Limits(timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb),
+        limits=Limits(
+            timeout_s=cfg.sandbox.timeout_s,
+            memory_mb=cfg.sandbox.memory_mb,
+            parallel_tests=cfg.sandbox.parallel_tests,
+        ),
         timeout_penalty=cfg.reward.timeout_penalty,
         sandbox_url=cfg.sandbox.url,
         sandbox_token=os.environ.get(cfg.sandbox.token_env) if cfg.sandbox.url else None,

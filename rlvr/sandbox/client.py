@@ -28,6 +28,7 @@ def _payload(code: str, tests: dict[str, Any] | list[str], limits: Limits, langu
             "timeout_s": limits.timeout_s,
             "memory_mb": limits.memory_mb,
             "test_timeout_s": limits.test_timeout_s,
+            "parallel_tests": limits.parallel_tests,
         },
     }
 

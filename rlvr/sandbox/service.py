@@ -36,6 +36,7 @@ class LimitsIn(BaseModel):
     timeout_s: float = Field(5.0, gt=0, le=300)
     memory_mb: int = Field(512, ge=32, le=16384)
     test_timeout_s: float | None = Field(None, gt=0, le=300)
+    parallel_tests: int = Field(2, ge=1, le=16)
 
 
 class RunRequest(BaseModel):
@@ -75,7 +76,12 @@ _FUSION_LANGUAGES = {
 
 
 def _limits(li: LimitsIn) -> Limits:
-    return Limits(timeout_s=li.timeout_s, memory_mb=li.memory_mb, test_timeout_s=li.test_timeout_s)
+    return Limits(
+        timeout_s=li.timeout_s,
+        memory_mb=li.memory_mb,
+        test_timeout_s=li.test_timeout_s,
+        parallel_tests=li.parallel_tests,
+    )
 
 
 def create_app(

@@ -43,6 +43,22 @@ def test_run_c_and_errors(tmp_path: Path) -> None:
     assert r.returncode == 2 and "unknown test format" in r.stderr
     r = rlvr("sandbox", "run", "missing.py", "--tests", "t.json", cwd=tmp_path)
     assert r.returncode == 2 and "file not found" in r.stderr
+    r = rlvr("sandbox", "run", "a.c", "--tests", "t.json", "--parallel-tests", "0", cwd=tmp_path)
+    assert r.returncode == 2 and "--parallel-tests must be at least 1" in r.stderr
+
+
+def test_run_tests_one_by_one_or_side_by_side(tmp_path: Path) -> None:
+    (tmp_path / "s.py").write_text("import time\n\ndef f(x):\n    time.sleep(0.4)\n    return x\n")
+    (tmp_path / "t.json").write_text(
+        json.dumps({"format": "assert", "tests": [f"assert f({i}) == {i}" for i in range(3)]})
+    )
+    walls = {}
+    for n in ("1", "3"):
+        r = rlvr("sandbox", "run", "s.py", "--tests", "t.json", "--parallel-tests", n, "--json", cwd=tmp_path)
+        out = json.loads(r.stdout)
+        assert out["passed"] == 3, out
+        walls[n] = out["wall_time_s"]
+    assert walls["1"] >= 1.2 and walls["3"] < 1.0, walls
 
 
 def test_check_lists_protections(tmp_path: Path) -> None:
