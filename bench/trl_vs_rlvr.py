@@ -9,7 +9,10 @@ seconds per step, peak RSS; plus the agreement of rlvr's training-pass log-probs
 full-logits reference on a real batch.
 
     bash bench/setup_trl_env.sh            # once: .venv-bench with rlvr + trl
-    .venv-bench/bin/python bench/trl_vs_rlvr.py [--steps 6] [--repeats 1]
+    .venv-bench/bin/python bench/trl_vs_rlvr.py [--steps 6] [--bf16]
+
+With --bf16 both train and generate in mixed precision (rlvr: model.compute_dtype=bfloat16;
+TRL: bf16=True), which pays off on GPUs and on CPUs with AVX-512 BF16 or AMX.
 """
 
 from __future__ import annotations
@@ -130,8 +133,8 @@ def run_trl(steps: int, out: dict) -> None:
         args = GRPOConfig(
             output_dir=tmp, max_steps=steps, per_device_train_batch_size=PROMPTS * GENS, num_generations=GENS,
             gradient_accumulation_steps=1, max_completion_length=MAX_NEW, temperature=1.0, beta=0.0,
-            learning_rate=LR, use_cpu=True, report_to=[], logging_steps=1, save_strategy="no", bf16=False,
-            seed=0, gradient_checkpointing=out.get("gradient_checkpointing", False),
+            learning_rate=LR, use_cpu=True, report_to=[], logging_steps=1, save_strategy="no",
+            bf16=out.get("bf16", False), seed=0, gradient_checkpointing=out.get("gradient_checkpointing", False),
         )  # fmt: skip
         trainer = GRPOTrainer(
             model=str(embedded_model_dir()), reward_funcs=reward, args=args, train_dataset=data, processing_class=tok
@@ -160,6 +163,11 @@ def main() -> None:
     ap.add_argument("--extra", default="{}", help=argparse.SUPPRESS)
     ap.add_argument("--trl-gradient-checkpointing", action="store_true")
     ap.add_argument(
+        "--bf16",
+        action="store_true",
+        help="both in mixed precision: rlvr model.compute_dtype=bfloat16, TRL bf16=True (results: *_bf16.json)",
+    )
+    ap.add_argument(
         "--rlvr-overrides",
         nargs="*",
         default=["train.micro_batch_size=4", "train.logprob_chunk=256"],
@@ -170,8 +178,8 @@ def main() -> None:
         child(a.child, a.steps, a.out, json.loads(a.extra))
         return
     runs = [
-        ("rlvr", {"overrides": a.rlvr_overrides}),
-        ("trl", {"gradient_checkpointing": a.trl_gradient_checkpointing}),
+        ("rlvr", {"overrides": a.rlvr_overrides + (["model.compute_dtype=bfloat16"] if a.bf16 else [])}),
+        ("trl", {"gradient_checkpointing": a.trl_gradient_checkpointing, "bf16": a.bf16}),
     ]
     results = {}
     for name, extra in runs:
@@ -182,7 +190,8 @@ def main() -> None:
             subprocess.run([*cmd, "--extra", json.dumps(extra)], check=True)
             results[name] = json.loads(Path(f.name).read_text())
     Path("bench/results").mkdir(exist_ok=True)
-    Path("bench/results/trl_vs_rlvr.json").write_text(json.dumps(results, indent=1))
+    name = "trl_vs_rlvr_bf16.json" if a.bf16 else "trl_vs_rlvr.json"
+    Path(f"bench/results/{name}").write_text(json.dumps(results, indent=1))
     print(f"\n{a.steps} steps x {PROMPTS} prompts x {GENS} generations, <= {MAX_NEW} new tokens, CPU x{os.cpu_count()}")
     print(f"{'trainer':<8} {'tok/s':>8} {'s/step':>8} {'tokens':>8} {'peak GiB':>9}  reward per step")
     for name, r in results.items():

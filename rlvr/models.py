@@ -14,6 +14,7 @@ Nothing is downloaded at run time.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -181,6 +182,15 @@ def load_policy(
     model = model.to(resolve_device(device))  # type: ignore[arg-type]
     model.eval()
     return model, tok
+
+
+def autocast(device: torch.device, compute_dtype: str) -> contextlib.AbstractContextManager[object]:
+    """Mixed precision for the matrix products (see ModelConfig.compute_dtype)."""
+    if compute_dtype == "float32":
+        return contextlib.nullcontext()
+    if compute_dtype != "bfloat16":
+        raise ValueError(f"compute_dtype must be 'float32' or 'bfloat16', got {compute_dtype!r}")
+    return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
 def resolve_device(device: str) -> torch.device:

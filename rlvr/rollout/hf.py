@@ -21,6 +21,7 @@ import time
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from rlvr.models import autocast
 from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.kvcache import preallocated_cache
 
@@ -28,10 +29,17 @@ from rlvr.rollout.kvcache import preallocated_cache
 class HFEngine:
     """Generates with a model object it shares with the learner (weights are never copied)."""
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_size: int = 16):
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        batch_size: int = 16,
+        compute_dtype: str = "float32",
+    ):
         self.model = model
         self.tokenizer = tokenizer
         self.batch_size = batch_size
+        self.compute_dtype = compute_dtype
         eos = tokenizer.eos_token_id
         self.eos_ids = {int(eos)} if eos is not None else set()
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
@@ -91,14 +99,15 @@ class HFEngine:
         step_ids, step_pos = input_ids, positions
         max_stop = max((len(s) for s in params.stop), default=0)
         for _ in range(params.max_new_tokens):
-            out = self.model(
-                input_ids=step_ids,
-                attention_mask=attn,
-                position_ids=step_pos,
-                past_key_values=cache,
-                use_cache=True,
-                logits_to_keep=1,
-            )
+            with autocast(device, self.compute_dtype):
+                out = self.model(
+                    input_ids=step_ids,
+                    attention_mask=attn,
+                    position_ids=step_pos,
+                    past_key_values=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
             cache = out.past_key_values
             logits = out.logits[:, -1, :]
             if expand is not None:  # the shared prefill: one row per distinct prompt -> every row

@@ -10,8 +10,9 @@ expected values; it reports, one JSON line per event on the events descriptor:
   {"e": "timeout", "i"}        probe i ran out of time and was killed
 Each probe runs in its own fork of the state left by the submission's top-level code, so
 nothing a test does can be seen by another; up to `parallel` of these forks run at once
-(events may then arrive out of probe order: each carries its probe's index). The submission can tamper with this process,
-but all it can forge is an observed value, and it never learns what would pass.
+(events may then arrive out of probe order: each carries its probe's index). The
+submission can tamper with this process, but all it can forge is an observed value, and
+it never learns what would pass.
 """
 
 from __future__ import annotations

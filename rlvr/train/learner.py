@@ -31,6 +31,7 @@ from rlvr.algos.filtering import overlong_loss_mask
 from rlvr.algos.importance import importance_weights
 from rlvr.algos.policy_loss import value_loss
 from rlvr.config import RunConfig
+from rlvr.models import autocast
 from rlvr.train.logprobs import TokenStats, token_stats
 from rlvr.types import Trajectory
 
@@ -108,16 +109,17 @@ class Learner:
     def _stats(
         self, model: PreTrainedModel, trajs: list[Trajectory], *, value_head: bool = False, entropy_grad: bool = False
     ) -> TokenStats:
-        return token_stats(
-            model,
-            [t.prompt_ids for t in trajs],
-            [t.completion_ids for t in trajs],
-            pad_id=self.pad_id,
-            temperature=self.cfg.generation.temperature,
-            chunk=self.cfg.train.logprob_chunk,
-            entropy_grad=entropy_grad,
-            value_head=self.value_head if value_head else None,
-        )
+        with autocast(next(model.parameters()).device, self.cfg.model.compute_dtype):
+            return token_stats(
+                model,
+                [t.prompt_ids for t in trajs],
+                [t.completion_ids for t in trajs],
+                pad_id=self.pad_id,
+                temperature=self.cfg.generation.temperature,
+                chunk=self.cfg.train.logprob_chunk,
+                entropy_grad=entropy_grad,
+                value_head=self.value_head if value_head else None,
+            )
 
     # ---- before the first update ----------------------------------------------------------
     def prepare(self, trajs: list[Trajectory]) -> tuple[list[Prepared], dict[str, float]]:

@@ -59,6 +59,8 @@ class _FusedHeadLogprob(torch.autograd.Function):
         logp, entropy = _chunk_logprobs(hidden, weight, targets, temperature)
         ctx.save_for_backward(hidden, weight, targets)
         ctx.temperature = temperature  # type: ignore[attr-defined]
+        kind = hidden.device.type  # backward runs outside any autocast region: it re-enters the forward's
+        ctx.autocast = (kind, torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind))  # type: ignore[attr-defined]
         return logp, entropy
 
     @staticmethod
@@ -67,6 +69,19 @@ class _FusedHeadLogprob(torch.autograd.Function):
     ) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None]:
         hidden, weight, targets = ctx.saved_tensors  # type: ignore[attr-defined]
         t = float(ctx.temperature)  # type: ignore[attr-defined]
+        kind, enabled, dtype = ctx.autocast  # type: ignore[attr-defined]
+        with torch.autocast(kind, dtype=dtype, enabled=enabled):
+            return _FusedHeadLogprob._grads(ctx, hidden, weight, targets, t, grad_logp)
+
+    @staticmethod
+    def _grads(
+        ctx: torch.autograd.function.FunctionCtx,
+        hidden: torch.Tensor,
+        weight: torch.Tensor,
+        targets: torch.Tensor,
+        t: float,
+        grad_logp: torch.Tensor,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None]:
         logits = torch.nn.functional.linear(hidden, weight).float() / t  # [n, V]
         g = torch.softmax(logits, dim=-1)  # reuse the buffer: softmax, then -g * softmax
         del logits
@@ -76,7 +91,13 @@ class _FusedHeadLogprob(torch.autograd.Function):
         g = g.to(hidden.dtype)
         grad_hidden = g @ weight if ctx.needs_input_grad[0] else None  # type: ignore[attr-defined]
         grad_weight = g.t() @ hidden if ctx.needs_input_grad[1] else None  # type: ignore[attr-defined]
-        return grad_hidden, grad_weight, None, None
+        # under autocast the products come out in bfloat16: gradients match their inputs
+        return (
+            grad_hidden.to(hidden.dtype) if grad_hidden is not None else None,
+            grad_weight.to(weight.dtype) if grad_weight is not None else None,
+            None,
+            None,
+        )
 
 
 def sequence_logprobs(

@@ -91,7 +91,9 @@ class RolloutProducer:
     ) -> None:
         self.cfg, self.tokenizer, self.settings, self.scorer, self.sampler = cfg, tokenizer, settings, scorer, sampler
         self.model = model
-        self.engine = HFEngine(model, tokenizer, batch_size=cfg.generation.batch_size)
+        self.engine = HFEngine(
+            model, tokenizer, batch_size=cfg.generation.batch_size, compute_dtype=cfg.model.compute_dtype
+        )
 
     def produce(self, step: int, version: int) -> RolloutBatch:
         cfg, ac = self.cfg, self.cfg.algo
@@ -210,7 +212,10 @@ class AsyncRollouts:
                 p.requires_grad_(False)
             producer.model = self.rollout_model
             producer.engine = HFEngine(
-                self.rollout_model, producer.tokenizer, batch_size=producer.cfg.generation.batch_size
+                self.rollout_model,
+                producer.tokenizer,
+                batch_size=producer.cfg.generation.batch_size,
+                compute_dtype=producer.cfg.model.compute_dtype,
             )
         first = self.queue[-1].step + 1 if self.queue else start_step
         self.thread = threading.Thread(target=self._run, args=(first, end_step), name="rlvr-rollouts", daemon=True)

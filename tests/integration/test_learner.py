@@ -1,7 +1,11 @@
+import copy
+
 import pytest
 import torch
 
 from rlvr.config import load_config
+from rlvr.rollout.engine import SamplingParams
+from rlvr.rollout.hf import HFEngine
 from rlvr.train.learner import Learner, group_advantages
 from rlvr.train.logprobs import sequence_logprobs
 from tests.integration.helpers import tiny_batch
@@ -193,3 +197,30 @@ def test_fused_head_gradient_equals_plain_autograd(tiny) -> None:  # type: ignor
     assert torch.equal(values[0], values[1])
     assert grads[0].abs().sum() > 0
     assert torch.allclose(grads[0], grads[1], atol=1e-6, rtol=1e-5)
+
+
+def test_bfloat16_compute_stays_close_to_float32(tiny) -> None:  # type: ignore[no-untyped-def]
+    """model.compute_dtype=bfloat16 (autocast): weights and gradients stay float32, the
+    log-probs and the update direction stay close to float32's, and generation runs."""
+    model, tok = tiny
+    trajs = tiny_batch(model, tok, n_prompts=2, group=2)
+    grads, logps = {}, {}
+    for cd in ("float32", "bfloat16"):
+        m = copy.deepcopy(model)
+        learner = Learner(m, load_config(None, [f"model.compute_dtype={cd}"]), pad_id=tok.pad_token_id)
+        learner.accumulate_gradients(trajs)
+        grads[cd] = torch.cat([p.grad.flatten() for p in m.parameters() if p.grad is not None])
+        assert grads[cd].dtype == torch.float32 and torch.isfinite(grads[cd]).all()
+        with torch.no_grad():
+            logps[cd] = learner._stats(m, trajs)
+    mask = logps["float32"].mask.bool()
+    diff = (logps["float32"].logprobs - logps["bfloat16"].logprobs).abs()[mask]
+    assert 0 < float(diff.mean()) < 0.05, float(diff.mean())
+    cos = torch.nn.functional.cosine_similarity(grads["float32"], grads["bfloat16"], dim=0)
+    assert float(cos) > 0.98, float(cos)
+    outs = HFEngine(model, tok, compute_dtype="bfloat16").generate(
+        [t.prompt_ids for t in trajs[:2]], SamplingParams(max_new_tokens=4, seed=0)
+    )
+    assert all(len(o.token_ids) == 4 and all(lp <= 0 for lp in o.logprobs) for o in outs)
+    with pytest.raises(ValueError, match="compute_dtype"):
+        load_config(None, ["model.compute_dtype=float16"])
