@@ -63,10 +63,13 @@ class HFEngine:
         # Longest first, so batches hold prompts of similar length (less padding).
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         out: list[Completion | None] = [None] * len(prompts)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            for i, c in zip(idx, self._generate_batch([prompts[i] for i in idx], params, gen), strict=True):
-                out[i] = c
+        # One mixed-precision region for the whole call: the weights are cast once, not at
+        # every decoding step.
+        with autocast(next(self.model.parameters()).device, self.compute_dtype):
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                for i, c in zip(idx, self._generate_batch([prompts[i] for i in idx], params, gen), strict=True):
+                    out[i] = c
         return [c for c in out if c is not None]
 
     @torch.no_grad()
@@ -99,15 +102,14 @@ class HFEngine:
         step_ids, step_pos = input_ids, positions
         max_stop = max((len(s) for s in params.stop), default=0)
         for _ in range(params.max_new_tokens):
-            with autocast(device, self.compute_dtype):
-                out = self.model(
-                    input_ids=step_ids,
-                    attention_mask=attn,
-                    position_ids=step_pos,
-                    past_key_values=cache,
-                    use_cache=True,
-                    logits_to_keep=1,
-                )
+            out = self.model(
+                input_ids=step_ids,
+                attention_mask=attn,
+                position_ids=step_pos,
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
             cache = out.past_key_values
             logits = out.logits[:, -1, :]
             if expand is not None:  # the shared prefill: one row per distinct prompt -> every row
