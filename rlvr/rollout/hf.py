@@ -22,6 +22,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.models import autocast
+from rlvr.padding import distinct_prompts
 from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.kvcache import preallocated_cache
 
@@ -81,17 +82,10 @@ class HFEngine:
         self.model.eval()
         device = next(self.model.parameters()).device
         B = len(prompts)
-        uniq: dict[tuple[int, ...], int] = {}
-        row_to_u = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts]
-        P = max(len(p) for p in prompts)
-        input_ids = torch.full((len(uniq), P), self.pad_id, dtype=torch.long)
-        attn = torch.zeros((len(uniq), P), dtype=torch.long)
-        for p, u in uniq.items():
-            input_ids[u, P - len(p) :] = torch.tensor(p)
-            attn[u, P - len(p) :] = 1
-        input_ids, attn = input_ids.to(device), attn.to(device)
-        positions = (attn.cumsum(-1) - 1).clamp(min=0)  # [U, P]
-        expand = torch.tensor(row_to_u, device=device) if len(uniq) < B else None
+        row_to_u, input_ids, attn, positions = distinct_prompts(prompts, self.pad_id)  # [U, P] each
+        input_ids, attn, positions = input_ids.to(device), attn.to(device), positions.to(device)
+        P = input_ids.shape[1]
+        expand = torch.tensor(row_to_u, device=device) if input_ids.shape[0] < B else None
 
         tokens: list[list[int]] = [[] for _ in range(B)]
         logps: list[list[float]] = [[] for _ in range(B)]

@@ -291,10 +291,8 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
     t0 = time.monotonic()
     cg = armed.cgroup
     default = Limits()
-    if cg is not None and (limits.run_memory_mb, limits.max_processes) != (
-        default.run_memory_mb,
-        default.max_processes,
-    ):
+    wanted = (limits.run_memory_mb, limits.max_processes)
+    if cg is not None and wanted != (default.run_memory_mb, default.max_processes):
         cg.set_limits(limits.run_memory_mb, limits.max_processes)
     request = {
         "code": code,

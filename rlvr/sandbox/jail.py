@@ -290,14 +290,6 @@ DENIED_SYSCALLS = (
 _NS_FLAGS = (CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET)
 
 
-def seccomp_available() -> bool:
-    try:
-        import pyseccomp  # noqa: F401
-    except (ImportError, OSError):
-        return False
-    return True  # pyseccomp loads libseccomp when imported
-
-
 def _build_filter():  # type: ignore[no-untyped-def]
     import pyseccomp as sc
 
@@ -340,7 +332,7 @@ def compile_seccomp_in_child() -> bytes | None:
     if pid == 0:
         try:
             os.close(r)
-            program = compile_seccomp() if seccomp_available() else None
+            program = compile_seccomp()
             if program:
                 view = memoryview(program)
                 while view:

@@ -17,31 +17,12 @@ import time
 def wait_for(pid: int, deadline: float, fd: int | None = None) -> str:
     """'fd' when `fd` is readable (data or end of file), 'exited' when the child has
     ended, 'timeout' when time.monotonic() passes `deadline`."""
-    try:
-        pfd = os.pidfd_open(pid)
-    except OSError:
-        pfd = -1
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "timeout"
-            watch = ([fd] if fd is not None else []) + ([pfd] if pfd >= 0 else [])
-            ready, _, _ = select.select(watch, [], [], left if pfd >= 0 else min(left, 0.001))
-            if fd is not None and fd in ready:
-                return "fd"
-            if pfd >= 0 and pfd in ready:
-                return "exited"
-            if pfd < 0 and os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return "exited"
-    finally:
-        if pfd >= 0:
-            os.close(pfd)
+    return wait_any({pid: (fd, deadline)})[1]
 
 
-def wait_any(children: dict[int, tuple[int, float]]) -> tuple[int, str]:
-    """Several children at once, each `pid -> (fd, deadline)`: the first to have news,
-    as (pid, 'fd' | 'exited' | 'timeout') with the meanings of `wait_for`."""
+def wait_any(children: dict[int, tuple[int | None, float]]) -> tuple[int, str]:
+    """Several children at once, each `pid -> (fd or None, deadline)`: the first to have
+    news, as (pid, 'fd' | 'exited' | 'timeout') with the meanings of `wait_for`."""
     pfds: dict[int, int] = {}
     try:
         for pid in children:
@@ -52,7 +33,7 @@ def wait_any(children: dict[int, tuple[int, float]]) -> tuple[int, str]:
             for pid, (_, deadline) in children.items():
                 if deadline <= now:
                     return pid, "timeout"
-            by_fd = {fd: (pid, "fd") for pid, (fd, _) in children.items()}
+            by_fd = {fd: (pid, "fd") for pid, (fd, _) in children.items() if fd is not None}
             by_fd.update({pfd: (pid, "exited") for pid, pfd in pfds.items()})
             left = min(dl for _, dl in children.values()) - now
             poll_exits = len(pfds) < len(children)

@@ -16,6 +16,8 @@ import torch
 from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
+from rlvr.padding import distinct_prompts
+
 
 class TokenStats(NamedTuple):
     """Per completion token, laid out [B, L] (right-padded): log-prob of the token, entropy
@@ -71,26 +73,15 @@ class _FusedHeadLogprob(torch.autograd.Function):
         t = float(ctx.temperature)  # type: ignore[attr-defined]
         kind, enabled, dtype = ctx.autocast  # type: ignore[attr-defined]
         with torch.autocast(kind, dtype=dtype, enabled=enabled):
-            return _FusedHeadLogprob._grads(ctx, hidden, weight, targets, t, grad_logp)
-
-    @staticmethod
-    def _grads(
-        ctx: torch.autograd.function.FunctionCtx,
-        hidden: torch.Tensor,
-        weight: torch.Tensor,
-        targets: torch.Tensor,
-        t: float,
-        grad_logp: torch.Tensor,
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None]:
-        logits = torch.nn.functional.linear(hidden, weight).float() / t  # [n, V]
-        g = torch.softmax(logits, dim=-1)  # reuse the buffer: softmax, then -g * softmax
-        del logits
-        g.mul_(-grad_logp[:, None])
-        g.scatter_add_(1, targets[:, None], grad_logp[:, None])
-        g.div_(t)
-        g = g.to(hidden.dtype)
-        grad_hidden = g @ weight if ctx.needs_input_grad[0] else None  # type: ignore[attr-defined]
-        grad_weight = g.t() @ hidden if ctx.needs_input_grad[1] else None  # type: ignore[attr-defined]
+            logits = torch.nn.functional.linear(hidden, weight).float() / t  # [n, V]
+            g = torch.softmax(logits, dim=-1)  # reuse the buffer: softmax, then -g * softmax
+            del logits
+            g.mul_(-grad_logp[:, None])
+            g.scatter_add_(1, targets[:, None], grad_logp[:, None])
+            g.div_(t)
+            g = g.to(hidden.dtype)
+            grad_hidden = g @ weight if ctx.needs_input_grad[0] else None  # type: ignore[attr-defined]
+            grad_weight = g.t() @ hidden if ctx.needs_input_grad[1] else None  # type: ignore[attr-defined]
         # under autocast the products come out in bfloat16: gradients match their inputs
         return (
             grad_hidden.to(hidden.dtype) if grad_hidden is not None else None,
@@ -169,16 +160,8 @@ def _shared_prompt_hidden(
     model: PreTrainedModel, prompts: list[list[int]], completions: list[list[int]], *, pad_id: int
 ) -> torch.Tensor:
     device = next(model.parameters()).device
-    uniq: dict[tuple[int, ...], int] = {}
-    row_to_u = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts]
-    U, B = len(uniq), len(prompts)
-    P = max(len(p) for p in uniq)
-    p_ids = torch.full((U, P), pad_id, dtype=torch.long)
-    p_mask = torch.zeros((U, P), dtype=torch.long)
-    for p, u in uniq.items():  # left-padded, so every prompt ends at column P - 1
-        p_ids[u, P - len(p) :] = torch.tensor(p)
-        p_mask[u, P - len(p) :] = 1
-    p_pos = (p_mask.cumsum(-1) - 1).clamp(min=0)
+    B = len(prompts)
+    row_to_u, p_ids, p_mask, p_pos = distinct_prompts(prompts, pad_id)
     base = getattr(model, model.base_model_prefix)
     p_out = base(
         input_ids=p_ids.to(device), attention_mask=p_mask.to(device), position_ids=p_pos.to(device), use_cache=True

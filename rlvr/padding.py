@@ -1,0 +1,31 @@
+"""Batches of distinct prompts, left-padded: what generation's shared prefill and the
+learner's shared prompt pass both feed the model."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+
+class DistinctPrompts(NamedTuple):
+    """`row_to_prompt[r]`: the row of `ids` holding row r's prompt. `ids`, `mask` and
+    `positions` are [U, P]: each distinct prompt once, left-padded so that every prompt
+    ends at column P - 1 (its positions count from 0 at its first real token)."""
+
+    row_to_prompt: list[int]
+    ids: torch.Tensor
+    mask: torch.Tensor
+    positions: torch.Tensor
+
+
+def distinct_prompts(prompts: list[list[int]], pad_id: int) -> DistinctPrompts:
+    uniq: dict[tuple[int, ...], int] = {}
+    row_to_prompt = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts]
+    P = max(len(p) for p in uniq)
+    ids = torch.full((len(uniq), P), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(uniq), P), dtype=torch.long)
+    for p, u in uniq.items():
+        ids[u, P - len(p) :] = torch.tensor(p)
+        mask[u, P - len(p) :] = 1
+    return DistinctPrompts(row_to_prompt, ids, mask, (mask.cumsum(-1) - 1).clamp(min=0))
