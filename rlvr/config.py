@@ -110,6 +110,10 @@ class GenerationConfig(_Section):
     """Strings that end a completion (kept in it), besides the end-of-sequence token."""
     batch_size: int = Field(16, ge=1)
     """Most sequences generated together in one batch."""
+    packed_weights: bool = True
+    """On a CPU, decode with a copy of the weights pre-packed for oneDNN, made at each
+    generate call and released after it (about 2x faster decoding; the same float32
+    products up to summation order). See rlvr.rollout.packed."""
 
 
 class AlgoConfig(_Section):
@@ -200,6 +204,12 @@ class TrainConfig(_Section):
     """Gradient norm clip."""
     micro_batch_size: int = Field(8, ge=1)
     """Sequences per forward/backward pass; gradients accumulate to the whole batch."""
+    skip_inert_rows: bool = True
+    """Leave out of the learner's passes the rows whose loss is exactly zero (every token
+    with a zero advantage, e.g. a group whose rewards are all equal, or masked out), while
+    keeping the loss normalisers of the whole batch: the same gradient for less work. Not
+    applied with an entropy bonus, KL in the loss or a value head. Per-token metrics
+    (entropy, clip fraction, log-prob mismatch) then cover the rows that were run."""
     logprob_chunk: int = Field(1024, ge=1)
     """Token positions per chunk when computing log-probs, so that full-vocabulary
     logits never exist for the whole micro-batch at once."""

@@ -69,7 +69,13 @@ def evaluate(
 ) -> EvalResult:
     if not tasks:
         raise ValueError("no tasks to evaluate")
-    engine = HFEngine(model, tokenizer, batch_size=cfg.generation.batch_size, compute_dtype=cfg.model.compute_dtype)
+    engine = HFEngine(
+        model,
+        tokenizer,
+        batch_size=cfg.generation.batch_size,
+        compute_dtype=cfg.model.compute_dtype,
+        packed_weights=cfg.generation.packed_weights,
+    )
     settings = env_settings(cfg)
     params = SamplingParams(
         max_new_tokens=cfg.eval.max_new_tokens or cfg.generation.max_new_tokens,

@@ -11,12 +11,14 @@ prompt runs once and its cache is copied to its rows. The cache is preallocated 
 batch's longest possible sequence (`kvcache.PreallocatedLayer`), so decoding never
 copies it. A token is drawn by inverting the cumulative distribution at one uniform
 number per row (the same distribution as torch.multinomial, without its one random
-number per vocabulary entry).
+number per vocabulary entry). On a CPU the linear layers multiply with weights packed
+once per call for oneDNN (`packed.packed_linears`).
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -25,6 +27,7 @@ from rlvr.models import autocast
 from rlvr.padding import distinct_prompts
 from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.kvcache import preallocated_cache
+from rlvr.rollout.packed import packed_linears
 
 
 class HFEngine:
@@ -36,11 +39,13 @@ class HFEngine:
         tokenizer: PreTrainedTokenizerBase,
         batch_size: int = 16,
         compute_dtype: str = "float32",
+        packed_weights: bool = True,
     ):
         self.model = model
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.compute_dtype = compute_dtype
+        self.packed_weights = packed_weights
         eos = tokenizer.eos_token_id
         self.eos_ids = {int(eos)} if eos is not None else set()
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
@@ -65,8 +70,11 @@ class HFEngine:
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         out: list[Completion | None] = [None] * len(prompts)
         # One mixed-precision region for the whole call: the weights are cast once, not at
-        # every decoding step.
-        with autocast(next(self.model.parameters()).device, self.compute_dtype):
+        # every decoding step; likewise packed once for the call (they change between calls).
+        with (
+            autocast(next(self.model.parameters()).device, self.compute_dtype),
+            packed_linears(self.model, rows_hint=self.batch_size) if self.packed_weights else nullcontext(),
+        ):
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 for i, c in zip(idx, self._generate_batch([prompts[i] for i in idx], params, gen), strict=True):

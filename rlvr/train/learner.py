@@ -258,6 +258,11 @@ class Learner:
         agg = {"num_tokens": num_tokens, "num_seqs": num_seqs, "norm_len": norm_len}
         sums: dict[str, float] = {}
         weights: dict[str, float] = {}
+        # The normalisers above count every row; rows that contribute nothing are then
+        # left out of the passes, so the gradient is exactly the whole batch's.
+        active = [p for p in prepared if not self._inert(p)]
+        skipped = len(prepared) - len(active)
+        prepared = active
 
         def acc(key: str, value: float, weight: float) -> None:
             sums[key] = sums.get(key, 0.0) + value * weight
@@ -310,10 +315,27 @@ class Learner:
             )
             for k, v in m.items():
                 acc(k, v, n_tok)
+        if not prepared:  # every row inert: a zero gradient, which Adam still steps with
+            for p in self.parameters():
+                p.grad = torch.zeros_like(p)
+            sums.update(loss_sum=0.0, pg_loss_sum=0.0)
         out = {k: sums[k] if k.endswith("_sum") else sums[k] / weights[k] if weights[k] else 0.0 for k in sums}
         for k in [k for k in out if k.endswith("_sum")]:
             out[k[: -len("_sum")]] = out.pop(k)
+        out["rows_skipped_frac"] = skipped / max(num_seqs, 1.0)
         return out
+
+    def _inert(self, p: Prepared) -> bool:
+        """True when the row's loss and its gradient are exactly zero, so its forward and
+        backward passes can be skipped: every token has a zero advantage or is masked out
+        (a group whose rewards are all equal, an overlong-filtered row), and nothing else
+        in the loss acts per token (entropy bonus, KL in the loss, value loss)."""
+        ac = self.cfg.algo
+        if not self.cfg.train.skip_inert_rows or self.value_head is not None or ac.entropy_coef > 0:
+            return False
+        if ac.kl_coef > 0 and ac.kl_in == "loss":
+            return False
+        return all(a == 0.0 or m == 0.0 for a, m in zip(p.adv, p.mask, strict=True))
 
     def state_dict(self) -> dict[str, Any]:
         return {

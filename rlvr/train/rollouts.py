@@ -92,7 +92,11 @@ class RolloutProducer:
         self.cfg, self.tokenizer, self.settings, self.scorer, self.sampler = cfg, tokenizer, settings, scorer, sampler
         self.model = model
         self.engine = HFEngine(
-            model, tokenizer, batch_size=cfg.generation.batch_size, compute_dtype=cfg.model.compute_dtype
+            model,
+            tokenizer,
+            batch_size=cfg.generation.batch_size,
+            compute_dtype=cfg.model.compute_dtype,
+            packed_weights=cfg.generation.packed_weights,
         )
 
     def produce(self, step: int, version: int) -> RolloutBatch:
@@ -216,6 +220,7 @@ class AsyncRollouts:
                 producer.tokenizer,
                 batch_size=producer.cfg.generation.batch_size,
                 compute_dtype=producer.cfg.model.compute_dtype,
+                packed_weights=producer.cfg.generation.packed_weights,
             )
         first = self.queue[-1].step + 1 if self.queue else start_step
         self.thread = threading.Thread(target=self._run, args=(first, end_step), name="rlvr-rollouts", daemon=True)

@@ -8,6 +8,7 @@ from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
 from rlvr.train.learner import Learner, group_advantages
 from rlvr.train.logprobs import sequence_logprobs
+from rlvr.types import RewardBreakdown
 from tests.integration.helpers import tiny_batch
 
 
@@ -154,6 +155,61 @@ def test_batch_of_8_equals_8_micro_batches_of_1(tiny, overrides) -> None:  # typ
     d8, d1 = p8 - start, p1 - start
     assert float((d8 - d1).norm() / d8.norm()) < 1e-3
     assert s8["loss"] == pytest.approx(s1["loss"], abs=1e-5)
+
+
+@pytest.mark.parametrize("overrides", ALGO_CONFIGS, ids=lambda o: ",".join(x.split("=")[1] for x in o))
+def test_skipping_inert_rows_keeps_the_update(tiny, overrides) -> None:  # type: ignore[no-untyped-def]
+    """Rows whose loss is exactly zero (a group with equal rewards) are left out of the
+    passes; gradient, update and loss are those of running the whole batch."""
+    model, tok = tiny
+    trajs = tiny_batch(model, tok, n_prompts=3, group=4)
+    for t in trajs[4:8]:  # the second group: all rewards equal, so zero advantages
+        t.reward = RewardBreakdown(total=0.5, components={"completion": 0.5})
+    for i, t in enumerate(trajs):
+        t.finish_reason = "length" if i == 1 else "eos"
+    results = []
+    for skip in (False, True):
+        m = copy.deepcopy(model)
+        cfg = load_config(None, [f"train.skip_inert_rows={str(skip).lower()}", "train.micro_batch_size=3", *overrides])
+        learner = Learner(m, cfg, pad_id=tok.pad_token_id)
+        grad_stats = learner.accumulate_gradients(learner.prepare(trajs)[0])
+        grad = torch.cat([p.grad.flatten() for p in learner.parameters() if p.grad is not None])
+        learner.optimizer.zero_grad()
+        stats = learner.step(trajs)
+        results.append((grad, torch.cat([p.detach().flatten() for p in learner.parameters()]), stats, grad_stats))
+    (g_all, p_all, s_all, gs_all), (g_skip, p_skip, s_skip, gs_skip) = results
+    assert gs_all["rows_skipped_frac"] == 0.0
+    inert = not any(x in overrides for x in ("algo.advantage=gae", "algo.entropy_coef=0.01"))
+    inert = inert and not ("algo.kl_coef=0.1" in overrides and "algo.kl_in=reward" not in overrides)
+    # the second group's 4 rows, plus row 1 when the overlong filter masks it
+    expected = (4 + ("algo.overlong_filter=true" in overrides)) / 12 if inert else 0.0
+    assert gs_skip["rows_skipped_frac"] == pytest.approx(expected)
+    assert g_all.shape == g_skip.shape and g_all.abs().sum() > 0
+    assert torch.allclose(g_all, g_skip, atol=1e-6, rtol=1e-4)
+    assert torch.allclose(p_all, p_skip, atol=1e-6)
+    assert s_skip["loss"] == pytest.approx(s_all["loss"], abs=1e-6)
+
+
+def test_a_batch_of_inert_rows_still_steps_the_optimizer(tiny) -> None:  # type: ignore[no-untyped-def]
+    """No row carries gradient: nothing is run, and AdamW steps with a zero gradient
+    (its momentum and weight decay move the weights) exactly as when every row is run."""
+    model, tok = tiny
+    trajs = tiny_batch(model, tok, n_prompts=2, group=4)
+    params = []
+    for skip in (False, True):
+        m = copy.deepcopy(model)
+        cfg = load_config(None, [f"train.skip_inert_rows={str(skip).lower()}", "train.weight_decay=0.1"])
+        learner = Learner(m, cfg, pad_id=tok.pad_token_id)
+        learner.step(trajs)  # a real first update, so Adam has momentum
+        for t in trajs:
+            t.reward = RewardBreakdown(total=1.0, components={"completion": 1.0})
+        stats = learner.step(trajs)
+        for i, t in enumerate(trajs):
+            t.reward = RewardBreakdown(total=float(i % 4) / 4, components={"completion": 0.0})
+        assert stats["rows_skipped_frac"] == (1.0 if skip else 0.0)
+        assert stats["loss"] == 0.0
+        params.append(torch.cat([p.detach().flatten() for p in learner.parameters()]))
+    assert torch.allclose(params[0], params[1], atol=1e-7)
 
 
 def test_ppo_value_head_learns_the_return(tiny) -> None:  # type: ignore[no-untyped-def]
