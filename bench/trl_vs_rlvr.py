@@ -68,7 +68,8 @@ def run_rlvr(steps: int, out: dict) -> None:
         train_s=sum(r["train_s"] for r in rows),
         wall_s=wall,
         reward=[r["reward_mean"] for r in rows],
-        mismatch=statistics.mean(r["logprob_mismatch"] for r in rows),
+        mismatch=statistics.mean([r["logprob_mismatch"] for r in rows if "logprob_mismatch" in r] or [0.0]),
+        rows_skipped=[r.get("rows_skipped_frac", 0.0) for r in rows],
     )
     out["logprob_agreement"] = _logprob_agreement()
 

@@ -1,7 +1,10 @@
 """Per-token log-probs of given tokens under a causal LM, without full-vocabulary logits
 for the whole batch.
 
-The decoder runs once over the batch; the hidden states of the positions that predict
+The decoder runs each distinct prompt once, then every completion of the batch as one
+unpadded sequence over the prompts' shared key/value cache (a block mask keeps each row
+to its own prompt and its own earlier tokens), so the cost follows the real token count
+rather than rows x the longest row. The hidden states of the positions that predict
 completion tokens are gathered ([N, H]) and pushed through the output head in chunks of
 `chunk` positions. The [chunk, V] logits exist for one chunk at a time in the forward
 pass and are recomputed, one chunk at a time, in backward (a fused autograd function
@@ -14,7 +17,8 @@ from typing import NamedTuple
 
 import torch
 from torch.utils.checkpoint import checkpoint
-from transformers import PreTrainedModel
+from transformers import DynamicCache, PreTrainedModel
+from transformers.cache_utils import DynamicLayer
 
 from rlvr.padding import distinct_prompts
 
@@ -124,10 +128,11 @@ def token_stats(
     per-token entropies [B, L], and the mask [B, L] (1 where a completion token exists).
     L is the longest completion; rows are right-padded.
 
-    With `share_prompts`, each distinct prompt is run once and its key/value cache is
-    expanded to the rows that share it (the G samples of a group), so a group of G
-    costs one prompt pass instead of G. Gradients flow through the shared cache, so the
-    result and its gradient are those of running every row in full (up to float rounding).
+    With `share_prompts`, each distinct prompt is run once and the rows that share it
+    (the G samples of a group) read its key/value cache, so a group of G costs one prompt
+    pass instead of G; the completions then run packed, without padding. Gradients flow
+    through the shared cache, so the result and its gradient are those of running every
+    row in full (up to float rounding).
     """
     if share_prompts:
         sel = _shared_prompt_hidden(model, prompts, completions, pad_id=pad_id)
@@ -160,16 +165,88 @@ def _shared_prompt_hidden(
     model: PreTrainedModel, prompts: list[list[int]], completions: list[list[int]], *, pad_id: int
 ) -> torch.Tensor:
     device = next(model.parameters()).device
-    B = len(prompts)
     row_to_u, p_ids, p_mask, p_pos = distinct_prompts(prompts, pad_id)
     base = getattr(model, model.base_model_prefix)
     p_out = base(
         input_ids=p_ids.to(device), attention_mask=p_mask.to(device), position_ids=p_pos.to(device), use_cache=True
     )
     cache = p_out.past_key_values
+    if all(type(layer) is DynamicLayer for layer in cache.layers):
+        return _packed_completion_hidden(base, cache, p_out.last_hidden_state[:, -1], row_to_u, p_mask, completions)
+    return _padded_completion_hidden(base, cache, p_out.last_hidden_state[:, -1], row_to_u, p_mask, completions)
+
+
+def _packed_completion_hidden(
+    base: torch.nn.Module,
+    cache: DynamicCache,
+    last_prompt_h: torch.Tensor,
+    row_to_u: list[int],
+    p_mask: torch.Tensor,
+    completions: list[list[int]],
+) -> torch.Tensor:
+    """The completions of all rows as one sequence without padding: row r's tokens (all
+    but its last, whose output predicts nothing) attend to its own prompt's keys in the
+    shared cache and to its own earlier tokens, through a block mask; positions continue
+    each row's prompt. Cost follows the real token count, not rows x the longest row."""
+    device = last_prompt_h.device
+    U, P = p_mask.shape
+    for layer in cache.layers:  # [U, h, P, d] -> [1, h, U * P, d]: every prompt side by side
+        assert isinstance(layer, DynamicLayer) and layer.keys is not None and layer.values is not None
+        k, v = layer.keys, layer.values
+        layer.keys = k.transpose(0, 1).reshape(1, k.shape[1], U * P, k.shape[3])
+        layer.values = v.transpose(0, 1).reshape(1, v.shape[1], U * P, v.shape[3])
+    p_len = p_mask.sum(-1).tolist()
+    ids: list[int] = []
+    pos: list[int] = []
+    q_row: list[int] = []
+    q_t: list[int] = []
+    select: list[int] = []
+    for r, c in enumerate(completions):
+        u = row_to_u[r]
+        if c:
+            select.append(u)  # token 0 is predicted by the prompt's last position
+        for t in range(len(c) - 1):
+            select.append(U + len(ids))  # token t + 1 is predicted by the output at token t
+            ids.append(c[t])
+            pos.append(p_len[u] + t)
+            q_row.append(r)
+            q_t.append(t)
+    hidden = last_prompt_h
+    if ids:
+        row = torch.tensor(q_row)
+        step = torch.tensor(q_t)
+        u_of_q = torch.tensor(row_to_u)[row]  # [N]
+        key_u = torch.arange(U).repeat_interleave(P)  # [U * P]
+        sees_prompt = (key_u[None, :] == u_of_q[:, None]) & p_mask.flatten().bool()[None, :]  # [N, U * P]
+        sees_own = (row[None, :] == row[:, None]) & (step[None, :] <= step[:, None])  # [N, N] causal within a row
+        mask = torch.cat([sees_prompt, sees_own], dim=1)[None, None]  # [1, 1, N, U * P + N]
+        out = base(
+            input_ids=torch.tensor([ids], device=device),
+            attention_mask=mask.to(device),
+            position_ids=torch.tensor([pos], device=device),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        hidden = torch.cat([last_prompt_h, out.last_hidden_state[0]], dim=0)  # [U + N, H]
+    return hidden[torch.tensor(select, device=device)]  # [N_tokens, H]
+
+
+def _padded_completion_hidden(
+    base: torch.nn.Module,
+    cache: DynamicCache,
+    last_prompt_h: torch.Tensor,
+    row_to_u: list[int],
+    p_mask: torch.Tensor,
+    completions: list[list[int]],
+) -> torch.Tensor:
+    """The completions as right-padded rows over the prompt cache expanded to every row
+    (for caches that are not plain per-layer key/value tensors, e.g. sliding windows)."""
+    device = last_prompt_h.device
+    B = len(completions)
+    pad_id = 0  # padded positions are masked out; any id will do
     idx = torch.tensor(row_to_u, device=device)
     cache.batch_select_indices(idx)  # [U, ...] -> [B, ...], differentiable gather
-    last_prompt_h = p_out.last_hidden_state[:, -1][idx]  # [B, H], predicts completion token 0
+    last_h = last_prompt_h[idx]  # [B, H], predicts completion token 0
     Lc = max(1, max(len(c) for c in completions))
     c_ids = torch.full((B, Lc), pad_id, dtype=torch.long)
     c_mask = torch.zeros((B, Lc), dtype=torch.long)
@@ -189,7 +266,7 @@ def _shared_prompt_hidden(
     )
     # Hidden state predicting completion token t: the last prompt position for t = 0,
     # completion position t - 1 otherwise.
-    h_all = torch.cat([last_prompt_h[:, None, :], c_out.last_hidden_state[:, :-1]], dim=1)  # [B, Lc, H]
+    h_all = torch.cat([last_h[:, None, :], c_out.last_hidden_state[:, :-1]], dim=1)  # [B, Lc, H]
     rows = [r for r, c in enumerate(completions) for _ in c]
     cols = [t for c in completions for t in range(len(c))]
     return h_all[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]

@@ -48,6 +48,29 @@ def test_shared_prompt_gradients_equal_plain(tiny) -> None:  # type: ignore[no-u
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
 
 
+def test_packed_completions_equal_padded_rows(tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The learner packs a micro-batch's completions into one unpadded sequence with a
+    block mask; values and gradients equal the padded-rows pass (the fallback for caches
+    that are not plain key/value tensors)."""
+    from rlvr.train import logprobs
+
+    model, _ = tiny
+    prompts = [[1, 5, 7, 9], [3, 4], [1, 5, 7, 9], [8, 8, 8, 8, 8, 2], [3, 4]]
+    comps = [[10, 11, 12, 13, 14], [13], [15, 16], [], [17, 18, 19, 20]]
+    results = []
+    for packed in (True, False):
+        if not packed:
+            monkeypatch.setattr(logprobs, "_packed_completion_hidden", logprobs._padded_completion_hidden)
+        model.zero_grad()
+        lp, _, m = sequence_logprobs(model, prompts, comps, pad_id=2, temperature=0.9)
+        (lp * m * torch.arange(1.0, 1.0 + lp.shape[1])).sum().backward()
+        results.append((lp.detach(), torch.cat([p.grad.flatten() for p in model.parameters()])))
+    (lp_a, g_a), (lp_b, g_b) = results
+    assert lp_a.shape == lp_b.shape == (5, 5)
+    assert torch.allclose(lp_a, lp_b, atol=1e-5)
+    assert torch.allclose(g_a, g_b, atol=1e-6)
+
+
 def test_group_advantages_follow_groups(tiny) -> None:  # type: ignore[no-untyped-def]
     model, tok = tiny
     trajs = tiny_batch(model, tok, n_prompts=2, group=4)
