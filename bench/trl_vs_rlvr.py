@@ -75,28 +75,38 @@ def run_rlvr(steps: int, out: dict) -> None:
 
 
 def _logprob_agreement() -> float:
-    """Max |rlvr's chunked, prompt-sharing log-probs - full-logits log_softmax| on a batch."""
+    """Max |log-probs of rlvr's training pass - full-logits log_softmax| on a batch: the
+    learner's own path (a window's shared prompt pass, rows sorted into micro-batches,
+    gradients recorded, chunked fused head) against one plain forward per row."""
     import torch
 
+    from rlvr.config import load_config
     from rlvr.models import load_policy
     from rlvr.rollout.engine import SamplingParams
     from rlvr.rollout.hf import HFEngine
     from rlvr.rollout.runner import encode_prompt
     from rlvr.tasks import load_tasks
-    from rlvr.train.logprobs import sequence_logprobs
+    from rlvr.train.learner import Learner
+    from rlvr.types import Trajectory
 
     model, tok = load_policy("smollm2-135m-instruct")
     tasks = load_tasks("bundled:python_functions")[:2]
     prompts = [encode_prompt(tok, [{"role": "user", "content": t.prompt}], "") for t in tasks for _ in range(2)]
     comps = HFEngine(model, tok).generate(prompts, SamplingParams(max_new_tokens=48, temperature=1.0, seed=1))
-    ids = [c.token_ids for c in comps]
-    with torch.no_grad():
-        lp, _, _mask = sequence_logprobs(model, prompts, ids, pad_id=tok.pad_token_id, chunk=64)
-        worst = 0.0
-        for i, (p, c) in enumerate(zip(prompts, ids, strict=True)):
-            logits = model(torch.tensor([p + c])).logits[0, len(p) - 1 : len(p) + len(c) - 1].float()
+    trajs = [
+        Trajectory(task_id=str(i // 2), domain="python", group_id=str(i // 2), prompt_ids=p, completion_ids=c.token_ids)
+        for i, (p, c) in enumerate(zip(prompts, comps, strict=True))
+    ]
+    cfg = load_config(None, ["train.micro_batch_size=2", "train.logprob_chunk=64", "generation.max_new_tokens=48"])
+    learner = Learner(model, cfg, pad_id=tok.pad_token_id)
+    worst = 0.0
+    for rows, st in learner._micro_batches(model, trajs):
+        for j, i in enumerate(rows):
+            p, c = prompts[i], trajs[i].completion_ids
+            with torch.no_grad():
+                logits = model(torch.tensor([p + c])).logits[0, len(p) - 1 : len(p) + len(c) - 1].float()
             ref = torch.log_softmax(logits, -1).gather(1, torch.tensor(c)[:, None]).squeeze(1)
-            worst = max(worst, float((lp[i, : len(c)] - ref).abs().max()))
+            worst = max(worst, float((st.logprobs[j, : len(c)].detach() - ref).abs().max()))
     return worst
 
 

@@ -12,13 +12,16 @@ value head (PPO). `step(trajs)`:
    value head, whitened over the batch;
 4. `updates_per_batch` optimizer steps, each accumulating the whole batch's gradient
    over micro-batches with global normalisers, so the update does not depend on
-   micro_batch_size.
+   micro_batch_size. Micro-batches are rows of similar length, reading prompt passes
+   shared by windows of groups (`_micro_batches`); rows whose loss is exactly zero are
+   left out.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +35,7 @@ from rlvr.algos.importance import importance_weights
 from rlvr.algos.policy_loss import value_loss
 from rlvr.config import RunConfig
 from rlvr.models import autocast
-from rlvr.train.logprobs import TokenStats, token_stats
+from rlvr.train.logprobs import SharedPrompts, TokenStats, token_stats
 from rlvr.types import Trajectory
 
 
@@ -57,6 +60,21 @@ def group_advantages(trajs: list[Trajectory], estimator: str, rewards: list[floa
         for j, i in enumerate(g):
             out[i] = float(adv[gi, j])
     return out
+
+
+def _prompt_windows(trajs: list[Trajectory], budget: int) -> list[list[int]]:
+    """Row indices in windows of whole groups (first-seen order) whose distinct prompts
+    hold at most `budget` tokens together (a window holds at least one group)."""
+    windows: list[list[int]] = []
+    seen: set[tuple[int, ...]] = set()
+    for group in group_index(trajs):
+        prompts = {tuple(trajs[i].prompt_ids) for i in group}
+        if not windows or sum(len(p) for p in seen | prompts) > budget:
+            windows.append([])
+            seen = set()
+        windows[-1].extend(group)
+        seen |= prompts
+    return windows
 
 
 def _pad(rows: list[list[float]], L: int, device: torch.device | None = None) -> torch.Tensor:
@@ -107,7 +125,13 @@ class Learner:
         return ps + (list(self.value_head.parameters()) if self.value_head is not None else [])
 
     def _stats(
-        self, model: PreTrainedModel, trajs: list[Trajectory], *, value_head: bool = False, entropy_grad: bool = False
+        self,
+        model: PreTrainedModel,
+        trajs: list[Trajectory],
+        *,
+        value_head: bool = False,
+        entropy_grad: bool = False,
+        shared: tuple[SharedPrompts, list[int]] | None = None,
     ) -> TokenStats:
         with autocast(next(model.parameters()).device, self.cfg.model.compute_dtype):
             return token_stats(
@@ -119,7 +143,50 @@ class Learner:
                 chunk=self.cfg.train.logprob_chunk,
                 entropy_grad=entropy_grad,
                 value_head=self.value_head if value_head else None,
+                shared=shared,
             )
+
+    def _micro_batches(
+        self, model: PreTrainedModel, trajs: list[Trajectory], *, value_head: bool = False, entropy_grad: bool = False
+    ) -> Iterator[tuple[list[int], TokenStats]]:
+        """(row indices, token stats) per micro-batch of at most micro_batch_size rows.
+
+        Whole groups are taken in windows whose distinct prompts hold at most as many
+        tokens as a micro-batch of full-length completions; a window's prompts run once
+        (`SharedPrompts`) and its rows, sorted by completion length, form the micro-batches,
+        so rows of similar length are padded together. A caller recording gradients calls
+        backward on each micro-batch's loss before asking for the next; the window's prompt
+        pass then gets its gradient once, after its last micro-batch."""
+        mbs = self.cfg.train.micro_batch_size
+        budget = mbs * self.cfg.generation.max_new_tokens
+        for window in _prompt_windows(trajs, budget):
+            with autocast(next(model.parameters()).device, self.cfg.model.compute_dtype):
+                ctx = SharedPrompts(model, [trajs[i].prompt_ids for i in window], self.pad_id)
+            order = sorted(range(len(window)), key=lambda j: -len(trajs[window[j]].completion_ids))
+            chunks = [order[s : s + mbs] for s in range(0, len(order), mbs)]
+            if not ctx.plain and len(chunks) > 1:  # such a cache is read once: a prompt pass per micro-batch
+                del ctx
+                for chunk in chunks:
+                    rows = [window[j] for j in chunk]
+                    yield (
+                        rows,
+                        self._stats(model, [trajs[i] for i in rows], value_head=value_head, entropy_grad=entropy_grad),
+                    )
+                continue
+            for chunk in chunks:
+                rows = [window[j] for j in chunk]
+                yield (
+                    rows,
+                    self._stats(
+                        model,
+                        [trajs[i] for i in rows],
+                        value_head=value_head,
+                        entropy_grad=entropy_grad,
+                        shared=(ctx, chunk),
+                    ),
+                )
+            if torch.is_grad_enabled():
+                ctx.backward()
 
     # ---- before the first update ----------------------------------------------------------
     def prepare(self, trajs: list[Trajectory]) -> tuple[list[Prepared], dict[str, float]]:
@@ -139,22 +206,21 @@ class Learner:
         if need_prox or gae_mode or kl_reward:
             kl_fn = KL_ESTIMATORS.get(ac.kl_estimator)
             with torch.no_grad():
-                for s in range(0, len(trajs), self.cfg.train.micro_batch_size):
-                    mb = trajs[s : s + self.cfg.train.micro_batch_size]
-                    st = self._stats(self.model, mb, value_head=gae_mode)
-                    for j, t in enumerate(mb):
-                        n = len(t.completion_ids)
-                        if need_prox:
-                            prox[s + j] = st.logprobs[j, :n].tolist()
-                        if st.values is not None:
-                            values[s + j] = st.values[j, :n].tolist()
-                    if kl_reward and self.ref_model is not None:
-                        ref = self._stats(self.ref_model, mb)
+                if need_prox or gae_mode:
+                    for rows, st in self._micro_batches(self.model, trajs, value_head=gae_mode):
+                        for j, i in enumerate(rows):
+                            n = len(trajs[i].completion_ids)
+                            if need_prox:
+                                prox[i] = st.logprobs[j, :n].tolist()
+                            if st.values is not None:
+                                values[i] = st.values[j, :n].tolist()
+                if kl_reward and self.ref_model is not None:
+                    for rows, ref in self._micro_batches(self.ref_model, trajs):
                         L = ref.logprobs.shape[1]
-                        behav = _pad([t.logprobs for t in mb], L, ref.logprobs.device)
+                        behav = _pad([trajs[i].logprobs for i in rows], L, ref.logprobs.device)
                         kl = kl_fn(behav, ref.logprobs) * ref.mask
-                        for j, t in enumerate(mb):
-                            kl_tok[s + j] = kl[j, : len(t.completion_ids)].tolist()
+                        for j, i in enumerate(rows):
+                            kl_tok[i] = kl[j, : len(trajs[i].completion_ids)].tolist()
         # advantages
         seq_rewards = [t.reward.total if t.reward is not None else 0.0 for t in trajs]
         if kl_reward:
@@ -246,7 +312,7 @@ class Learner:
         if batch and isinstance(batch[0], Trajectory):
             batch = self.prepare(batch)[0]
         prepared: list[Prepared] = batch  # type: ignore[assignment]
-        ac, tc = self.cfg.algo, self.cfg.train
+        ac = self.cfg.algo
         loss_fn = POLICY_LOSSES.get(ac.policy_loss)
         kl_fn = KL_ESTIMATORS.get(ac.kl_estimator)
         gae_mode = self.value_head is not None
@@ -268,10 +334,12 @@ class Learner:
             sums[key] = sums.get(key, 0.0) + value * weight
             weights[key] = weights.get(key, 0.0) + weight
 
-        for s in range(0, len(prepared), tc.micro_batch_size):
-            mb = prepared[s : s + tc.micro_batch_size]
+        batch_trajs = [p.traj for p in prepared]
+        for rows, st in self._micro_batches(
+            self.model, batch_trajs, value_head=gae_mode, entropy_grad=ac.entropy_coef > 0
+        ):
+            mb = [prepared[i] for i in rows]
             trajs = [p.traj for p in mb]
-            st = self._stats(self.model, trajs, value_head=gae_mode, entropy_grad=ac.entropy_coef > 0)
             logp, L, dev = st.logprobs, st.logprobs.shape[1], st.logprobs.device
             mask = st.mask * _pad([p.mask for p in mb], L, dev)
             old = _pad([p.old for p in mb], L, dev)

@@ -1,10 +1,12 @@
 """Per-token log-probs of given tokens under a causal LM, without full-vocabulary logits
 for the whole batch.
 
-The decoder runs each distinct prompt once, then every completion of the batch as one
-unpadded sequence over the prompts' shared key/value cache (a block mask keeps each row
-to its own prompt and its own earlier tokens), so the cost follows the real token count
-rather than rows x the longest row. The hidden states of the positions that predict
+The decoder runs each distinct prompt once (`SharedPrompts`; the learner runs a whole
+window of groups' prompts once and lets micro-batches of rows sorted by length read it,
+so they carry little padding), then the completions as right-padded rows over the
+prompts' key/value cache. Each row's products are those of running it alone, so the
+log-probs equal a plain full-sequence pass's (bit for bit on CPU in the tests' and the
+bench's batches). The hidden states of the positions that predict
 completion tokens are gathered ([N, H]) and pushed through the output head in chunks of
 `chunk` positions. The [chunk, V] logits exist for one chunk at a time in the forward
 pass and are recomputed, one chunk at a time, in backward (a fused autograd function
@@ -123,6 +125,7 @@ def token_stats(
     share_prompts: bool = True,
     entropy_grad: bool = False,
     value_head: torch.nn.Module | None = None,
+    shared: tuple[SharedPrompts, list[int]] | None = None,
 ) -> TokenStats:
     """Log-probs [B, L] of each completion token given its prompt and the tokens before it,
     per-token entropies [B, L], and the mask [B, L] (1 where a completion token exists).
@@ -130,12 +133,13 @@ def token_stats(
 
     With `share_prompts`, each distinct prompt is run once and the rows that share it
     (the G samples of a group) read its key/value cache, so a group of G costs one prompt
-    pass instead of G; the completions then run packed, without padding. Gradients flow
-    through the shared cache, so the result and its gradient are those of running every
-    row in full (up to float rounding).
+    pass instead of G. Gradients flow through the shared cache, so the result and its
+    gradient are those of running every row in full (up to float rounding). `shared`
+    gives a prompt pass already run (`SharedPrompts`) and which of its rows these are;
+    the caller then calls its `backward()` after the last micro-batch's.
     """
-    if share_prompts:
-        sel = _shared_prompt_hidden(model, prompts, completions, pad_id=pad_id)
+    if shared is not None or share_prompts:
+        sel = _shared_prompt_hidden(model, prompts, completions, pad_id=pad_id, shared=shared)
     else:
         sel = _full_hidden(model, prompts, completions, pad_id=pad_id)
     return _scatter(model, sel, completions, temperature, chunk, entropy_grad, value_head)
@@ -161,92 +165,76 @@ def _full_hidden(
     return hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
 
 
-def _shared_prompt_hidden(
-    model: PreTrainedModel, prompts: list[list[int]], completions: list[list[int]], *, pad_id: int
-) -> torch.Tensor:
-    device = next(model.parameters()).device
-    row_to_u, p_ids, p_mask, p_pos = distinct_prompts(prompts, pad_id)
-    base = getattr(model, model.base_model_prefix)
-    p_out = base(
-        input_ids=p_ids.to(device), attention_mask=p_mask.to(device), position_ids=p_pos.to(device), use_cache=True
-    )
-    cache = p_out.past_key_values
-    if all(type(layer) is DynamicLayer for layer in cache.layers):
-        return _packed_completion_hidden(base, cache, p_out.last_hidden_state[:, -1], row_to_u, p_mask, completions)
-    return _padded_completion_hidden(base, cache, p_out.last_hidden_state[:, -1], row_to_u, p_mask, completions)
+class SharedPrompts:
+    """The distinct prompts of a set of rows, run once: their key/value cache and last
+    hidden states, which any subset of the rows then reads (one micro-batch's completion
+    pass at a time). With gradients recorded, the rows read detached copies that collect
+    the gradient of every micro-batch, and `backward()` sends the total through the prompt
+    pass once. `plain` is False for caches other than per-layer key/value tensors (e.g.
+    sliding windows): those are read in place, by one set of rows only."""
 
-
-def _packed_completion_hidden(
-    base: torch.nn.Module,
-    cache: DynamicCache,
-    last_prompt_h: torch.Tensor,
-    row_to_u: list[int],
-    p_mask: torch.Tensor,
-    completions: list[list[int]],
-) -> torch.Tensor:
-    """The completions of all rows as one sequence without padding: row r's tokens (all
-    but its last, whose output predicts nothing) attend to its own prompt's keys in the
-    shared cache and to its own earlier tokens, through a block mask; positions continue
-    each row's prompt. Cost follows the real token count, not rows x the longest row."""
-    device = last_prompt_h.device
-    U, P = p_mask.shape
-    for layer in cache.layers:  # [U, h, P, d] -> [1, h, U * P, d]: every prompt side by side
-        assert isinstance(layer, DynamicLayer) and layer.keys is not None and layer.values is not None
-        k, v = layer.keys, layer.values
-        layer.keys = k.transpose(0, 1).reshape(1, k.shape[1], U * P, k.shape[3])
-        layer.values = v.transpose(0, 1).reshape(1, v.shape[1], U * P, v.shape[3])
-    p_len = p_mask.sum(-1).tolist()
-    ids: list[int] = []
-    pos: list[int] = []
-    q_row: list[int] = []
-    q_t: list[int] = []
-    select: list[int] = []
-    for r, c in enumerate(completions):
-        u = row_to_u[r]
-        if c:
-            select.append(u)  # token 0 is predicted by the prompt's last position
-        for t in range(len(c) - 1):
-            select.append(U + len(ids))  # token t + 1 is predicted by the output at token t
-            ids.append(c[t])
-            pos.append(p_len[u] + t)
-            q_row.append(r)
-            q_t.append(t)
-    hidden = last_prompt_h
-    if ids:
-        row = torch.tensor(q_row)
-        step = torch.tensor(q_t)
-        u_of_q = torch.tensor(row_to_u)[row]  # [N]
-        key_u = torch.arange(U).repeat_interleave(P)  # [U * P]
-        sees_prompt = (key_u[None, :] == u_of_q[:, None]) & p_mask.flatten().bool()[None, :]  # [N, U * P]
-        sees_own = (row[None, :] == row[:, None]) & (step[None, :] <= step[:, None])  # [N, N] causal within a row
-        mask = torch.cat([sees_prompt, sees_own], dim=1)[None, None]  # [1, 1, N, U * P + N]
+    def __init__(self, model: PreTrainedModel, prompts: list[list[int]], pad_id: int, *, collect: bool = True) -> None:
+        device = next(model.parameters()).device
+        self.row_to_u, p_ids, self.p_mask, p_pos = distinct_prompts(prompts, pad_id)
+        base = getattr(model, model.base_model_prefix)
         out = base(
-            input_ids=torch.tensor([ids], device=device),
-            attention_mask=mask.to(device),
-            position_ids=torch.tensor([pos], device=device),
-            past_key_values=cache,
+            input_ids=p_ids.to(device),
+            attention_mask=self.p_mask.to(device),
+            position_ids=p_pos.to(device),
             use_cache=True,
         )
-        hidden = torch.cat([last_prompt_h, out.last_hidden_state[0]], dim=0)  # [U + N, H]
-    return hidden[torch.tensor(select, device=device)]  # [N_tokens, H]
+        self.cache = out.past_key_values
+        self.plain = all(type(layer) is DynamicLayer for layer in self.cache.layers)
+        self._outputs: list[torch.Tensor] = [out.last_hidden_state[:, -1]]  # [U, H]: predicts token 0
+        if self.plain:
+            for layer in self.cache.layers:
+                assert isinstance(layer, DynamicLayer) and layer.keys is not None and layer.values is not None
+                self._outputs += [layer.keys, layer.values]  # [U, h, P, d] each
+        # Not collecting (and for non-plain caches): read by one set of rows, whose backward
+        # runs through the prompt pass directly.
+        collect = collect and self.plain
+        self._inputs = [t.detach().requires_grad_() if collect and t.requires_grad else t for t in self._outputs]
+        self._used = False
+
+    def rows(self, rows: list[int]) -> tuple[DynamicCache, torch.Tensor, torch.Tensor]:
+        """(cache [b, ...], last prompt hidden state [b, H], prompt mask [b, P]) of these rows."""
+        u = [self.row_to_u[r] for r in rows]
+        idx = torch.tensor(u, device=self._inputs[0].device)
+        if self.plain:
+            cache = DynamicCache()
+            for i in range(1, len(self._inputs), 2):
+                cache.update(self._inputs[i][idx], self._inputs[i + 1][idx], (i - 1) // 2)
+        else:
+            if self._used:
+                raise RuntimeError("a non-plain prompt cache can be read by one set of rows only")
+            cache = self.cache
+            cache.batch_select_indices(idx)  # [U, ...] -> [b, ...], differentiable gather
+        self._used = True
+        return cache, self._inputs[0][idx], self.p_mask[torch.tensor(u)]
+
+    def backward(self) -> None:
+        """Back-propagate the gradients the rows collected through the prompt pass."""
+        pairs = [(o, i.grad) for o, i in zip(self._outputs, self._inputs, strict=True) if i is not o]
+        pairs = [(o, g) for o, g in pairs if g is not None]
+        if pairs:
+            torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
 
 
-def _padded_completion_hidden(
-    base: torch.nn.Module,
-    cache: DynamicCache,
-    last_prompt_h: torch.Tensor,
-    row_to_u: list[int],
-    p_mask: torch.Tensor,
+def _shared_prompt_hidden(
+    model: PreTrainedModel,
+    prompts: list[list[int]],
     completions: list[list[int]],
+    *,
+    pad_id: int,
+    shared: tuple[SharedPrompts, list[int]] | None = None,
 ) -> torch.Tensor:
-    """The completions as right-padded rows over the prompt cache expanded to every row
-    (for caches that are not plain per-layer key/value tensors, e.g. sliding windows)."""
+    if shared is None:
+        shared = SharedPrompts(model, prompts, pad_id, collect=False), list(range(len(prompts)))
+    ctx, rows = shared
+    cache, last_prompt_h, p_mask = ctx.rows(rows)
     device = last_prompt_h.device
+    base = getattr(model, model.base_model_prefix)
     B = len(completions)
-    pad_id = 0  # padded positions are masked out; any id will do
-    idx = torch.tensor(row_to_u, device=device)
-    cache.batch_select_indices(idx)  # [U, ...] -> [B, ...], differentiable gather
-    last_h = last_prompt_h[idx]  # [B, H], predicts completion token 0
     Lc = max(1, max(len(c) for c in completions))
     c_ids = torch.full((B, Lc), pad_id, dtype=torch.long)
     c_mask = torch.zeros((B, Lc), dtype=torch.long)
@@ -254,22 +242,23 @@ def _padded_completion_hidden(
         if c:
             c_ids[r, : len(c)] = torch.tensor(c)
             c_mask[r, : len(c)] = 1
-    p_len = p_mask.sum(-1)[torch.tensor(row_to_u)]  # [B]
+    p_len = p_mask.sum(-1)  # [B]
     c_pos = p_len[:, None] + torch.arange(Lc)[None, :]  # [B, Lc]
-    full_mask = torch.cat([p_mask[torch.tensor(row_to_u)], c_mask], dim=1)  # [B, P + Lc]
     c_out = base(
         input_ids=c_ids.to(device),
-        attention_mask=full_mask.to(device),
+        attention_mask=torch.cat([p_mask, c_mask], dim=1).to(device),  # [B, P + Lc]
         position_ids=c_pos.to(device),
         past_key_values=cache,
         use_cache=True,
     )
     # Hidden state predicting completion token t: the last prompt position for t = 0,
     # completion position t - 1 otherwise.
-    h_all = torch.cat([last_h[:, None, :], c_out.last_hidden_state[:, :-1]], dim=1)  # [B, Lc, H]
-    rows = [r for r, c in enumerate(completions) for _ in c]
+    h_all = torch.cat([last_prompt_h[:, None, :], c_out.last_hidden_state[:, :-1]], dim=1)  # [B, Lc, H]
+    rows_i = [r for r, c in enumerate(completions) for _ in c]
     cols = [t for c in completions for t in range(len(c))]
-    return h_all[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]  # [N, H]
+    return h_all[
+        torch.tensor(rows_i, dtype=torch.long, device=device), torch.tensor(cols, dtype=torch.long, device=device)
+    ]
 
 
 def _scatter(
