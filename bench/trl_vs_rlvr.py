@@ -181,7 +181,7 @@ def main() -> None:
     ap.add_argument(
         "--rlvr-overrides",
         nargs="*",
-        default=["train.micro_batch_size=4", "train.logprob_chunk=256"],
+        default=["train.micro_batch_size=2", "train.logprob_chunk=256"],
         help="rlvr config overrides for its side (default: the memory-lean settings)",
     )
     a = ap.parse_args()

@@ -15,6 +15,7 @@ for the log-prob; a checkpointed chunk when the entropy bonus needs its gradient
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import torch
@@ -168,33 +169,49 @@ def _full_hidden(
 class SharedPrompts:
     """The distinct prompts of a set of rows, run once: their key/value cache and last
     hidden states, which any subset of the rows then reads (one micro-batch's completion
-    pass at a time). With gradients recorded, the rows read detached copies that collect
-    the gradient of every micro-batch, and `backward()` sends the total through the prompt
-    pass once. `plain` is False for caches other than per-layer key/value tensors (e.g.
-    sliding windows): those are read in place, by one set of rows only."""
+    pass at a time).
+
+    With gradients recorded (`collect`), the prompt pass runs without keeping its graph;
+    the rows read leaf tensors that collect the gradient of every micro-batch, and
+    `backward()` reruns the prompt pass (same inputs, autocast state and RNG state, so
+    the same values) and sends the total through it once. The prompts' activations are
+    thus never held across micro-batches. `plain` is False for caches other than
+    per-layer key/value tensors (e.g. sliding windows): those are read in place, by one
+    set of rows only, whose backward goes through the prompt pass directly."""
 
     def __init__(self, model: PreTrainedModel, prompts: list[list[int]], pad_id: int, *, collect: bool = True) -> None:
         device = next(model.parameters()).device
+        self._base = getattr(model, model.base_model_prefix)
         self.row_to_u, p_ids, self.p_mask, p_pos = distinct_prompts(prompts, pad_id)
-        base = getattr(model, model.base_model_prefix)
-        out = base(
-            input_ids=p_ids.to(device),
-            attention_mask=self.p_mask.to(device),
-            position_ids=p_pos.to(device),
-            use_cache=True,
-        )
-        self.cache = out.past_key_values
-        self.plain = all(type(layer) is DynamicLayer for layer in self.cache.layers)
-        self._outputs: list[torch.Tensor] = [out.last_hidden_state[:, -1]]  # [U, H]: predicts token 0
-        if self.plain:
-            for layer in self.cache.layers:
-                assert isinstance(layer, DynamicLayer) and layer.keys is not None and layer.values is not None
-                self._outputs += [layer.keys, layer.values]  # [U, h, P, d] each
-        # Not collecting (and for non-plain caches): read by one set of rows, whose backward
-        # runs through the prompt pass directly.
-        collect = collect and self.plain
-        self._inputs = [t.detach().requires_grad_() if collect and t.requires_grad else t for t in self._outputs]
+        self._args = {
+            "input_ids": p_ids.to(device),
+            "attention_mask": self.p_mask.to(device),
+            "position_ids": p_pos.to(device),
+            "use_cache": True,
+        }
+        kind = device.type
+        self._autocast = (kind, torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind))
+        self._rng_devices = [device.index or 0] if kind == "cuda" else []
+        self._rng = torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in self._rng_devices]
+        grad = torch.is_grad_enabled() and any(p.requires_grad for p in model.parameters())
+        with torch.no_grad() if collect and grad else contextlib.nullcontext():
+            outputs, self.cache, self.plain = self._run()
+        if collect and grad and not self.plain:  # read in place once: it needs its graph
+            outputs, self.cache, self.plain = self._run()
+        self._recompute = collect and grad and self.plain
+        self._inputs = [t.requires_grad_() if self._recompute else t for t in outputs]
         self._used = False
+
+    def _run(self) -> tuple[list[torch.Tensor], DynamicCache, bool]:
+        out = self._base(**self._args)
+        cache = out.past_key_values
+        plain = all(type(layer) is DynamicLayer for layer in cache.layers)
+        outputs: list[torch.Tensor] = [out.last_hidden_state[:, -1]]  # [U, H]: predicts token 0
+        if plain:
+            for layer in cache.layers:
+                assert isinstance(layer, DynamicLayer) and layer.keys is not None and layer.values is not None
+                outputs += [layer.keys, layer.values]  # [U, h, P, d] each
+        return outputs, cache, plain
 
     def rows(self, rows: list[int]) -> tuple[DynamicCache, torch.Tensor, torch.Tensor]:
         """(cache [b, ...], last prompt hidden state [b, H], prompt mask [b, P]) of these rows."""
@@ -214,10 +231,21 @@ class SharedPrompts:
 
     def backward(self) -> None:
         """Back-propagate the gradients the rows collected through the prompt pass."""
-        pairs = [(o, i.grad) for o, i in zip(self._outputs, self._inputs, strict=True) if i is not o]
-        pairs = [(o, g) for o, g in pairs if g is not None]
-        if pairs:
-            torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        grads = [t.grad for t in self._inputs] if self._recompute else []
+        if all(g is None for g in grads):
+            return
+        kind, enabled, dtype = self._autocast
+        with (
+            torch.random.fork_rng(devices=self._rng_devices),
+            torch.enable_grad(),
+            torch.autocast(kind, dtype=dtype, enabled=enabled),
+        ):
+            torch.set_rng_state(self._rng[0])
+            for d, state in zip(self._rng_devices, self._rng[1], strict=True):
+                torch.cuda.set_rng_state(state, d)
+            outputs, _, _ = self._run()
+        pairs = [(o, g) for o, g in zip(outputs, grads, strict=True) if g is not None]
+        torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
 
 
 def _shared_prompt_hidden(
