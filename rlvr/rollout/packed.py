@@ -43,7 +43,7 @@ class _PackedForward:
         self.bias = bias.to(dtype) if bias is not None else None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_grad_enabled() or x.device.type != "cpu":
+        if torch.is_grad_enabled():
             return torch.nn.functional.linear(x, self.module.weight, self.module.bias)
         return torch.ops.mkldnn._linear_pointwise(x.to(self.dtype), self.packed, self.bias, "none", [], "")
 

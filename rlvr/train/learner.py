@@ -164,15 +164,9 @@ class Learner:
                 ctx = SharedPrompts(model, [trajs[i].prompt_ids for i in window], self.pad_id)
             order = sorted(range(len(window)), key=lambda j: -len(trajs[window[j]].completion_ids))
             chunks = [order[s : s + mbs] for s in range(0, len(order), mbs)]
-            if not ctx.plain and len(chunks) > 1:  # such a cache is read once: a prompt pass per micro-batch
-                del ctx
-                for chunk in chunks:
-                    rows = [window[j] for j in chunk]
-                    yield (
-                        rows,
-                        self._stats(model, [trajs[i] for i in rows], value_head=value_head, entropy_grad=entropy_grad),
-                    )
-                continue
+            # A non-plain cache is read once: with several micro-batches each runs its own prompts.
+            window_ctx = ctx if ctx.plain or len(chunks) == 1 else None
+            del ctx
             for chunk in chunks:
                 rows = [window[j] for j in chunk]
                 yield (
@@ -182,11 +176,11 @@ class Learner:
                         [trajs[i] for i in rows],
                         value_head=value_head,
                         entropy_grad=entropy_grad,
-                        shared=(ctx, chunk),
+                        shared=(window_ctx, chunk) if window_ctx is not None else None,
                     ),
                 )
-            if torch.is_grad_enabled():
-                ctx.backward()
+            if window_ctx is not None and torch.is_grad_enabled():
+                window_ctx.backward()
 
     # ---- before the first update ----------------------------------------------------------
     def prepare(self, trajs: list[Trajectory]) -> tuple[list[Prepared], dict[str, float]]:
