@@ -5,7 +5,12 @@ Eighteen of reasoning-gym's procedural datasets, eight entries each, drawn with 
 seed from the pinned package version; each entry is stored whole, so the dataset's own
 scorer judges the reply (see `rlvr.envs.reasoning`). When the file is written every
 stored answer is checked to score 1.0 and a wrong answer less. `python -m
-rlvr.tasks.rggen` rewrites the file byte for byte.
+rlvr.tasks.rggen` rewrites the file byte for byte, on any day.
+
+One dataset reads the clock: `time_intervals` builds its time-of-day entries on
+`date.today()` (and dateutil's `datetime.now()`), so they would change every calendar
+day. Generation runs with that module's notion of today pinned to `CLOCK_DATE` (the day the file was first written), so
+the stored entries, and the test that regenerates them, do not depend on the calendar.
 
 Difficulty (ours, by dataset): 1 = one-step arithmetic or string work; 2 = a small
 algorithm or lookup; 3 = several steps or careful formatting.
@@ -13,8 +18,12 @@ algorithm or lookup; 3 = several steps or careful formatting.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Self
 
 from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
@@ -40,7 +49,38 @@ DATASETS = {
     "syllogism": 3,
     "decimal_arithmetic": 3,
 }
+# The day the time_intervals entries are built on (see the module docstring).
+CLOCK_DATE = dt.date(2026, 11, 30)
 SUFFIX = "\n\nThink briefly, then give only the final answer inside <answer></answer> tags."
+
+
+@contextlib.contextmanager
+def pinned_today(day: dt.date) -> Iterator[None]:
+    """Inside reasoning-gym's time_intervals module (the one dataset of ours that reads the
+    clock), today is `day`: `date.today()` answers it, and dateutil's parser, which fills
+    a bare time of day with today's date from `datetime.now()`, fills it with `day`.
+    Everything else keeps the real clock."""
+    from unittest import mock
+
+    from dateutil import parser as real_parser
+    from reasoning_gym.arithmetic import time_intervals
+
+    class _PinnedDate(dt.date):
+        @classmethod
+        def today(cls) -> Self:
+            return cls.fromordinal(day.toordinal())
+
+    class _PinnedParser:
+        @staticmethod
+        def parse(timestr: str, **kwargs: Any) -> dt.datetime:
+            kwargs.setdefault("default", dt.datetime.combine(day, dt.time()))
+            return real_parser.parse(timestr, **kwargs)
+
+    with (
+        mock.patch.object(time_intervals, "date", _PinnedDate),
+        mock.patch.object(time_intervals, "parser", _PinnedParser),
+    ):
+        yield
 
 
 def build(per_dataset: int = 8, seed: int = 17) -> list[Task]:
@@ -48,7 +88,9 @@ def build(per_dataset: int = 8, seed: int = 17) -> list[Task]:
 
     tasks = []
     for name, difficulty in DATASETS.items():
-        for i, entry in enumerate(reasoning_gym.create_dataset(name, size=per_dataset, seed=seed)):
+        with pinned_today(CLOCK_DATE):  # entries are drawn lazily: iterate inside
+            entries = list(reasoning_gym.create_dataset(name, size=per_dataset, seed=seed))
+        for i, entry in enumerate(entries):
             entry = json.loads(json.dumps(entry))  # tuples -> lists: what the file will hold
             tasks.append(
                 Task(

@@ -39,6 +39,7 @@ def test_extract_code_picks_the_block_of_the_language() -> None:
     assert extract_code("```cpp\nint main() {}\n```", "python") == "```cpp\nint main() {}\n```"  # no python block
 
 
+@pytest.mark.regeneration
 @pytest.mark.parametrize("lang", ["cpp", "javascript"])
 def test_program_sets_regenerate_identically(lang: str) -> None:
     built = programgen.build(lang)
@@ -213,6 +214,7 @@ def test_trading_state_is_unchanged_when_a_step_raises(monkeypatch: pytest.Monke
     assert r.reward.total == 1.0
 
 
+@pytest.mark.regeneration
 def test_bundled_trading_tasks_regenerate_and_their_plans_score_full() -> None:
     from rlvr.tasks import tradinggen
 
@@ -311,6 +313,7 @@ def test_itops_port_conflict_needs_the_old_package_gone() -> None:
     assert r.reward.total == 1.0
 
 
+@pytest.mark.regeneration
 def test_bundled_itops_tasks_regenerate_and_their_scripts_score_full() -> None:
     from rlvr.tasks import itopsgen
 
@@ -449,6 +452,7 @@ def test_repository_env_reads_a_real_git_repository(tmp_path) -> None:  # type: 
     assert good.done and good.reward.total == 1.0
 
 
+@pytest.mark.regeneration
 def test_bundled_repository_tasks_regenerate_and_their_patches_score_full() -> None:
     from rlvr.tasks import repogen
 
@@ -471,6 +475,7 @@ def test_repository_task_errors_name_the_field() -> None:
 # ---- reasoning-gym ---------------------------------------------------------------------
 
 
+@pytest.mark.regeneration
 def test_bundled_reasoning_gym_tasks_regenerate_and_score_with_their_own_scorers() -> None:
     from rlvr.tasks import rggen
 
@@ -479,6 +484,28 @@ def test_bundled_reasoning_gym_tasks_regenerate_and_score_with_their_own_scorers
     assert [json.loads(x) for x in lines] == [t.to_dict() for t in tasks]
     assert len(tasks) == 144 and {t.difficulty for t in tasks} == {1, 2, 3}
     rggen.verify(tasks)
+
+
+def test_reasoning_gym_time_intervals_read_the_pinned_day_not_the_clock() -> None:
+    import datetime as dt
+
+    import reasoning_gym
+
+    from rlvr.tasks import rggen
+
+    # A day that is never today: every clock-derived field must carry it.
+    day = dt.date(2031, 2, 28)
+    with rggen.pinned_today(day):
+        entries = list(reasoning_gym.create_dataset("time_intervals", size=40, seed=3))
+    clocked = [e for e in entries if e["metadata"]["task_type"].startswith("time")]
+    assert len(clocked) >= 5
+    for e in clocked:  # both the date.today() base and dateutil's now()-filled parse
+        assert str(e["metadata"]["start_time"]).startswith("2031-02-28"), e["metadata"]
+        assert str(e["metadata"]["end_time"]).startswith(("2031-02-28", "2031-03-01")), e["metadata"]
+    # the pin is undone afterwards
+    from reasoning_gym.arithmetic import time_intervals
+
+    assert time_intervals.date is dt.date
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,18 @@ def test_sampler_is_deterministic_and_resumable() -> None:
     assert len(set(first + rest[:3])) == 10  # every task once per epoch
 
 
+@pytest.mark.regeneration
+def test_bundled_python_and_repair_sets_regenerate_identically() -> None:
+    from rlvr.tasks import pyfuncs, repairgen
+    from rlvr.tasks.loader import task_line
+
+    built = [json.dumps(t.to_dict(), sort_keys=True) for t in pyfuncs.build_tasks()]
+    assert pyfuncs.DATA.read_text().splitlines() == built, "python_functions.jsonl is stale"
+    built = [task_line(t) for t in repairgen.build_tasks()]  # runs every mutant in the sandbox
+    assert repairgen.DATA.read_text().splitlines() == built, "code_repair.jsonl is stale"
+
+
+@pytest.mark.regeneration
 def test_bundled_math_and_json_sets_regenerate_identically_and_check_out() -> None:
     import json as _json
 
@@ -162,6 +174,7 @@ def test_code_repair_tasks_are_really_broken_and_fixable() -> None:
     assert mutate(ref, 99) is None
 
 
+@pytest.mark.regeneration
 def test_data_analysis_tasks_regenerate_and_check_numerically() -> None:
     import json as _json
 
