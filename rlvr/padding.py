@@ -19,13 +19,15 @@ class DistinctPrompts(NamedTuple):
     positions: torch.Tensor
 
 
-def distinct_prompts(prompts: list[list[int]], pad_id: int) -> DistinctPrompts:
+def distinct_prompts(prompts: list[list[int]], pad_id: int, *, share: bool = True) -> DistinctPrompts:
+    """With `share=False` every row keeps its own copy (row r is row r of `ids`)."""
     uniq: dict[tuple[int, ...], int] = {}
-    row_to_prompt = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts]
-    P = max(len(p) for p in uniq)
-    ids = torch.full((len(uniq), P), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(uniq), P), dtype=torch.long)
-    for p, u in uniq.items():
+    row_to_prompt = [uniq.setdefault(tuple(p), len(uniq)) for p in prompts] if share else list(range(len(prompts)))
+    rows = list(uniq) if share else [tuple(p) for p in prompts]
+    P = max(len(p) for p in rows)
+    ids = torch.full((len(rows), P), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), P), dtype=torch.long)
+    for u, p in enumerate(rows):
         ids[u, P - len(p) :] = torch.tensor(p)
         mask[u, P - len(p) :] = 1
     return DistinctPrompts(row_to_prompt, ids, mask, (mask.cumsum(-1) - 1).clamp(min=0))

@@ -182,13 +182,7 @@ class SharedPrompts:
     def __init__(self, model: PreTrainedModel, prompts: list[list[int]], pad_id: int, *, collect: bool = True) -> None:
         device = next(model.parameters()).device
         self._base = getattr(model, model.base_model_prefix)
-        self.row_to_u, p_ids, self.p_mask, p_pos = distinct_prompts(prompts, pad_id)
-        self._args = {
-            "input_ids": p_ids.to(device),
-            "attention_mask": self.p_mask.to(device),
-            "position_ids": p_pos.to(device),
-            "use_cache": True,
-        }
+        self._set_inputs(prompts, pad_id, device, share=True)
         kind = device.type
         self._autocast = (kind, torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind))
         self._rng_devices = [device.index or 0] if kind == "cuda" else []
@@ -196,11 +190,25 @@ class SharedPrompts:
         grad = torch.is_grad_enabled() and any(p.requires_grad for p in model.parameters())
         with torch.no_grad() if collect and grad else contextlib.nullcontext():
             outputs, self.cache, self.plain = self._run()
-        if collect and grad and not self.plain:  # read in place once: it needs its graph
+        if grad and not self.plain:
+            # Read in place, with its graph. Selecting a shared prompt for several rows
+            # there would sum their cache gradients in the thread-dependent order of
+            # `x[idx]`'s backward (transformers' batch_select_indices), so each row runs its
+            # own copy of its prompt and the read is a permutation.
+            self._set_inputs(prompts, pad_id, device, share=False)
             outputs, self.cache, self.plain = self._run()
         self._recompute = collect and grad and self.plain
         self._inputs = [t.requires_grad_() if self._recompute else t for t in outputs]
         self._used = False
+
+    def _set_inputs(self, prompts: list[list[int]], pad_id: int, device: torch.device, *, share: bool) -> None:
+        self.row_to_u, p_ids, self.p_mask, p_pos = distinct_prompts(prompts, pad_id, share=share)
+        self._args = {
+            "input_ids": p_ids.to(device),
+            "attention_mask": self.p_mask.to(device),
+            "position_ids": p_pos.to(device),
+            "use_cache": True,
+        }
 
     def _run(self) -> tuple[list[torch.Tensor], DynamicCache, bool]:
         out = self._base(**self._args)
@@ -217,17 +225,21 @@ class SharedPrompts:
         """(cache [b, ...], last prompt hidden state [b, H], prompt mask [b, P]) of these rows."""
         u = [self.row_to_u[r] for r in rows]
         idx = torch.tensor(u, device=self._inputs[0].device)
+        # index_select, not `x[idx]`: its backward (index_add_) adds the rows that share a
+        # prompt in row order; `x[idx]`'s accumulates with atomic adds across threads, in an
+        # order that changes from run to run.
         if self.plain:
             cache = DynamicCache()
             for i in range(1, len(self._inputs), 2):
-                cache.update(self._inputs[i][idx], self._inputs[i + 1][idx], (i - 1) // 2)
+                k, v = self._inputs[i].index_select(0, idx), self._inputs[i + 1].index_select(0, idx)
+                cache.update(k, v, (i - 1) // 2)
         else:
             if self._used:
                 raise RuntimeError("a non-plain prompt cache can be read by one set of rows only")
             cache = self.cache
             cache.batch_select_indices(idx)  # [U, ...] -> [b, ...], differentiable gather
         self._used = True
-        return cache, self._inputs[0][idx], self.p_mask[torch.tensor(u)]
+        return cache, self._inputs[0].index_select(0, idx), self.p_mask[torch.tensor(u)]
 
     def backward(self) -> None:
         """Back-propagate the gradients the rows collected through the prompt pass."""
