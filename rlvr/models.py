@@ -7,9 +7,12 @@ Three sources, one function (`load_policy`):
   The package is only read as data: it is never imported (its own imports need `llm`).
 - `tiny-random`: a 2-layer Llama with random weights and the same tokenizer, for tests.
   Its weights are a pure function of the seed.
-- any local Hugging Face model directory (config + weights + tokenizer).
+- any local Hugging Face model directory (config + weights + tokenizer);
+- a Hugging Face model id (`Qwen/Qwen2.5-0.5B-Instruct`) already in the local Hugging
+  Face cache (`$HF_HOME/hub`, or `$HF_HUB_CACHE`).
 
-Nothing is downloaded at run time.
+Nothing is downloaded at run time. `check_model` resolves a name the same way without
+loading anything, so a run can refuse a bad name before its expensive steps.
 """
 
 from __future__ import annotations
@@ -126,16 +129,47 @@ def load_tokenizer(name_or_path: str, cache_dir: str | None = None) -> PreTraine
     return tok
 
 
+def _looks_like_hub_id(name: str) -> bool:
+    parts = name.split("/")
+    return len(parts) == 2 and all(parts) and not name.startswith((".", "~")) and " " not in name
+
+
 def _local_dir(name_or_path: str) -> Path:
+    """The model directory behind a local path or a Hugging Face id in the local cache."""
     path = Path(name_or_path)
-    if not path.is_dir():
+    if not path.is_dir() and _looks_like_hub_id(name_or_path):
+        path = _hub_cache_dir(name_or_path)
+    elif not path.is_dir():
         raise ModelLoadError(
-            f"model '{name_or_path}' is neither '{EMBEDDED}', '{TINY}' nor a local directory "
-            "(nothing is downloaded at run time)"
+            f"model '{name_or_path}' is neither '{EMBEDDED}', '{TINY}', a local directory nor a "
+            "Hugging Face id such as 'Qwen/Qwen2.5-0.5B-Instruct' (nothing is downloaded at run time)"
         )
     if not (path / "config.json").is_file():
         raise ModelLoadError(f"{path} has no config.json: not a Hugging Face model directory")
     return path
+
+
+def _hub_cache_dir(repo_id: str) -> Path:
+    from huggingface_hub import constants, snapshot_download
+
+    try:
+        return Path(snapshot_download(repo_id, local_files_only=True))
+    except Exception:  # not cached (or a partial download): say how to make it available
+        raise ModelLoadError(
+            f"model '{repo_id}' is not in the local Hugging Face cache ({constants.HF_HUB_CACHE}) and nothing "
+            f"is downloaded at run time: on a machine with internet run `hf download {repo_id}` and copy "
+            "that cache here (set HF_HOME to where it is), or set model.name_or_path to a model directory"
+        ) from None
+
+
+def check_model(name_or_path: str) -> None:
+    """Raise ModelLoadError if `name_or_path` would not load, without loading it: the
+    embedded model's package is installed, a directory holds config.json, a Hugging Face
+    id is in the local cache."""
+    if name_or_path == EMBEDDED:
+        _gguf_dir()
+    elif name_or_path != TINY:
+        _local_dir(name_or_path)
 
 
 def tiny_model(vocab_size: int, seed: int = 0, *, eos_token_id: int = 2, pad_token_id: int = 2) -> LlamaForCausalLM:

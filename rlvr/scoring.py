@@ -11,7 +11,7 @@ from typing import Any
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.envs import make_env
-from rlvr.envs.base import run_sync
+from rlvr.envs.base import check_task, run_sync
 from rlvr.evaluate import env_settings, make_scorer
 from rlvr.tasks.loader import TaskLoadError, load_tasks
 from rlvr.types import Task, Trajectory, Turn
@@ -27,10 +27,12 @@ def load_one_task(path: str | Path, task_id: str | None = None) -> Task:
             raise TaskLoadError(f"{p}: not valid JSON: {e.msg}") from None
         if isinstance(data, dict):
             try:
-                return Task.from_dict(data)
+                task = Task.from_dict(data)
+                check_task(task)
+                return task
             except (TypeError, ValueError) as e:
                 raise TaskLoadError(f"{p}: {e}") from None
-    tasks = load_tasks(str(p))
+    tasks = load_tasks(str(p), check=check_task)
     if task_id is not None:
         for t in tasks:
             if t.id == task_id:

@@ -14,6 +14,10 @@ of environment messages are excluded from the loss). The reward of an episode is
 of its last step. A step that raises is retried on the same environment, so an
 environment must leave its state unchanged when it raises.
 
+An environment class may also define `check_task(task)` (static or class method):
+it raises ValueError naming the field when the task's `tests` are not what it can run,
+without running anything. `check_task` (below) calls it for every task a loader reads.
+
 Routing is data: `make_env(task.domain, ...)` looks the class up in `ENVS`; adding a
 domain is adding an entry (`@register_env("name")`, or a plugin module), nothing else
 changes.
@@ -104,6 +108,22 @@ def check_reply(task: Task, reply: str, settings: EnvSettings | None = None) -> 
     env = make_env(task.domain, settings or EnvSettings())
     run_sync(env.reset(task))
     return run_sync(env.step(reply))
+
+
+def check_task(task: Task) -> None:
+    """Raise ValueError, naming the field, when no environment can run `task`: its domain
+    has none, or the environment's own `check_task` (an optional static or class method
+    of an environment class) refuses its `tests`. Nothing runs: loaders call it for every
+    task, so a bad task file fails before a model is loaded."""
+    cls = ENVS.get(task.domain)
+    if cls is None:
+        raise ValueError(
+            f"task {task.id}: field 'domain': no environment for domain '{task.domain}'; "
+            f"registered: {', '.join(sorted(ENVS))} (a plugin module can register more)"
+        )
+    check = getattr(cls, "check_task", None)
+    if check is not None:
+        check(task)
 
 
 def make_env(domain: str, settings: EnvSettings) -> Env:

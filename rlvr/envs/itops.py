@@ -68,6 +68,8 @@ def validate_spec(task: Task) -> None:
 
 @register_env("itops")
 class ItOpsEnv:
+    check_task = staticmethod(validate_spec)
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
         self.task: Task | None = None

@@ -31,9 +31,14 @@ class JsonOutputEnv:
         self.settings = settings
         self.task: Task | None = None
 
-    async def reset(self, task: Task) -> list[dict[str, str]]:
+    @staticmethod
+    def check_task(task: Task) -> None:
         if task.tests.get("format") != "json" or not isinstance(task.tests.get("expected"), dict):
-            raise ValueError(f"task {task.id}: json tasks need tests {{'format': 'json', 'expected': {{...}}}}")
+            need = "{'format': 'json', 'expected': {...}}"
+            raise ValueError(f"task {task.id}: field 'tests': json tasks need {need}")
+
+    async def reset(self, task: Task) -> list[dict[str, str]]:
+        self.check_task(task)
         self.task = task
         return opening_messages(task, self.settings)
 

@@ -15,9 +15,13 @@ class MathAnswerEnv:
         self.settings = settings
         self.task: Task | None = None
 
-    async def reset(self, task: Task) -> list[dict[str, str]]:
+    @staticmethod
+    def check_task(task: Task) -> None:
         if task.tests.get("format") != "answer" or "answer" not in task.tests:
-            raise ValueError(f"task {task.id}: math tasks need tests {{'format': 'answer', 'answer': ...}}")
+            raise ValueError(f"task {task.id}: field 'tests': math tasks need {{'format': 'answer', 'answer': ...}}")
+
+    async def reset(self, task: Task) -> list[dict[str, str]]:
+        self.check_task(task)
         self.task = task
         return opening_messages(task, self.settings)
 

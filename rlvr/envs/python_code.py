@@ -18,6 +18,7 @@ import asyncio
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards import completion_reward
 from rlvr.rewards.extract import extract_code
+from rlvr.sandbox.spec import SpecError, parse_suite
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestStatus
 
 
@@ -30,9 +31,22 @@ class PythonFunctionEnv:
         self.settings = settings
         self.task: Task | None = None
 
+    @classmethod
+    def check_task(cls, task: Task) -> None:
+        """The tests are a suite this language's sandbox can run (nothing runs here)."""
+        if task.tests.get("format") not in cls.formats:
+            got = task.tests.get("format")
+            raise ValueError(
+                f"task {task.id}: field 'tests.format': {cls.language} tests need one of "
+                f"{', '.join(cls.formats)}, got {got!r}"
+            )
+        try:
+            parse_suite(task.tests)
+        except SpecError as e:
+            raise ValueError(f"task {task.id}: field 'tests': {e}") from None
+
     async def reset(self, task: Task) -> list[dict[str, str]]:
-        if task.tests.get("format") not in self.formats:
-            raise ValueError(f"task {task.id}: {self.language} tests need a 'format' of {' or '.join(self.formats)}")
+        self.check_task(task)
         self.task = task
         return opening_messages(task, self.settings)
 

@@ -35,14 +35,18 @@ class ReasoningGymEnv:
         self.settings = settings
         self.task: Task | None = None
 
-    async def reset(self, task: Task) -> list[dict[str, str]]:
+    @staticmethod
+    def check_task(task: Task) -> None:
         t = task.tests
         if t.get("format") != "reasoning_gym" or not isinstance(t.get("entry"), dict) or "dataset" not in t:
             raise ValueError(
-                f"task {task.id}: tests need {{'format': 'reasoning_gym', 'dataset': NAME, 'entry': {{...}}}}"
+                f"task {task.id}: field 'tests': need {{'format': 'reasoning_gym', 'dataset': NAME, 'entry': {{...}}}}"
             )
         if "answer" not in t["entry"]:
-            raise ValueError(f"task {task.id}: tests.entry has no 'answer'")
+            raise ValueError(f"task {task.id}: field 'tests.entry' has no 'answer'")
+
+    async def reset(self, task: Task) -> list[dict[str, str]]:
+        self.check_task(task)
         self.task = task
         return opening_messages(task, self.settings)
 

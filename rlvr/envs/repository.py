@@ -85,6 +85,10 @@ class RepositoryEnv:
         self.files: dict[str, str] = {}
         self.refused = 0
 
+    @staticmethod
+    def check_task(task: Task) -> None:
+        validate_spec(task)
+
     async def reset(self, task: Task) -> list[dict[str, str]]:
         self.files = await asyncio.to_thread(validate_spec, task)
         self.task = task

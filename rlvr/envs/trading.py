@@ -162,6 +162,8 @@ def validate_spec(task: Task) -> None:
 
 @register_env("trading")
 class TradingEnv:
+    check_task = staticmethod(validate_spec)
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
         self.task: Task | None = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,16 @@ def resolve_source(source: str) -> Path:
     return path
 
 
-def load_tasks(source: str, min_difficulty: int = 1, max_difficulty: int = 10**6) -> list[Task]:
+def load_tasks(
+    source: str,
+    min_difficulty: int = 1,
+    max_difficulty: int = 10**6,
+    *,
+    check: Callable[[Task], None] | None = None,
+) -> list[Task]:
+    """Every task of `source` within the difficulty range. `check` (e.g.
+    `rlvr.envs.base.check_task`) is called on each task as it is read; a ValueError it
+    raises becomes a TaskLoadError that names the file and line (or row)."""
     tasks: list[Task] = []
     seen: dict[str, str] = {}
     for part in [p for p in source.split("+") if p.strip()]:
@@ -61,6 +70,11 @@ def load_tasks(source: str, min_difficulty: int = 1, max_difficulty: int = 10**6
                     f"{where}: field 'id': '{task.id}' repeats " + (first_at if same_file else f"{seen[task.id]}")
                 )
             seen[task.id] = where
+            if check is not None:
+                try:
+                    check(task)
+                except ValueError as e:
+                    raise TaskLoadError(f"{where}: {e}") from None
             if min_difficulty <= task.difficulty <= max_difficulty:
                 tasks.append(task)
     if not tasks:

@@ -27,12 +27,12 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from rlvr.config import RunConfig
+from rlvr.config import ConfigError, RunConfig
 from rlvr.curriculum import TaskSampler
-from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer, pick_eval_tasks
+from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
 from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.models import load_policy
-from rlvr.tasks import load_tasks, split_tasks
+from rlvr.preflight import check_run
 from rlvr.trace.store import JsonlStore, summarize_step, truncate_after_step
 from rlvr.train.buffer import ExperienceBuffer
 from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
@@ -62,25 +62,23 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     t_start = time.perf_counter()
     run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
     ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
+    if resume and ckpt is None:
+        raise ConfigError(f"--resume: no checkpoint in {ckpt_root} to resume from (run without --resume to start)")
     if run_dir.exists() and any(run_dir.iterdir()) and not resume and ckpt is None:
         raise FileExistsError(f"run directory {run_dir} is not empty; pass --resume or choose another name")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     if cfg.train.threads:
         torch.set_num_threads(cfg.train.threads)
     seed_everything(cfg.seed)
 
-    tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty)
-    train_tasks, eval_tasks = split_tasks(tasks, cfg.tasks.eval_fraction)
-    eval_tasks = pick_eval_tasks(eval_tasks, cfg.eval.num_tasks)
     lora = cfg.model.lora
+    source = str(ckpt / "model") if ckpt and not lora else cfg.model.name_or_path
+    inputs = check_run(cfg, model=source)  # tasks, split and model checked before anything loads
+    train_tasks, eval_tasks = inputs.train_tasks, inputs.eval_tasks
     model, tok = load_policy(
-        str(ckpt / "model") if ckpt and not lora else cfg.model.name_or_path,
-        dtype=cfg.model.dtype,
-        cache_dir=cfg.model.cache_dir,
-        seed=cfg.seed,
-        device=cfg.model.device,
+        source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
     )
+    run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     if lora:  # adapters on the base model; a checkpoint's adapter weights replace the fresh ones
         model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)
         if ckpt:

@@ -22,15 +22,62 @@ def rlvr(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_train_then_eval_a_checkpoint(tmp_path: Path) -> None:
-    r = rlvr("train", "examples/quickstart.yaml", *TINY, "train.steps=2", f"output_dir={tmp_path}", "name=cli")
+    """As people write command lines: --config, flags first and overrides after them, and
+    `eval --checkpoint RUN_DIR` taking the run's latest checkpoint."""
+    r = rlvr(
+        "train", "--config", "examples/quickstart.yaml", "--quiet",
+        *TINY, "train.steps=2", "train.checkpoint_every=1", f"output_dir={tmp_path}", "name=cli",
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert "pass@1" in r.stdout and "before" in r.stdout and "after" in r.stdout
+    assert "held-out pass@1 (3 tasks, greedy)" in r.stdout and "at the start" in r.stdout and "at the end" in r.stdout
     ckpt = tmp_path / "cli" / "checkpoints" / "step-000002"
     assert (ckpt / "model" / "model.safetensors").is_file()
-    e = rlvr("eval", "examples/quickstart.yaml", *TINY, "--checkpoint", str(ckpt), "--json")
-    assert e.returncode == 0, e.stderr
-    out = json.loads(e.stdout.strip().splitlines()[-1])
-    assert out["num_tasks"] == 3 and 0.0 <= out["pass_at_1"] <= 1.0
+    assert (tmp_path / "cli" / "checkpoints" / "step-000001").is_dir()
+    for where in (tmp_path / "cli", ckpt):  # the run directory means its latest checkpoint
+        e = rlvr("eval", "examples/quickstart.yaml", "--checkpoint", str(where), "--json", *TINY)
+        assert e.returncode == 0, e.stderr
+        out = json.loads(e.stdout.strip().splitlines()[-1])
+        assert out["model"] == str(ckpt / "model")
+        assert out["num_tasks"] == 3 and 0.0 <= out["pass_at_1"] <= 1.0
+
+
+def test_version_and_sandbox_exit_codes(tmp_path: Path) -> None:
+    r = rlvr("--version")
+    assert r.returncode == 0 and r.stdout.startswith("rlvr ")
+    tests = tmp_path / "tests.json"
+    tests.write_text(json.dumps({"format": "assert", "tests": ["assert f(1) == 2", "assert f(2) == 3"]}))
+    for body, code, first in (("return x + 1", 0, "OK: 2/2"), ("return x", 1, "OK: 0/2")):
+        (tmp_path / "f.py").write_text(f"def f(x):\n    {body}\n")
+        r = rlvr("sandbox", "run", str(tmp_path / "f.py"), "--tests", str(tests))
+        assert r.returncode == code, r.stdout + r.stderr
+        assert r.stdout.startswith(first), r.stdout
+
+
+def test_a_hub_id_loads_from_the_local_hugging_face_cache(tmp_path: Path) -> None:
+    """`model.name_or_path: org/name` resolves through $HF_HOME/hub when the model was
+    downloaded before (here a tiny model laid out as the hub cache lays out a download)."""
+    import os
+
+    from rlvr.models import TINY as TINY_MODEL
+    from rlvr.models import load_policy
+
+    snapshot = tmp_path / "hf" / "hub" / "models--acme--tiny-coder" / "snapshots" / ("0" * 40)
+    model, tok = load_policy(TINY_MODEL, seed=3)
+    model.save_pretrained(str(snapshot))
+    tok.save_pretrained(str(snapshot))
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("0" * 40)
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+    args = ["config", "examples/quickstart.yaml", "model.name_or_path=acme/tiny-coder"]
+    cmd = [sys.executable, "-c", "from rlvr.models import load_policy; m, _ = load_policy('acme/tiny-coder'); "
+           "print(sum(p.numel() for p in m.parameters()))"]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) == sum(p.numel() for p in model.parameters())
+    r = subprocess.run(
+        [sys.executable, "-m", "rlvr.cli", *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+    )
+    assert r.returncode == 0 and "name_or_path: acme/tiny-coder" in r.stdout
 
 
 def test_bad_config_fails_fast_with_the_key() -> None:
@@ -40,7 +87,7 @@ def test_bad_config_fails_fast_with_the_key() -> None:
     r = rlvr("train", "examples/quickstart.yaml", "algo.clip_low=2")
     assert r.returncode == 2 and "algo.clip_low" in r.stderr
     r = rlvr("eval", "examples/quickstart.yaml", "--checkpoint", "/nonexistent")
-    assert r.returncode == 2 and "no model found" in r.stderr
+    assert r.returncode == 2 and "--checkpoint /nonexistent: no such directory" in r.stderr
 
 
 def test_help_lists_documented_keys() -> None:

@@ -64,7 +64,12 @@ def test_async_staleness_1_stays_within_bound_and_trains_every_batch(tmp_path: P
 
 def test_failed_episodes_are_retried_then_dropped_or_fail_the_run(tmp_path: Path) -> None:
     tasks = write_flaky_tasks(tmp_path / "flaky.jsonl", ["ok-a", "ok-b", "ok-c", "retry?", "broken!", "ok-d"])
-    common = [f"tasks.source={tasks}", "tasks.eval_fraction=0.01", "eval.before_training=false"]
+    common = [
+        f"tasks.source={tasks}",
+        "tasks.eval_fraction=0.01",
+        "eval.before_training=false",
+        "eval.after_training=false",
+    ]
     cfg = _toy_cfg(tmp_path, "name=drop", "train.steps=3", "train.prompts_per_step=6", "algo.group_size=2", *common)
     cfg.eval.num_tasks = None
     cfg.tasks.eval_fraction = 0.01
@@ -130,7 +135,7 @@ def test_kill_9_then_resume(tmp_path: Path, mode: str) -> None:
     from tests.integration.toy_env import write_toy_tasks
 
     write_toy_tasks(tmp_path / "toy.jsonl")
-    extra = ["train.steps=6", f"rollout.mode={mode}", "rollout.max_staleness=1"]
+    extra = ["train.steps=6", f"rollout.mode={mode}", *(["rollout.max_staleness=1"] if mode == "async" else [])]
     straight = _spawn(tmp_path, "straight", *extra)
     assert straight.wait(timeout=600) == 0, straight.stderr.read() if straight.stderr else ""
     victim = _spawn(tmp_path, "victim", *extra)

@@ -1,0 +1,57 @@
+"""What a run needs, checked before anything expensive: plugins import, every task reads
+and suits its domain's environment (file, line and field named otherwise), the split
+leaves tasks to train and to evaluate, and the model name resolves to something
+loadable. `rlvr train` and `rlvr eval` call `check_run` before a model is loaded or a
+run directory is created, so a mistake costs seconds, not minutes, and leaves nothing
+behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlvr.config import ConfigError, RunConfig, load_plugins
+from rlvr.envs.base import check_task
+from rlvr.evaluate import pick_eval_tasks
+from rlvr.models import check_model, resolve_device
+from rlvr.tasks import load_tasks, split_tasks
+from rlvr.types import Task
+
+
+@dataclass
+class RunInputs:
+    """The tasks of a checked run: the training split and the held-out ones it evaluates."""
+
+    train_tasks: list[Task]
+    eval_tasks: list[Task]
+
+
+def check_run(cfg: RunConfig, *, evaluating: bool | None = None, model: str | None = None) -> RunInputs:
+    """Raise ConfigError, TaskLoadError or ModelLoadError naming the problem, or return
+    the run's tasks. `evaluating`: whether held-out tasks are needed (default: when the
+    config evaluates before or after training); `model`: the model actually to be loaded
+    (a checkpoint's, for `rlvr eval --checkpoint`), default the config's."""
+    load_plugins(cfg)
+    tc = cfg.tasks
+    tasks = load_tasks(tc.source, tc.min_difficulty, tc.max_difficulty, check=check_task)
+    train, held_out = split_tasks(tasks, tc.eval_fraction)
+    evals = pick_eval_tasks(held_out, cfg.eval.num_tasks)
+    if evaluating is None:
+        evaluating = cfg.eval.before_training or cfg.eval.after_training
+        if not train:
+            raise ConfigError(
+                f"tasks: all {len(tasks)} tasks of {tc.source} fall in the held-out split "
+                f"(tasks.eval_fraction {tc.eval_fraction}): nothing is left to train on"
+            )
+    if evaluating and not evals:
+        raise ConfigError(
+            f"tasks: {len(tasks)} task(s) of {tc.source} leave none held out for evaluation at "
+            f"tasks.eval_fraction {tc.eval_fraction}: add tasks, raise tasks.eval_fraction, or (to train "
+            "without evaluating) set eval.before_training=false eval.after_training=false"
+        )
+    check_model(model or cfg.model.name_or_path)
+    try:
+        resolve_device(cfg.model.device)
+    except RuntimeError as e:
+        raise ConfigError(str(e)) from None
+    return RunInputs(train, evals)
