@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     _config_args(t)
     t.add_argument("--resume", action="store_true", help="continue from the run directory's latest checkpoint")
     t.add_argument("--quiet", action="store_true", help="no progress display")
+    t.add_argument("--plain", action="store_true", help="one plain line per step (for logs), even on a terminal")
     e = sub.add_parser("eval", help="pass@1 on the held-out split", epilog=_keys_help(), formatter_class=fmt)
     _config_args(e)
     e.add_argument(
@@ -191,7 +192,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     _quiet_libraries()
     cfg = load_config(args.config, args.overrides)
     load_plugins(cfg)
-    s = train(cfg, resume=args.resume, quiet=args.quiet)
+    s = train(cfg, resume=args.resume, quiet=args.quiet, plain=args.plain)
     console = Console()
     steps = lambda n: f"{n} step" + ("s" if n != 1 else "")  # noqa: E731
     table = Table(title=f"rlvr: {cfg.name} ({steps(s.steps)}, {s.elapsed_s / 60:.1f} min)")

@@ -219,6 +219,12 @@ class TrainConfig(_Section):
     """Save a checkpoint every N steps (0 = only at the end)."""
     keep_checkpoints: int = Field(2, ge=1)
     """How many recent checkpoints to keep."""
+    save_optimizer: bool = True
+    """Checkpoints hold AdamW's state: two float32 tensors the size of the trained weights,
+    so a full fine-tune's checkpoint is about three times its weights (SmolLM2-135M:
+    ~1.6 GB, of which ~1.1 GB optimizer). false keeps the weights and the rest of the
+    trainer state only; resuming from such a checkpoint starts AdamW's moments afresh,
+    so it is not an exact continuation."""
     threads: int | None = Field(None, ge=1)
     """torch intra-op threads; default: all cores."""
     auto_resume: bool = False

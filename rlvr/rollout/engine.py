@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
+
+Report = Callable[[int], None]
+"""An engine's progress callback: how many of the call's sequences are finished."""
 
 
 @dataclass(frozen=True)
@@ -29,8 +33,11 @@ class Completion:
 
 
 class Engine(Protocol):
-    def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
-        """Completions for prompt token ids, in the order given."""
+    def generate(
+        self, prompts: list[list[int]], params: SamplingParams, progress: Report | None = None
+    ) -> list[Completion]:
+        """Completions for prompt token ids, in the order given. `progress`, when given, is
+        called with the number of finished sequences as they finish (for the display)."""
         ...
 
     def load_weights(self, state_dict: dict[str, object]) -> None:

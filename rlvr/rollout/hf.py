@@ -25,7 +25,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.models import autocast
 from rlvr.padding import distinct_prompts
-from rlvr.rollout.engine import Completion, SamplingParams
+from rlvr.rollout.engine import Completion, Report, SamplingParams
 from rlvr.rollout.kvcache import preallocated_cache
 from rlvr.rollout.packed import packed_linears
 
@@ -59,7 +59,9 @@ class HFEngine:
     def load_weights(self, state_dict: dict[str, object]) -> None:
         del state_dict  # the learner updates this very model in place
 
-    def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
+    def generate(
+        self, prompts: list[list[int]], params: SamplingParams, progress: Report | None = None
+    ) -> list[Completion]:
         if not prompts:
             return []
         if any(len(p) == 0 for p in prompts):
@@ -77,13 +79,14 @@ class HFEngine:
         ):
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
-                for i, c in zip(idx, self._generate_batch([prompts[i] for i in idx], params, gen), strict=True):
+                done = (lambda n, s=start: progress(s + n)) if progress is not None else None
+                for i, c in zip(idx, self._generate_batch([prompts[i] for i in idx], params, gen, done), strict=True):
                     out[i] = c
         return [c for c in out if c is not None]
 
     @torch.no_grad()
     def _generate_batch(
-        self, prompts: list[list[int]], params: SamplingParams, gen: torch.Generator
+        self, prompts: list[list[int]], params: SamplingParams, gen: torch.Generator, progress: Report | None = None
     ) -> list[Completion]:
         t0 = time.perf_counter()
         was_training = self.model.training
@@ -132,6 +135,8 @@ class HFEngine:
                     finish[row] = "stop"
                 else:
                     keep.append(j)
+            if progress is not None and len(keep) < len(live):
+                progress(B - len(keep))
             if not keep:
                 break
             if len(keep) < len(live):
@@ -145,6 +150,8 @@ class HFEngine:
         for row in range(B):
             if not finish[row]:
                 finish[row] = "length"
+        if progress is not None:
+            progress(B)
         if was_training:
             self.model.train()
         elapsed = time.perf_counter() - t0

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from transformers import PreTrainedTokenizerBase
@@ -34,8 +35,11 @@ from transformers import PreTrainedTokenizerBase
 from rlvr.envs import EnvSettings, make_env
 from rlvr.envs.base import Env, StepResult
 from rlvr.rewards.scorer import Scorer, group_indices
-from rlvr.rollout.engine import Completion, Engine, SamplingParams
+from rlvr.rollout.engine import Completion, Engine, Report, SamplingParams
 from rlvr.types import RunStatus, Task, Trajectory, Turn
+
+PhaseReport = Callable[[str, int, int], None]
+"""A progress callback: (phase, done, total), e.g. ('executing', 3, 16)."""
 
 
 class RolloutError(RuntimeError):
@@ -94,14 +98,16 @@ def run_episodes(
     max_retries: int = 2,
     max_turns: int = 1,
     max_context_tokens: int | None = None,
+    on_progress: PhaseReport | None = None,
 ) -> list[Trajectory]:
     """Trajectories for every task × group_size samples, grouped consecutively. The
     environment judges each reply; `scorer` (when given) then adds the other reward
-    components and combines them per group."""
+    components and combines them per group. `on_progress(phase, done, total)` hears
+    'generating' (sequences), 'executing' (replies judged) and 'scoring' (groups)."""
     return asyncio.run(
         _run(
             tasks, engine, tokenizer, settings, params, group_size, response_prefix, policy_version,
-            workers, group_prefix, scorer, max_retries, max_turns, max_context_tokens,
+            workers, group_prefix, scorer, max_retries, max_turns, max_context_tokens, on_progress,
         )
     )  # fmt: skip
 
@@ -121,7 +127,9 @@ async def _run(
     max_retries: int,
     max_turns: int,
     max_context_tokens: int | None,
+    on_progress: PhaseReport | None,
 ) -> list[Trajectory]:
+    report = on_progress or (lambda phase, done, total: None)
     gate = asyncio.Semaphore(workers)
     episodes: list[_Episode] = []
     for ti, task in enumerate(tasks):
@@ -142,31 +150,42 @@ async def _run(
             break
         t0 = time.perf_counter()
         turn_params = params if turn == 0 or params.seed is None else replace(params, seed=params.seed + 1000003 * turn)
-        completions = _generate(engine, [e.context_ids for e in live], turn_params, max_retries)
+        n = len(live)
+        generated = (lambda k, n=n: report("generating", k, n)) if on_progress is not None else None
+        completions = _generate(engine, [e.context_ids for e in live], turn_params, max_retries, generated)
         gen_s += time.perf_counter() - t0
         more = turn + 1 < max_turns
-        await asyncio.gather(
-            *(
-                _advance(e, c, more, tokenizer, response_prefix, params, max_context_tokens, gate, max_retries)
-                for e, c in zip(live, completions, strict=True)
-            )
-        )
+
+        async def advance(e: _Episode, c: Completion, more: bool, n: int, judged: list[int]) -> None:
+            await _advance(e, c, more, tokenizer, response_prefix, params, max_context_tokens, gate, max_retries)
+            judged[0] += 1
+            report("executing", judged[0], n)
+
+        report("executing", 0, n)
+        count = [0]
+        await asyncio.gather(*(advance(e, c, more, n, count) for e, c in zip(live, completions, strict=True)))
     trajs = [_trajectory(e, policy_version, gen_s) for e in episodes]
     if scorer is not None:
         groups = [g for g in group_indices(trajs) if all(trajs[i].status == "ok" for i in g)]
-        await asyncio.gather(
-            *(
-                asyncio.to_thread(scorer.score_group, [episodes[i].task for i in g], [trajs[i] for i in g])
-                for g in groups
-            )
-        )
+        scored = 0
+
+        async def score(g: list[int]) -> None:
+            nonlocal scored
+            await asyncio.to_thread(scorer.score_group, [episodes[i].task for i in g], [trajs[i] for i in g])
+            scored += 1
+            report("scoring", scored, len(groups))
+
+        await asyncio.gather(*(score(g) for g in groups))
     return trajs
 
 
-def _generate(engine: Engine, prompts: list[list[int]], params: SamplingParams, max_retries: int) -> list[Completion]:
+def _generate(
+    engine: Engine, prompts: list[list[int]], params: SamplingParams, max_retries: int, progress: Report | None
+) -> list[Completion]:
     for attempt in range(max_retries + 1):
         try:
-            return engine.generate(prompts, params)
+            # engines that report progress take it as a keyword; others are called as before
+            return engine.generate(prompts, params, progress=progress) if progress else engine.generate(prompts, params)
         except Exception as e:  # the engine's failure: retry, then report it by name
             if attempt == max_retries:
                 raise RolloutError(f"generation failed {max_retries + 1} times: {type(e).__name__}: {e}") from e

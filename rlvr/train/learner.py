@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +114,7 @@ class Learner:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0
         )
+        self.on_progress: Callable[[str, int, int], None] | None = None  # (phase, done, total)
         self.ref_model: PreTrainedModel | None = None
         if cfg.algo.kl_coef > 0:
             self.ref_model = copy.deepcopy(model).eval()
@@ -147,7 +148,13 @@ class Learner:
             )
 
     def _micro_batches(
-        self, model: PreTrainedModel, trajs: list[Trajectory], *, value_head: bool = False, entropy_grad: bool = False
+        self,
+        model: PreTrainedModel,
+        trajs: list[Trajectory],
+        *,
+        value_head: bool = False,
+        entropy_grad: bool = False,
+        phase: str = "",
     ) -> Iterator[tuple[list[int], TokenStats]]:
         """(row indices, token stats) per micro-batch of at most micro_batch_size rows.
 
@@ -159,7 +166,10 @@ class Learner:
         pass then gets its gradient once, after its last micro-batch."""
         mbs = self.cfg.train.micro_batch_size
         budget = mbs * self.cfg.generation.max_new_tokens
-        for window in _prompt_windows(trajs, budget):
+        windows = _prompt_windows(trajs, budget)
+        total, done = sum(-(-len(w) // mbs) for w in windows), 0  # micro-batches in all (ceil per window)
+        report = self.on_progress if phase else None
+        for window in windows:
             with autocast(next(model.parameters()).device, self.cfg.model.compute_dtype):
                 ctx = SharedPrompts(model, [trajs[i].prompt_ids for i in window], self.pad_id)
             order = sorted(range(len(window)), key=lambda j: -len(trajs[window[j]].completion_ids))
@@ -168,6 +178,9 @@ class Learner:
             window_ctx = ctx if ctx.plain or len(chunks) == 1 else None
             del ctx
             for chunk in chunks:
+                if report is not None:
+                    report(phase, done, total)
+                done += 1
                 rows = [window[j] for j in chunk]
                 yield (
                     rows,
@@ -181,6 +194,8 @@ class Learner:
                 )
             if window_ctx is not None and torch.is_grad_enabled():
                 window_ctx.backward()
+        if report is not None:
+            report(phase, total, total)
 
     # ---- before the first update ----------------------------------------------------------
     def prepare(self, trajs: list[Trajectory]) -> tuple[list[Prepared], dict[str, float]]:
@@ -201,7 +216,8 @@ class Learner:
             kl_fn = KL_ESTIMATORS.get(ac.kl_estimator)
             with torch.no_grad():
                 if need_prox or gae_mode:
-                    for rows, st in self._micro_batches(self.model, trajs, value_head=gae_mode):
+                    phase = "recomputing log-probs"
+                    for rows, st in self._micro_batches(self.model, trajs, value_head=gae_mode, phase=phase):
                         for j, i in enumerate(rows):
                             n = len(trajs[i].completion_ids)
                             if need_prox:
@@ -330,7 +346,7 @@ class Learner:
 
         batch_trajs = [p.traj for p in prepared]
         for rows, st in self._micro_batches(
-            self.model, batch_trajs, value_head=gae_mode, entropy_grad=ac.entropy_coef > 0
+            self.model, batch_trajs, value_head=gae_mode, entropy_grad=ac.entropy_coef > 0, phase="learning"
         ):
             mb = [prepared[i] for i in rows]
             trajs = [p.traj for p in mb]
@@ -399,16 +415,19 @@ class Learner:
             return False
         return all(a == 0.0 or m == 0.0 for a, m in zip(p.adv, p.mask, strict=True))
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self, *, optimizer: bool = True) -> dict[str, Any]:
+        """Everything to resume from; without `optimizer`, AdamW's moments are left out."""
         return {
-            "optimizer": self.optimizer.state_dict(),
+            **({"optimizer": self.optimizer.state_dict()} if optimizer else {}),
             "scheduler": self.scheduler.state_dict(),
             "version": self.version,
             "value_head": self.value_head.state_dict() if self.value_head is not None else None,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
+        """Restore a checkpoint's state; one saved without the optimizer keeps AdamW fresh."""
+        if "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.version = int(state["version"])
         if self.value_head is not None:

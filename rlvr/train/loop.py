@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,7 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> TrainSummary:
+def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: bool = False) -> TrainSummary:
     t_start = time.perf_counter()
     run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
     ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
@@ -91,6 +92,8 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     if ckpt:
         blob, state = load_trainer_state(ckpt)
         learner.load_state_dict(blob["learner"])
+        if "optimizer" not in blob["learner"] and not quiet:
+            print(f"note: {ckpt} was saved without the optimizer state: AdamW starts afresh", file=sys.stderr)
         sampler.load_state_dict(state["sampler"])
         start, rewards = int(state["step"]), list(state["rewards"])
         eval_before = _eval_from_dict(state.get("eval_before"))
@@ -103,7 +106,9 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
     producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
     metrics_log = JsonlStore(run_dir / "metrics.jsonl")
     traj_log = JsonlStore(run_dir / "trajectories.jsonl")
-    progress = Progress(cfg.train.steps, start, quiet=quiet)
+    progress = Progress(cfg.train.steps, start, quiet=quiet, plain=plain)
+    producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)
+    learner.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
 
     if cfg.eval.before_training and eval_before is None:
         progress.note(f"evaluating the initial policy on {len(eval_tasks)} held-out tasks")
@@ -139,6 +144,10 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
             "rollout_wait_s": t[1] - t[0],
             "train_s": t[2] - t[1],
             "tokens_per_s": summary["completion_tokens"] / max(t[2] - t[0], 1e-9),
+            # generation alone (the rollout of this batch, possibly overlapped with training)
+            "gen_tokens_per_s": summary["completion_tokens"] / batch.stats["generate_s"]
+            if batch.stats.get("generate_s")
+            else 0.0,
         }
         metrics_log.append(row)
         for tr in trajs:
@@ -156,7 +165,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Train
                 step,
                 merged_copy(model) if lora else model,
                 tok,
-                learner.state_dict(),
+                learner.state_dict(optimizer=cfg.train.save_optimizer),
                 state,
                 keep=cfg.train.keep_checkpoints,
                 files={"queue.json": json.dumps(queue)},

@@ -1,9 +1,15 @@
-"""The training progress display: a rich progress bar with step, reward, pass rate,
-tokens/s and ETA; plain lines when output is not a terminal or `quiet` is set."""
+"""The training progress display: a rich progress bar with the step, the last step's
+reward, pass rate and generation speed, the ETA, and what the run is doing inside the
+step (generating n/N sequences, executing n/N replies, learning micro-batch n/N); one
+plain line per step when output is not a terminal or `plain` is set; nothing with `quiet`.
+
+Rollouts and the learner report phases from their own threads (async rollouts generate
+the next step while this one learns), so both are shown side by side."""
 
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 from rich.console import Console
@@ -20,22 +26,25 @@ from rich.progress import (
 
 
 class Progress:
-    def __init__(self, total: int, start: int = 0, quiet: bool = False) -> None:
+    def __init__(self, total: int, start: int = 0, quiet: bool = False, plain: bool = False) -> None:
         self.quiet = quiet
         self.console = Console(stderr=True)
-        self.interactive = self.console.is_terminal and not quiet
+        self.interactive = self.console.is_terminal and not quiet and not plain
         self._bar = RichProgress(
-            TextColumn("[bold]train"),
-            BarColumn(),
+            TextColumn("[bold]step"),
             MofNCompleteColumn(),
+            BarColumn(bar_width=20),
             TextColumn("{task.fields[stats]}"),
+            TextColumn("[cyan]{task.fields[phase]}"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=self.console,
             disable=not self.interactive,
         )
-        self._task = self._bar.add_task("train", total=total, completed=start, stats="")
+        self._task = self._bar.add_task("train", total=total, completed=start, stats="", phase="starting")
+        self._phases: dict[str, tuple[str, int, int]] = {}  # source -> (phase, done, total)
+        self._lock = threading.Lock()
 
     def __enter__(self) -> Progress:
         self._bar.__enter__()
@@ -48,9 +57,21 @@ class Progress:
         if not self.quiet:
             self.console.print(f"[dim]{text}[/dim]")
 
+    def phase(self, source: str, name: str, done: int, total: int) -> None:
+        """What `source` ('rollout', 'learner') is doing now, e.g. ('rollout', 'executing', 3, 16)."""
+        with self._lock:
+            # another source's finished phase (rollouts done, now learning) is no longer news
+            self._phases = {k: v for k, v in self._phases.items() if k == source or v[1] < v[2]}
+            self._phases[source] = (name, done, total)
+            text = " · ".join(f"{n} {d}/{t}" for n, d, t in (self._phases[k] for k in sorted(self._phases)))
+        self._bar.update(self._task, phase=f"| {text}")
+
     def update(self, step: int, row: dict[str, Any]) -> None:
-        stats = f"reward {row['reward_mean']:+.3f}  pass {row['pass_rate']:.0%}  {row['tokens_per_s']:.0f} tok/s"
-        self._bar.update(self._task, completed=step, stats=stats)
+        speed = f"gen {row['gen_tokens_per_s']:.0f} tok/s" if row.get("gen_tokens_per_s") else ""
+        stats = f"reward {row['reward_mean']:+.3f}  pass {row['pass_rate']:.0%}  {speed}"
+        with self._lock:
+            self._phases.clear()  # the next report (the next step's, or async rollouts') sets them again
+        self._bar.update(self._task, completed=step, stats=stats, phase="")
         if not self.interactive and not self.quiet:
             print(
                 f"step {step}: {stats}  ({row['rollout_wait_s']:.1f}s rollout wait, {row['train_s']:.1f}s train)",

@@ -38,7 +38,7 @@ from rlvr.envs import EnvSettings
 from rlvr.rewards.scorer import Scorer
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
-from rlvr.rollout.runner import run_episodes
+from rlvr.rollout.runner import PhaseReport, run_episodes
 from rlvr.train.buffer import Group, make_groups
 from rlvr.types import Trajectory
 
@@ -91,6 +91,7 @@ class RolloutProducer:
     ) -> None:
         self.cfg, self.tokenizer, self.settings, self.scorer, self.sampler = cfg, tokenizer, settings, scorer, sampler
         self.model = model
+        self.on_progress: PhaseReport | None = None  # (phase, done, total) for the progress display
         self.engine = HFEngine(
             model,
             tokenizer,
@@ -105,6 +106,7 @@ class RolloutProducer:
         kept: list[Group] = []
         dropped: list[Group] = []
         stats: Counter[str] = Counter()
+        gen_s = 0.0  # seconds spent generating (all rounds)
         for rnd in range(1 + (ac.max_refill_rounds if ac.dynamic_sampling == "refill" else 0)):
             tasks = self.sampler.sample(want - len(kept) if rnd else want)
             params = SamplingParams(
@@ -129,8 +131,10 @@ class RolloutProducer:
                 max_retries=cfg.rollout.max_retries,
                 max_turns=cfg.rollout.max_turns,
                 max_context_tokens=cfg.rollout.max_context_tokens,
+                on_progress=self.on_progress,
             )
             stats["retries"] += sum(int(t.timings.get("retries", 0)) for t in trajs)
+            gen_s += max((t.timings.get("generate_s", 0.0) for t in trajs), default=0.0)
             for g in make_groups(trajs):
                 if any(t.status != "ok" for t in g.trajs):
                     if cfg.rollout.on_failure == "fail":
@@ -146,7 +150,9 @@ class RolloutProducer:
             stats["rounds"] = rnd + 1
             if ac.dynamic_sampling != "refill" or len(kept) >= want:
                 break
-        return RolloutBatch(step, version, kept[:want], dropped, {k: float(v) for k, v in stats.items()})
+        return RolloutBatch(
+            step, version, kept[:want], dropped, {**{k: float(v) for k, v in stats.items()}, "generate_s": gen_s}
+        )
 
 
 def _informative(g: Group) -> bool:

@@ -24,7 +24,7 @@ class ScriptedEngine:
     def __init__(self, tok, script: list[str]) -> None:  # type: ignore[no-untyped-def]
         self.tok, self.script, self.prompts = tok, script, []
 
-    def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
+    def generate(self, prompts: list[list[int]], params: SamplingParams, progress=None) -> list[Completion]:  # type: ignore[no-untyped-def]
         self.prompts.append([list(p) for p in prompts])
         text = self.script[min(len(self.prompts) - 1, len(self.script) - 1)]
         ids = self.tok(text, add_special_tokens=False)["input_ids"] + [self.tok.eos_token_id]

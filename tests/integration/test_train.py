@@ -119,3 +119,44 @@ def test_lora_trains_adapters_only_and_resumes_exactly(tmp_path: Path) -> None:
     assert torch.allclose(m, la, atol=1e-5) and not torch.allclose(m, o, atol=1e-4)
     # base weights were frozen: the merged model differs only by the low-rank updates
     assert not any(p.requires_grad for n, p in adapted.named_parameters() if "lora_" not in n)
+
+
+def test_progress_names_each_phase_and_generation_speed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a step the display hears what is going on: sequences generated, replies
+    executed, groups scored, micro-batches learned, each counting up to its total."""
+    from rlvr.train.progress import Progress
+
+    heard: list[tuple[str, str, int, int]] = []
+    monkeypatch.setattr(Progress, "phase", lambda self, *a: heard.append(a))
+    train(
+        _cfg(tmp_path, "name=ph", "train.steps=1", "eval.before_training=false", "train.micro_batch_size=1"), quiet=True
+    )
+    by_phase: dict[str, list[tuple[int, int]]] = {}
+    for source, name, done, total in heard:
+        by_phase.setdefault(f"{source}/{name}", []).append((done, total))
+    assert set(by_phase) == {"rollout/generating", "rollout/executing", "rollout/scoring", "learner/learning"}
+    assert by_phase["rollout/generating"][-1] == (4, 4) and by_phase["rollout/executing"][-1] == (4, 4)
+    learning = by_phase["learner/learning"]
+    assert [d for d, _ in learning] == sorted(d for d, _ in learning) and learning[-1][0] == learning[-1][1]
+    row = json.loads((tmp_path / "ph" / "metrics.jsonl").read_text().splitlines()[0])
+    assert row["gen_tokens_per_s"] > row["tokens_per_s"] > 0  # generation alone is faster than the whole step
+
+
+def test_checkpoints_without_optimizer_state(tmp_path: Path) -> None:
+    """train.save_optimizer=false: the checkpoint holds no AdamW moments (a third of the
+    size for a full fine-tune) and still resumes, with a fresh optimizer."""
+    full = train(_toy_cfg(tmp_path, "name=full", "train.steps=1", "eval.before_training=false"), quiet=True)
+    lean_cfg = _toy_cfg(
+        tmp_path, "name=lean", "train.steps=1", "eval.before_training=false", "train.save_optimizer=false"
+    )
+    train(lean_cfg, quiet=True)
+    size = {r: (tmp_path / r / "checkpoints" / "step-000001" / "trainer.pt").stat().st_size for r in ("full", "lean")}
+    assert size["lean"] * 10 < size["full"]
+    blob = torch.load(tmp_path / "lean" / "checkpoints" / "step-000001" / "trainer.pt", weights_only=False)
+    assert "optimizer" not in blob["learner"] and "scheduler" in blob["learner"]
+    resumed = train(
+        _toy_cfg(tmp_path, "name=lean", "train.steps=2", "eval.before_training=false", "train.save_optimizer=false"),
+        quiet=True,
+        resume=True,
+    )
+    assert len(resumed.rewards) == 2 and resumed.rewards[0] == full.rewards[0]
