@@ -12,13 +12,14 @@ CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere o
 line (before or after flags). Exit codes: 0 success; 1 `sandbox run`: some test failed
 (`sandbox check`: a protection is not active); 2 a usage or input error (a one-line
 message, no traceback); 3 `sandbox run`: the sandbox itself failed; 70 an internal error
-(a bug: the traceback is printed); 130 interrupted.
+(a bug: the traceback is printed); 130 interrupted; 141 the output pipe closed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import traceback
@@ -251,8 +252,6 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     from rlvr.types import RunStatus
 
     if args.sandbox_command == "serve":
-        import os
-
         from rlvr.sandbox.service import serve
 
         token = os.environ.get(args.token_env) or None
@@ -393,6 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rlvr: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`rlvr config --keys | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as e:
         if _is_user_error(e):
             print(f"rlvr: error: {e}", file=sys.stderr)

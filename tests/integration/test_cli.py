@@ -53,6 +53,21 @@ def test_version_and_sandbox_exit_codes(tmp_path: Path) -> None:
         assert r.stdout.startswith(first), r.stdout
 
 
+def test_a_closed_output_pipe_is_not_a_crash() -> None:
+    """`rlvr config --keys | head -1`: the reader leaves early; rlvr stops quietly (141)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlvr.cli", "config", "--keys"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        bufsize=0,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before rlvr has written anything: its first write finds no reader
+    assert proc.wait(timeout=120) == 141
+    assert b"Traceback" not in proc.stderr.read()
+
+
 def test_a_hub_id_loads_from_the_local_hugging_face_cache(tmp_path: Path) -> None:
     """`model.name_or_path: org/name` resolves through $HF_HOME/hub when the model was
     downloaded before (here a tiny model laid out as the hub cache lays out a download)."""
