@@ -409,6 +409,13 @@ class EvalConfig(_Section):
     """Token budget for evaluation; null = generation.max_new_tokens."""
 
 
+class TraceConfig(_Section):
+    uri: str | None = None
+    """Where the Parquet trace store goes (every trajectory and every step's metrics, one
+    part file per step; docs/traces.md): a local path or an fsspec URL such as
+    s3://bucket/run (needs s3fs); null: <run directory>/traces."""
+
+
 class RunConfig(_Section):
     name: str = "run"
     """Run name; the run directory is <output_dir>/<name>."""
@@ -430,6 +437,7 @@ class RunConfig(_Section):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    trace: TraceConfig = Field(default_factory=TraceConfig)
 
     @property
     def run_dir(self) -> Path:

@@ -34,6 +34,7 @@ from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
 from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.models import load_policy
 from rlvr.preflight import check_run
+from rlvr.trace.parquet import TraceStore
 from rlvr.trace.store import JsonlStore, summarize_step, truncate_after_step
 from rlvr.train.buffer import ExperienceBuffer
 from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
@@ -71,6 +72,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         torch.set_num_threads(cfg.train.threads)
     seed_everything(cfg.seed)
 
+    trace_uri = cfg.trace.uri or str(run_dir / "traces")
     lora = cfg.model.lora
     source = str(ckpt / "model") if ckpt and not lora else cfg.model.name_or_path
     inputs = check_run(cfg, model=source)  # tasks, split and model checked before anything loads
@@ -102,8 +104,10 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         pending = [RolloutBatch.from_dict(p) for p in queue.get("pending", [])]
         for log in ("metrics.jsonl", "trajectories.jsonl"):  # drop what the crashed run logged after it
             truncate_after_step(run_dir / log, start)
+        TraceStore(trace_uri).truncate_after(start)
     settings = env_settings(cfg)
     producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
+    traces = TraceStore(trace_uri)
     metrics_log = JsonlStore(run_dir / "metrics.jsonl")
     traj_log = JsonlStore(run_dir / "trajectories.jsonl")
     progress = Progress(cfg.train.steps, start, quiet=quiet, plain=plain)
@@ -152,8 +156,10 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         metrics_log.append(row)
         for tr in trajs:
             traj_log.append({"step": step + 1, **tr.to_dict()})
-        for tr in (tr for g in batch.dropped for tr in g.trajs):
+        dropped = [tr for g in batch.dropped for tr in g.trajs]
+        for tr in dropped:
             traj_log.append({"step": step + 1, "dropped": True, **tr.to_dict()})
+        traces.write_step(step + 1, [(tr, True) for tr in trajs] + [(tr, False) for tr in dropped], row)
         progress.update(step + 1, row)
 
     def save(step: int) -> None:

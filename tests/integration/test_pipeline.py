@@ -146,6 +146,11 @@ def test_kill_9_then_resume(tmp_path: Path, mode: str) -> None:
     assert [r["step"] for r in _steps(run)] == [1, 2, 3, 4, 5, 6]  # logs cut back to the checkpoint
     groups = [t["group_id"] for t in _trained(run)]
     assert len(groups) == 6 * 2 * 4 and len(set(groups)) == 6 * 2
+    from rlvr.trace.parquet import read_table  # the Parquet store is cut back and redone the same way
+
+    traced = read_table(str(run / "traces")).to_pylist()
+    assert sorted({r["step"] for r in traced}) == [1, 2, 3, 4, 5, 6]
+    assert [r["group_id"] for r in traced if r["trained"]] == groups
     if mode == "sync":
         a, b = _weights(tmp_path / "straight"), _weights(run)
         assert all(torch.equal(a[k], b[k]) for k in a)

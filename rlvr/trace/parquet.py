@@ -1,0 +1,181 @@
+"""The trace store: every trajectory and every step's metrics as Parquet, one part file
+per step, under a local path or any fsspec URL (`s3://bucket/run` through s3fs,
+`memory://...` in tests).
+
+    <uri>/trajectories/step-000001.parquet   one row per trajectory of step 1 (trained or dropped)
+    <uri>/metrics/step-000001.parquet        one row: step 1's metrics
+
+A part is written under a temporary name and then moved into place, so a reader never
+sees half a part and a crash loses at most the step being written; a resumed run
+rewrites the parts of the steps it redoes (`truncate_after`). Every file carries
+`rlvr.schema_version` in its metadata; the columns are documented in docs/traces.md.
+Reading: `read_table(uri, "trajectories")` (pyarrow), or DuckDB over the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import uuid
+from typing import Any
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rlvr.types import Trajectory
+
+SCHEMA_VERSION = 1
+TABLES = ("trajectories", "metrics")
+_PART = re.compile(r"step-(\d+)\.parquet$")
+
+_TURN = pa.struct(
+    [("role", pa.string()), ("content", pa.string()), ("n_tokens", pa.int32()), ("trainable", pa.bool_())]
+)
+_TEST = pa.struct(
+    [("name", pa.string()), ("status", pa.string()), ("message", pa.string()), ("duration_s", pa.float64())]
+)
+TRAJECTORY_SCHEMA = pa.schema(
+    [
+        ("step", pa.int32()),
+        ("trained", pa.bool_()),
+        ("task_id", pa.string()),
+        ("domain", pa.string()),
+        ("group_id", pa.string()),
+        ("policy_version", pa.int32()),
+        ("status", pa.string()),
+        ("error", pa.string()),
+        ("finish_reason", pa.string()),
+        ("completion", pa.string()),
+        ("turns", pa.list_(_TURN)),
+        ("prompt_tokens", pa.int32()),
+        ("completion_tokens", pa.int32()),
+        ("trained_tokens", pa.int32()),
+        ("logprob_mean", pa.float64()),
+        ("logprob_min", pa.float64()),
+        ("advantage", pa.float64()),
+        ("reward", pa.float64()),
+        ("reward_components", pa.map_(pa.string(), pa.float64())),
+        ("reward_flags", pa.list_(pa.string())),
+        ("reward_details", pa.string()),
+        ("exec_status", pa.string()),
+        ("exec_passed", pa.int32()),
+        ("exec_total", pa.int32()),
+        ("exec_wall_s", pa.float64()),
+        ("exec_cpu_s", pa.float64()),
+        ("exec_peak_mb", pa.float64()),
+        ("exec_error", pa.string()),
+        ("exec_stdout", pa.string()),
+        ("exec_stderr", pa.string()),
+        ("tests", pa.list_(_TEST)),
+        ("timings", pa.map_(pa.string(), pa.float64())),
+    ]
+)
+METRICS_SCHEMA = pa.schema([("step", pa.int32()), ("values", pa.map_(pa.string(), pa.float64()))])
+
+
+def _finite(x: Any) -> float | None:
+    """A float for the store; NaN, infinities and non-numbers become null."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return None
+    return float(x) if math.isfinite(x) else None
+
+
+def trajectory_row(step: int, t: Trajectory, trained: bool) -> dict[str, Any]:
+    """One row of the trajectories table (see docs/traces.md)."""
+    trained_lp = [lp for lp, m in zip(t.logprobs, t.loss_mask, strict=False) if m]
+    ex, rw = t.execution, t.reward
+    return {
+        "step": step,
+        "trained": trained,
+        "task_id": t.task_id,
+        "domain": t.domain,
+        "group_id": t.group_id,
+        "policy_version": t.policy_version,
+        "status": t.status,
+        "error": t.error,
+        "finish_reason": t.finish_reason,
+        "completion": t.completion_text,
+        "turns": [
+            {"role": u.role, "content": u.content, "n_tokens": len(u.token_ids), "trainable": u.trainable}
+            for u in t.turns
+        ],
+        "prompt_tokens": len(t.prompt_ids),
+        "completion_tokens": len(t.completion_ids),
+        "trained_tokens": sum(1 for m in t.loss_mask if m),
+        "logprob_mean": _finite(sum(trained_lp) / len(trained_lp)) if trained_lp else None,
+        "logprob_min": _finite(min(trained_lp)) if trained_lp else None,
+        "advantage": _finite(t.advantage),
+        "reward": _finite(rw.total) if rw else None,
+        "reward_components": [(k, _finite(v)) for k, v in rw.components.items()] if rw else [],
+        "reward_flags": list(rw.flags) if rw else [],
+        "reward_details": json.dumps(rw.details, default=str, ensure_ascii=False) if rw else None,
+        "exec_status": ex.status.value if ex else None,
+        "exec_passed": ex.passed if ex else None,
+        "exec_total": ex.total if ex else None,
+        "exec_wall_s": ex.wall_time_s if ex else None,
+        "exec_cpu_s": ex.cpu_time_s if ex else None,
+        "exec_peak_mb": ex.peak_memory_mb if ex else None,
+        "exec_error": ex.error if ex else None,
+        "exec_stdout": ex.stdout if ex else None,
+        "exec_stderr": ex.stderr if ex else None,
+        "tests": [
+            {"name": r.name, "status": r.status.value, "message": r.message, "duration_s": r.duration_s}
+            for r in (ex.tests if ex else [])
+        ],
+        "timings": [(k, _finite(v)) for k, v in t.timings.items()],
+    }
+
+
+class TraceStore:
+    """Writes one step at a time; safe to read while a run writes (parts appear whole)."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri.rstrip("/")
+        self.fs, self.root = fsspec.core.url_to_fs(self.uri)
+        for table in TABLES:
+            self.fs.makedirs(f"{self.root}/{table}", exist_ok=True)
+
+    def write_step(self, step: int, trajectories: list[tuple[Trajectory, bool]], metrics: dict[str, Any]) -> None:
+        """The step's trajectories, each with whether it was trained on (False: dropped),
+        and its metrics (numbers; anything else is left out)."""
+        rows = [trajectory_row(step, t, trained) for t, trained in trajectories]
+        self._write("trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA))
+        values = [(k, _finite(v)) for k, v in metrics.items() if _finite(v) is not None or isinstance(v, float)]
+        self._write("metrics", step, pa.Table.from_pylist([{"step": step, "values": values}], schema=METRICS_SCHEMA))
+
+    def _write(self, table: str, step: int, data: pa.Table) -> None:
+        data = data.replace_schema_metadata({"rlvr.schema_version": str(SCHEMA_VERSION), "rlvr.table": table})
+        final = f"{self.root}/{table}/step-{step:06d}.parquet"
+        tmp = f"{self.root}/{table}/.step-{step:06d}.{uuid.uuid4().hex}.tmp"
+        with self.fs.open(tmp, "wb") as f:
+            pq.write_table(data, f, compression="zstd")
+        self.fs.mv(tmp, final)
+
+    def steps(self, table: str = "trajectories") -> list[int]:
+        """The steps that have a part in `table`, in order."""
+        names = self.fs.ls(f"{self.root}/{table}", detail=False)
+        return sorted(int(m.group(1)) for n in names if (m := _PART.search(str(n))))
+
+    def truncate_after(self, step: int) -> None:
+        """Remove the parts of steps after `step` (what a crashed run wrote after its last
+        checkpoint, which the resumed run redoes) and any temporary files left behind."""
+        for table in TABLES:
+            for name in self.fs.ls(f"{self.root}/{table}", detail=False):
+                m = _PART.search(str(name))
+                if (m and int(m.group(1)) > step) or str(name).endswith(".tmp"):
+                    self.fs.rm(name)
+
+
+def read_table(uri: str, table: str = "trajectories") -> pa.Table:
+    """Every part of one table, concatenated in step order (empty when none yet)."""
+    if table not in TABLES:
+        raise ValueError(f"no trace table '{table}'; tables: {', '.join(TABLES)}")
+    store = TraceStore(uri)
+    schema = TRAJECTORY_SCHEMA if table == "trajectories" else METRICS_SCHEMA
+    parts = []
+    for step in store.steps(table):
+        with store.fs.open(f"{store.root}/{table}/step-{step:06d}.parquet", "rb") as f:
+            parts.append(pq.read_table(f))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
