@@ -11,7 +11,7 @@ rlvr --version
 CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere on the
 line (before or after flags). Exit codes: 0 success; 1 `sandbox run`: some test failed
 (`sandbox check`: a protection is not active); 2 a usage or input error (a one-line
-message, no traceback); 3 `sandbox run`: the sandbox itself failed; 70 an internal error
+message, no traceback); 3 the sandbox itself failed (one line); 70 an internal error
 (a bug: the traceback is printed); 130 interrupted; 141 the output pipe closed.
 """
 
@@ -399,6 +399,11 @@ def main(argv: list[str] | None = None) -> int:
         if _is_user_error(e):
             print(f"rlvr: error: {e}", file=sys.stderr)
             return 2
+        from rlvr.sandbox.pool import SandboxError
+
+        if isinstance(e, SandboxError):  # this machine's sandbox, not the input: say where to look
+            print(f"rlvr: sandbox error: {e} (`rlvr sandbox check` lists the protections here)", file=sys.stderr)
+            return 3
         traceback.print_exc()
         print(
             f"rlvr: internal error ({type(e).__name__}): this is a bug in rlvr, not in your input; "

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 TINY = [
     "model.name_or_path=tiny-random",
@@ -51,6 +53,23 @@ def test_version_and_sandbox_exit_codes(tmp_path: Path) -> None:
         r = rlvr("sandbox", "run", str(tmp_path / "f.py"), "--tests", str(tests))
         assert r.returncode == code, r.stdout + r.stderr
         assert r.stdout.startswith(first), r.stdout
+
+
+def test_a_sandbox_that_cannot_start_is_one_line_and_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlvr import cli
+    from rlvr.sandbox.pool import SandboxError, SandboxPool
+
+    def refuse(self: SandboxPool) -> SandboxPool:
+        raise SandboxError("the sandbox server did not start")
+
+    monkeypatch.setattr(SandboxPool, "start", refuse)
+    (tmp_path / "f.py").write_text("def f(x):\n    return x\n")
+    (tmp_path / "t.json").write_text(json.dumps({"format": "assert", "tests": ["assert f(1) == 1"]}))
+    assert cli.main(["sandbox", "run", str(tmp_path / "f.py"), "--tests", str(tmp_path / "t.json")]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("rlvr: sandbox error: the sandbox server did not start") and "Traceback" not in err
 
 
 def test_a_closed_output_pipe_is_not_a_crash() -> None:
