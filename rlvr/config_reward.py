@@ -1,0 +1,118 @@
+"""The `reward` section of the run config: which components count, with what weights,
+gates and domains, the format rules, and what a hack signature does."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from rlvr.config_base import _Section
+from rlvr.rewards.hacks import SIGNATURES as HACK_SIGNATURES
+
+REWARD_COMPONENTS = ("completion", "format", "security", "efficiency", "length", "math")
+"""Components a reward term can name (rlvr.rewards.scorer computes them)."""
+
+
+class TermConfig(_Section):
+    name: str
+    """Component: completion, format, security, efficiency, length or math."""
+    weight: float = 1.0
+    """Multiplier of the component's value in the total."""
+    gate: Literal["all_tests_pass"] | None = None
+    """Count the term only when the condition holds ('all_tests_pass'); null: always."""
+    domains: list[str] | None = None
+    """Apply the term only to tasks of these domains; null: every domain."""
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in REWARD_COMPONENTS:
+            raise ValueError(f"'{value}' is not a reward component; valid: {', '.join(REWARD_COMPONENTS)}")
+        return value
+
+
+class FormatRulesConfig(_Section):
+    code_block: bool = False
+    """The reply must contain a fenced code block."""
+    required_tags: list[str] = Field(default_factory=list)
+    """Tags that must appear as <tag>...</tag> pairs (e.g. think, answer)."""
+    regex: str | None = None
+    """A regular expression the reply must match (searched, dot matches newlines)."""
+    json_schema: dict[str, Any] | None = None
+    """JSON Schema the reply's JSON answer must satisfy (from <answer>, a code block, or
+    the whole reply). A task's own `tests.schema` takes precedence."""
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            import re
+
+            try:
+                re.compile(value)
+            except re.error as e:
+                raise ValueError(f"not a valid regular expression: {e}") from None
+        return value
+
+    @field_validator("json_schema")
+    @classmethod
+    def _schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            import jsonschema
+
+            try:
+                jsonschema.Draft202012Validator.check_schema(value)
+            except jsonschema.SchemaError as e:
+                raise ValueError(f"not a valid JSON Schema: {e.message}") from None
+        return value
+
+
+class RewardConfig(_Section):
+    timeout_penalty: float = -0.5
+    """Reward given when execution times out (instead of the share of tests passed)."""
+    terms: list[TermConfig] = Field(default_factory=lambda: [TermConfig(name="completion")])
+    """The weighted components summed into the reward, e.g.
+    [{name: completion}, {name: format, weight: 0.1, gate: all_tests_pass}]. Every
+    component computed is logged whether or not a term uses it."""
+    clip: tuple[float, float] | None = None
+    """Clip the summed reward to [low, high]; null: no clipping."""
+    normalize: Literal["none", "group"] = "none"
+    """'group' standardises each component within the prompt's group of samples before
+    the weighted sum (GDPO), so a component with a large scale cannot drown the others."""
+    format: FormatRulesConfig = Field(default_factory=FormatRulesConfig)
+    """Rules for the format component."""
+    overlong_cache: int = Field(0, ge=0)
+    """DAPO soft overlong penalty (length component): the last N tokens before
+    generation.max_new_tokens ramp the penalty from 0 to -1; 0: only truncated replies."""
+    efficiency_time_floor_s: float = Field(0.02, ge=0.0)
+    """Added to both CPU times before comparing a solution with the reference (noise floor)."""
+    efficiency_memory_floor_mb: float = Field(8.0, ge=0.0)
+    """Added to both peak memories before comparing a solution with the reference."""
+    on_hack: Literal["zero", "flag"] = "zero"
+    """What a detected hack signature does: 'zero' caps the reward at 0 (a negative reward
+    stays negative), 'flag' only records it. Flags are always counted in the metrics."""
+    hack_ignore: list[str] = Field(default_factory=list)
+    """Hack signatures not to check, e.g. [file_snooping] for tasks that read files."""
+
+    @field_validator("hack_ignore")
+    @classmethod
+    def _signatures(cls, value: list[str]) -> list[str]:
+        bad = [v for v in value if v not in HACK_SIGNATURES]
+        if bad:
+            raise ValueError(f"unknown hack signature(s) {bad}; valid: {', '.join(HACK_SIGNATURES)}")
+        return value
+
+    @field_validator("clip")
+    @classmethod
+    def _clip(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and value[0] >= value[1]:
+            raise ValueError(f"clip low ({value[0]}) must be below high ({value[1]})")
+        return value
+
+    @field_validator("terms")
+    @classmethod
+    def _terms(cls, value: list[TermConfig]) -> list[TermConfig]:
+        if not value:
+            raise ValueError("at least one term is needed, e.g. [{name: completion}]")
+        return value
