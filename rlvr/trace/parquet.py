@@ -142,7 +142,8 @@ class TraceStore:
         and its metrics (numbers; anything else is left out)."""
         rows = [trajectory_row(step, t, trained) for t, trained in trajectories]
         self._write("trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA))
-        values = [(k, _finite(v)) for k, v in metrics.items() if _finite(v) is not None or isinstance(v, float)]
+        numbers = {k: v for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+        values = [(k, _finite(v)) for k, v in numbers.items()]  # NaN and infinities as null
         self._write("metrics", step, pa.Table.from_pylist([{"step": step, "values": values}], schema=METRICS_SCHEMA))
 
     def _write(self, table: str, step: int, data: pa.Table) -> None:
