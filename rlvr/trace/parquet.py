@@ -2,8 +2,11 @@
 per step, under a local path or any fsspec URL (`s3://bucket/run` through s3fs,
 `memory://...` in tests).
 
-    <uri>/trajectories/step-000001.parquet   one row per trajectory of step 1 (trained or dropped)
-    <uri>/metrics/step-000001.parquet        one row: step 1's metrics
+    <uri>/trajectories/step-000001.parquet       one row per trajectory of step 1 (trained or dropped)
+    <uri>/metrics/step-000001.parquet            one row: step 1's metrics
+    <uri>/alerts/step-000001.parquet             the alerts raised at step 1 (only steps that raised any)
+    <uri>/evals/step-000000-before.parquet       one row: a held-out evaluation (step 0: before training)
+    <uri>/eval_trajectories/step-000000-before.parquet   its trajectories, one per held-out task
 
 A part is written under a temporary name and then moved into place, so a reader never
 sees half a part and a crash loses at most the step being written; a resumed run
@@ -27,8 +30,8 @@ import pyarrow.parquet as pq
 from rlvr.types import Trajectory
 
 SCHEMA_VERSION = 1
-TABLES = ("trajectories", "metrics")
-_PART = re.compile(r"step-(\d+)\.parquet$")
+TABLES = ("trajectories", "metrics", "alerts", "evals", "eval_trajectories")
+_PART = re.compile(r"step-(\d+)(?:-([a-z]+))?\.parquet$")
 
 _TURN = pa.struct(
     [("role", pa.string()), ("content", pa.string()), ("n_tokens", pa.int32()), ("trainable", pa.bool_())]
@@ -73,6 +76,35 @@ TRAJECTORY_SCHEMA = pa.schema(
     ]
 )
 METRICS_SCHEMA = pa.schema([("step", pa.int32()), ("values", pa.map_(pa.string(), pa.float64()))])
+ALERTS_SCHEMA = pa.schema(
+    [
+        ("step", pa.int32()),
+        ("rule", pa.string()),  # e.g. "hack_rate", "entropy_floor" (docs/alerts.md)
+        ("category", pa.string()),  # "hacking" | "collapse" | "infrastructure"
+        ("action", pa.string()),  # "warn" | "checkpoint" | "stop"
+        ("value", pa.float64()),  # what was observed
+        ("threshold", pa.float64()),  # the level it crossed
+        ("message", pa.string()),  # one line for a person
+    ]
+)
+EVALS_SCHEMA = pa.schema(
+    [
+        ("step", pa.int32()),  # the policy's step: 0 before training
+        ("when", pa.string()),  # "before" | "after" | "periodic"
+        ("pass_at_1", pa.float64()),
+        ("mean_reward", pa.float64()),
+        ("num_tasks", pa.int32()),
+        ("by_domain", pa.map_(pa.string(), pa.float64())),  # pass@1 per domain
+        ("by_difficulty", pa.map_(pa.string(), pa.float64())),  # pass@1 per difficulty level
+    ]
+)
+SCHEMAS = {
+    "trajectories": TRAJECTORY_SCHEMA,
+    "metrics": METRICS_SCHEMA,
+    "alerts": ALERTS_SCHEMA,
+    "evals": EVALS_SCHEMA,
+    "eval_trajectories": TRAJECTORY_SCHEMA,
+}
 
 
 def _finite(x: Any) -> float | None:
@@ -146,23 +178,66 @@ class TraceStore:
         values = [(k, _finite(v)) for k, v in numbers.items()]  # NaN and infinities as null
         self._write("metrics", step, pa.Table.from_pylist([{"step": step, "values": values}], schema=METRICS_SCHEMA))
 
-    def _write(self, table: str, step: int, data: pa.Table) -> None:
+    def write_alerts(self, step: int, alerts: list[dict[str, Any]]) -> None:
+        """The alerts raised at `step` (rows of ALERTS_SCHEMA); nothing is written for none."""
+        if alerts:
+            rows = [
+                {**a, "step": step, "value": _finite(a.get("value")), "threshold": _finite(a.get("threshold"))}
+                for a in alerts
+            ]
+            self._write("alerts", step, pa.Table.from_pylist(rows, schema=ALERTS_SCHEMA))
+
+    def write_eval(
+        self,
+        step: int,
+        when: str,
+        summary: dict[str, Any],
+        trajectories: list[Trajectory],
+    ) -> None:
+        """A held-out evaluation of the policy after `step` steps (0: before training):
+        `summary` has pass_at_1, mean_reward, num_tasks, by_domain, by_difficulty."""
+        if not re.fullmatch(r"[a-z]+", when):
+            raise ValueError(f"evaluation label must be lowercase letters, got {when!r}")
+        row = {
+            "step": step,
+            "when": when,
+            "pass_at_1": _finite(summary["pass_at_1"]),
+            "mean_reward": _finite(summary["mean_reward"]),
+            "num_tasks": int(summary["num_tasks"]),
+            "by_domain": [(str(k), _finite(v)) for k, v in summary.get("by_domain", {}).items()],
+            "by_difficulty": [(str(k), _finite(v)) for k, v in summary.get("by_difficulty", {}).items()],
+        }
+        self._write("evals", step, pa.Table.from_pylist([row], schema=EVALS_SCHEMA), label=when)
+        rows = [trajectory_row(step, t, False) for t in trajectories]
+        self._write("eval_trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA), label=when)
+
+    def _write(self, table: str, step: int, data: pa.Table, label: str = "") -> None:
         data = data.replace_schema_metadata({"rlvr.schema_version": str(SCHEMA_VERSION), "rlvr.table": table})
-        final = f"{self.root}/{table}/step-{step:06d}.parquet"
-        tmp = f"{self.root}/{table}/.step-{step:06d}.{uuid.uuid4().hex}.tmp"
+        name = f"step-{step:06d}" + (f"-{label}" if label else "")
+        final = f"{self.root}/{table}/{name}.parquet"
+        tmp = f"{self.root}/{table}/.{name}.{uuid.uuid4().hex}.tmp"
         with self.fs.open(tmp, "wb") as f:
             pq.write_table(data, f, compression="zstd")
         self.fs.mv(tmp, final)
 
+    def parts(self, table: str = "trajectories") -> list[str]:
+        """The paths of `table`'s parts, in step order (labelled parts of one step by label)."""
+        if not self.fs.isdir(f"{self.root}/{table}"):
+            return []
+        names = self.fs.ls(f"{self.root}/{table}", detail=False)
+        found = [(int(m.group(1)), m.group(2) or "", str(n)) for n in names if (m := _PART.search(str(n)))]
+        return [n for _, _, n in sorted(found)]
+
     def steps(self, table: str = "trajectories") -> list[int]:
         """The steps that have a part in `table`, in order."""
-        names = self.fs.ls(f"{self.root}/{table}", detail=False)
-        return sorted(int(m.group(1)) for n in names if (m := _PART.search(str(n))))
+        return sorted({int(m.group(1)) for n in self.parts(table) if (m := _PART.search(n))})
 
     def truncate_after(self, step: int) -> None:
         """Remove the parts of steps after `step` (what a crashed run wrote after its last
         checkpoint, which the resumed run redoes) and any temporary files left behind."""
         for table in TABLES:
+            if not self.fs.isdir(f"{self.root}/{table}"):
+                continue
             for name in self.fs.ls(f"{self.root}/{table}", detail=False):
                 m = _PART.search(str(name))
                 if (m and int(m.group(1)) > step) or str(name).endswith(".tmp"):
@@ -174,9 +249,8 @@ def read_table(uri: str, table: str = "trajectories") -> pa.Table:
     if table not in TABLES:
         raise ValueError(f"no trace table '{table}'; tables: {', '.join(TABLES)}")
     store = TraceStore(uri)
-    schema = TRAJECTORY_SCHEMA if table == "trajectories" else METRICS_SCHEMA
     parts = []
-    for step in store.steps(table):
-        with store.fs.open(f"{store.root}/{table}/step-{step:06d}.parquet", "rb") as f:
+    for path in store.parts(table):
+        with store.fs.open(path, "rb") as f:
             parts.append(pq.read_table(f))
-    return pa.concat_tables(parts) if parts else schema.empty_table()
+    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table()

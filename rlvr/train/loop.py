@@ -118,6 +118,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         progress.note(f"evaluating the initial policy on {len(eval_tasks)} held-out tasks")
         eval_before = evaluate(model, tok, eval_tasks, cfg)
         metrics_log.append({"event": "eval", "when": "before", **_eval_row(eval_before)})
+        traces.write_eval(0, "before", _eval_to_dict(eval_before) or {}, eval_before.trajectories)
     rollouts: SyncRollouts | AsyncRollouts
     if cfg.rollout.mode == "async":
         rollouts = AsyncRollouts(
@@ -200,6 +201,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         progress.note(f"evaluating the trained policy on {len(eval_tasks)} held-out tasks")
         eval_after = evaluate(model, tok, eval_tasks, cfg)
         metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})
+        traces.write_eval(cfg.train.steps, "after", _eval_to_dict(eval_after) or {}, eval_after.trajectories)
     summary_out = TrainSummary(
         run_dir, cfg.train.steps, eval_before, eval_after, rewards, time.perf_counter() - t_start
     )
