@@ -6,6 +6,7 @@ rlvr config CONFIG [key.path=value ...]        print the resolved config
 rlvr config --keys                             every key, its default and its meaning
 rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
 rlvr sandbox run|check|serve|bench ...
+rlvr traces|replay|report|dashboard|export RUN ...   read a run (rlvr/cli_runs.py)
 rlvr --version
 
 CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere on the
@@ -100,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("config", help="print the resolved config, or every key with --keys")
     _config_args(c, required=False)
     c.add_argument("--keys", action="store_true", help="list every config key, its default and its meaning")
+    from rlvr import cli_runs
+
+    cli_runs.add_parsers(sub)  # traces, replay, report, dashboard, export
     return p
 
 
@@ -384,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
         "sandbox": cmd_sandbox,
         "score": cmd_score,
     }
+    from rlvr import cli_runs
+
+    commands.update(dict.fromkeys(cli_runs.COMMANDS, cli_runs.run))
     try:
         if "config_opt" in args:
             args.overrides = [*args.overrides, *overrides]
@@ -418,8 +425,9 @@ def _is_user_error(e: BaseException) -> bool:
     from rlvr.models import ModelLoadError
     from rlvr.sandbox.spec import SpecError
     from rlvr.tasks import TaskLoadError
+    from rlvr.trace.parquet import StoreError
 
-    return isinstance(e, (ConfigError, FileExistsError, ModelLoadError, TaskLoadError, SpecError))
+    return isinstance(e, (ConfigError, FileExistsError, ModelLoadError, TaskLoadError, SpecError, StoreError))
 
 
 if __name__ == "__main__":

@@ -315,6 +315,22 @@ class TraceConfig(_Section):
     s3://bucket/run (needs s3fs); null: <run directory>/traces."""
 
 
+class LogConfig(_Section):
+    sinks: list[Literal["tensorboard", "wandb", "mlflow"]] = Field(default_factory=lambda: ["tensorboard"])
+    """Where every step's metrics go besides metrics.jsonl and the trace store (always
+    written): tensorboard (event files under <run>/tensorboard), wandb (needs rlvr[wandb];
+    offline by default, under <run>/wandb), mlflow (needs rlvr[mlflow]). Names are the
+    same everywhere: reward/..., domain/<d>/..., hack/..., train/..., time/..., sandbox/..."""
+    wandb_project: str = "rlvr"
+    """Weights & Biases project name."""
+    wandb_mode: Literal["offline", "online"] = "offline"
+    """offline: written under <run>/wandb, uploaded later with `wandb sync` (no network)."""
+    mlflow_tracking_uri: str | None = None
+    """MLflow tracking URI (a server or a database URL); null: a local store under <run>/mlflow."""
+    mlflow_experiment: str = "rlvr"
+    """MLflow experiment name."""
+
+
 class RunConfig(_Section):
     name: str = "run"
     """Run name; the run directory is <output_dir>/<name>."""
@@ -337,6 +353,7 @@ class RunConfig(_Section):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)
+    log: LogConfig = Field(default_factory=LogConfig)
 
     @property
     def run_dir(self) -> Path:

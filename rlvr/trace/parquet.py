@@ -30,6 +30,12 @@ import pyarrow.parquet as pq
 from rlvr.types import Trajectory
 
 SCHEMA_VERSION = 1
+
+
+class StoreError(ValueError):
+    """A run or trace store named by the user that is not there or not readable as one."""
+
+
 TABLES = ("trajectories", "metrics", "alerts", "evals", "eval_trajectories")
 _PART = re.compile(r"step-(\d+)(?:-([a-z]+))?\.parquet$")
 
@@ -247,10 +253,29 @@ class TraceStore:
 def read_table(uri: str, table: str = "trajectories") -> pa.Table:
     """Every part of one table, concatenated in step order (empty when none yet)."""
     if table not in TABLES:
-        raise ValueError(f"no trace table '{table}'; tables: {', '.join(TABLES)}")
+        raise StoreError(f"no trace table '{table}'; tables: {', '.join(TABLES)}")
     store = TraceStore(uri)
     parts = []
     for path in store.parts(table):
         with store.fs.open(path, "rb") as f:
             parts.append(pq.read_table(f))
     return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table()
+
+
+def run_store_uri(run: str) -> str:
+    """The trace store of RUN as a user names it: a run directory (its config's
+    `trace.uri`, else <run>/traces), or a store's own path or URL."""
+    import yaml
+
+    fs, root = fsspec.core.url_to_fs(run)
+    if fs.isdir(f"{root}/trajectories") or fs.isdir(f"{root}/metrics"):
+        return run.rstrip("/")
+    cfg_file = f"{root}/config.yaml"
+    if fs.isfile(cfg_file):
+        with fs.open(cfg_file, "r") as f:
+            cfg = yaml.safe_load(f) or {}
+        uri = (cfg.get("trace") or {}).get("uri")
+        if uri:
+            return str(uri)
+        return f"{run.rstrip('/')}/traces"
+    raise StoreError(f"{run}: not a run directory (no config.yaml) nor a trace store (no trajectories/)")
