@@ -61,7 +61,7 @@ def run(model_dir: Path, device: str, steps: int, domain_source: str) -> dict:
         wall = time.perf_counter() - t0
         rows = [r for r in read_jsonl(Path(tmp) / "gpu" / "metrics.jsonl") if r["event"] == "step"]
     rows = rows[1:] if len(rows) > 1 else rows  # the first step pays for warm-up (CUDA context, kernels)
-    steps_s = sum(r["rollout_wait_s"] + r["train_s"] for r in rows)
+    steps_s = sum(r["time/rollout_wait_s"] + r["time/train_s"] for r in rows)
     tokens = sum(r["completion_tokens"] for r in rows)
     return {
         "device": device,
@@ -69,9 +69,9 @@ def run(model_dir: Path, device: str, steps: int, domain_source: str) -> dict:
         "completion_tokens": tokens,
         "tokens_per_s": tokens / steps_s,
         "step_s": steps_s / len(rows),
-        "rollout_s_per_step": sum(r["rollout_wait_s"] for r in rows) / len(rows),
-        "train_s_per_step": sum(r["train_s"] for r in rows) / len(rows),
-        "logprob_mismatch": sum(r["logprob_mismatch"] for r in rows) / len(rows),
+        "rollout_s_per_step": sum(r["time/rollout_wait_s"] for r in rows) / len(rows),
+        "train_s_per_step": sum(r["time/train_s"] for r in rows) / len(rows),
+        "logprob_mismatch": sum(r["train/logprob_mismatch"] for r in rows) / len(rows),
         "wall_s": wall,
         "peak_gpu_gib": torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else None,
     }

@@ -59,16 +59,16 @@ def run_rlvr(steps: int, out: dict) -> None:
         train(cfg, quiet=True)
         wall = time.perf_counter() - t0
         rows = [r for r in read_jsonl(Path(tmp) / "bench" / "metrics.jsonl") if r["event"] == "step"]
-    step_s = [r["rollout_wait_s"] + r["train_s"] for r in rows]
+    step_s = [r["time/rollout_wait_s"] + r["time/train_s"] for r in rows]
     out.update(
         tokens=sum(r["completion_tokens"] for r in rows),
         steps_s=sum(step_s),
         step_s=step_s,
-        rollout_s=sum(r["rollout_wait_s"] for r in rows),
-        train_s=sum(r["train_s"] for r in rows),
+        rollout_s=sum(r["time/rollout_wait_s"] for r in rows),
+        train_s=sum(r["time/train_s"] for r in rows),
         wall_s=wall,
-        reward=[r["reward_mean"] for r in rows],
-        mismatch=statistics.mean([r["logprob_mismatch"] for r in rows if "logprob_mismatch" in r] or [0.0]),
+        reward=[r["reward/mean"] for r in rows],
+        mismatch=statistics.mean([r["train/logprob_mismatch"] for r in rows if "train/logprob_mismatch" in r] or [0.0]),
         rows_skipped=[r.get("rows_skipped_frac", 0.0) for r in rows],
     )
     out["logprob_agreement"] = _logprob_agreement()

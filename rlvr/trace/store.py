@@ -64,19 +64,18 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def summarize_step(trajs: list[Trajectory]) -> dict[str, float]:
-    """One step's batch in numbers: reward and pass rate, every reward component's mean,
-    hack flags (share of trajectories flagged, per signature), run statuses and lengths;
-    with several domains in the batch, reward, pass rate and components per domain too
-    (keys `domain/<name>/...`)."""
+    """One step's batch in numbers, named by group: `reward/mean`, `reward/pass_rate`,
+    every reward component's mean (`reward/<component>`), hack flags (`hack/rate`, the
+    share flagged, and `hack/<signature>`), sandbox run statuses (`sandbox/status/<S>`)
+    and lengths (`rollout/...`); with several domains in the batch, reward, pass rate,
+    hack rate and components per domain too (`domain/<name>/reward/mean`, ...)."""
     out = _summary(trajs)
     domains = sorted({t.domain for t in trajs})
     if len(domains) > 1:
         for d in domains:
             sub = _summary([t for t in trajs if t.domain == d])
-            for k in ("reward_mean", "pass_rate", "hack_rate"):
-                out[f"domain/{d}/{k}"] = sub[k]
             for k, v in sub.items():
-                if k.startswith("reward/"):
+                if k.startswith("reward/") or k == "hack/rate":
                     out[f"domain/{d}/{k}"] = v
     return out
 
@@ -92,12 +91,12 @@ def _summary(trajs: list[Trajectory]) -> dict[str, float]:
     n = max(len(trajs), 1)
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
     out: dict[str, float] = {
-        "reward_mean": sum(rewards) / n,
-        "pass_rate": sum(solved(t) for t in trajs) / n,
-        "hack_rate": sum(bool(t.reward and t.reward.flags) for t in trajs) / n,
-        "completion_tokens": float(sum(len(t.completion_ids) for t in trajs)),
-        "completion_len_mean": sum(len(t.completion_ids) for t in trajs) / n,
-        "truncated_frac": sum(t.finish_reason == "length" for t in trajs) / n,
+        "reward/mean": sum(rewards) / n,
+        "reward/pass_rate": sum(solved(t) for t in trajs) / n,
+        "hack/rate": sum(bool(t.reward and t.reward.flags) for t in trajs) / n,
+        "rollout/completion_tokens": float(sum(len(t.completion_ids) for t in trajs)),
+        "rollout/completion_len_mean": sum(len(t.completion_ids) for t in trajs) / n,
+        "rollout/truncated_frac": sum(t.finish_reason == "length" for t in trajs) / n,
     }
     comps: dict[str, list[float]] = {}
     for t in trajs:
@@ -109,6 +108,6 @@ def _summary(trajs: list[Trajectory]) -> dict[str, float]:
         for flag in t.reward.flags if t.reward else []:
             out[f"hack/{flag}"] = out.get(f"hack/{flag}", 0.0) + 1.0 / n
         if t.execution:
-            key = f"status/{t.execution.status.value}"
+            key = f"sandbox/status/{t.execution.status.value}"
             out[key] = out.get(key, 0.0) + 1.0 / n
     return out

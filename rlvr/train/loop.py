@@ -137,20 +137,20 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         step: int, batch: RolloutBatch, trajs: list[Trajectory], stats: dict[str, float], t: list[float]
     ) -> None:
         summary = summarize_step(trajs)
-        rewards.append(summary["reward_mean"])
+        rewards.append(summary["reward/mean"])
         row = {
             "event": "step",
             "step": step + 1,
             **summary,
-            **stats,
+            **{f"train/{k}": v for k, v in stats.items()},
             **{f"rollout/{k}": v for k, v in batch.stats.items()},
             **{f"buffer/{k}": float(v) for k, v in buffer.counters.items()},
             "buffer/size": float(len(buffer)),
-            "rollout_wait_s": t[1] - t[0],
-            "train_s": t[2] - t[1],
-            "tokens_per_s": summary["completion_tokens"] / max(t[2] - t[0], 1e-9),
+            "time/rollout_wait_s": t[1] - t[0],
+            "time/train_s": t[2] - t[1],
+            "time/tokens_per_s": summary["rollout/completion_tokens"] / max(t[2] - t[0], 1e-9),
             # generation alone (the rollout of this batch, possibly overlapped with training)
-            "gen_tokens_per_s": summary["completion_tokens"] / batch.stats["generate_s"]
+            "time/gen_tokens_per_s": summary["rollout/completion_tokens"] / batch.stats["generate_s"]
             if batch.stats.get("generate_s")
             else 0.0,
         }

@@ -67,14 +67,15 @@ class Progress:
         self._bar.update(self._task, phase=f"| {text}")
 
     def update(self, step: int, row: dict[str, Any]) -> None:
-        speed = f"gen {row['gen_tokens_per_s']:.0f} tok/s" if row.get("gen_tokens_per_s") else ""
-        stats = f"reward {row['reward_mean']:+.3f}  pass {row['pass_rate']:.0%}  {speed}"
+        speed = f"gen {row['time/gen_tokens_per_s']:.0f} tok/s" if row.get("time/gen_tokens_per_s") else ""
+        stats = f"reward {row['reward/mean']:+.3f}  pass {row['reward/pass_rate']:.0%}  {speed}"
         with self._lock:
             self._phases.clear()  # the next report (the next step's, or async rollouts') sets them again
         self._bar.update(self._task, completed=step, stats=stats, phase="")
         if not self.interactive and not self.quiet:
+            wait, learn = row["time/rollout_wait_s"], row["time/train_s"]
             print(
-                f"step {step}: {stats}  ({row['rollout_wait_s']:.1f}s rollout wait, {row['train_s']:.1f}s train)",
+                f"step {step}: {stats}  ({wait:.1f}s rollout wait, {learn:.1f}s train)",
                 file=sys.stderr,
                 flush=True,
             )

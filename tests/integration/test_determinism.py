@@ -76,7 +76,7 @@ def _run_files(run: Path) -> tuple[list[dict], list[dict], dict[str, torch.Tenso
     trajs = [json.loads(x) for x in (run / "trajectories.jsonl").read_text().splitlines()]
     metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     for m in metrics:  # wall-clock timings are the only fields allowed to differ
-        for k in [k for k in m if k.endswith("_s") or k == "tokens_per_s"]:
+        for k in [k for k in m if k.startswith("time/") or k.endswith("_s")]:
             del m[k]
     for t in trajs:
         t.pop("timings")

@@ -55,9 +55,9 @@ def test_async_staleness_1_stays_within_bound_and_trains_every_batch(tmp_path: P
     run = tmp_path / "async1"
     steps = _steps(run)
     assert [r["step"] for r in steps] == [1, 2, 3, 4]
-    assert all(0 <= r["staleness_mean"] <= 1 for r in steps)
-    assert any(r["staleness_mean"] > 0 for r in steps)  # it really ran ahead
-    assert all("is_weight_mean" in r and "behaviour_prox_mismatch" in r for r in steps)
+    assert all(0 <= r["train/staleness_mean"] <= 1 for r in steps)
+    assert any(r["train/staleness_mean"] > 0 for r in steps)  # it really ran ahead
+    assert all("train/is_weight_mean" in r and "train/behaviour_prox_mismatch" in r for r in steps)
     groups = [t["group_id"] for t in _trained(run)]
     assert len(groups) == 4 * 2 * 4 and len(set(groups)) == 4 * 2  # each group trained once
 
@@ -154,4 +154,4 @@ def test_kill_9_then_resume(tmp_path: Path, mode: str) -> None:
     if mode == "sync":
         a, b = _weights(tmp_path / "straight"), _weights(run)
         assert all(torch.equal(a[k], b[k]) for k in a)
-        assert _steps(run)[-1]["reward_mean"] == _steps(tmp_path / "straight")[-1]["reward_mean"]
+        assert _steps(run)[-1]["reward/mean"] == _steps(tmp_path / "straight")[-1]["reward/mean"]

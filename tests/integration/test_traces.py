@@ -44,7 +44,7 @@ def test_a_run_leaves_one_part_per_step_that_matches_the_jsonl_log(tmp_path: Pat
     steps = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if '"event": "step"' in x]
     assert [m["step"] for m in metrics] == [1, 2]
     for m, s in zip(metrics, steps, strict=True):
-        assert dict(m["values"])["reward_mean"] == s["reward_mean"]
+        assert dict(m["values"])["reward/mean"] == s["reward/mean"]
     part = pq.read_metadata(run / "traces" / "trajectories" / "step-000001.parquet")
     assert part.metadata[b"rlvr.schema_version"] == str(SCHEMA_VERSION).encode()
     assert not list((run / "traces").rglob("*.tmp"))  # parts are moved into place whole

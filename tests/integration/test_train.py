@@ -39,7 +39,7 @@ def test_two_training_steps_write_a_run_directory(tmp_path: Path) -> None:
     steps = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in steps if r["event"] == "step"] == [1, 2]
     assert {r["when"] for r in steps if r["event"] == "eval"} == {"before", "after"}
-    assert all("reward_mean" in r and "grad_norm" in r for r in steps if r["event"] == "step")
+    assert all("reward/mean" in r and "train/grad_norm" in r for r in steps if r["event"] == "step")
     trajs = [json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()]
     assert len(trajs) == 2 * 2 * 2
     assert trajs[0]["execution"]["tests"] and trajs[0]["reward"]["components"]["completion"] is not None
@@ -139,7 +139,7 @@ def test_progress_names_each_phase_and_generation_speed(tmp_path: Path, monkeypa
     learning = by_phase["learner/learning"]
     assert [d for d, _ in learning] == sorted(d for d, _ in learning) and learning[-1][0] == learning[-1][1]
     row = json.loads((tmp_path / "ph" / "metrics.jsonl").read_text().splitlines()[0])
-    assert row["gen_tokens_per_s"] > row["tokens_per_s"] > 0  # generation alone is faster than the whole step
+    assert row["time/gen_tokens_per_s"] > row["time/tokens_per_s"] > 0  # generation alone is faster than the whole step
 
 
 def test_checkpoints_without_optimizer_state(tmp_path: Path) -> None:

@@ -163,10 +163,10 @@ def test_metrics_per_component_domain_and_hack() -> None:
     m.reward = RewardBreakdown(1.0, {"completion": 1.0})
     s.score(TASK, a), s.score(TASK, b), s.score(MATH, m)
     out = summarize_step([a, b, m])
-    assert out["hack_rate"] == pytest.approx(1 / 3) and out["hack/early_exit"] == pytest.approx(1 / 3)
-    assert out["pass_rate"] == 1.0
-    assert out["domain/python/reward_mean"] == 0.5 and out["domain/math/reward_mean"] == 1.0
-    assert out["domain/python/hack_rate"] == 0.5
+    assert out["hack/rate"] == pytest.approx(1 / 3) and out["hack/early_exit"] == pytest.approx(1 / 3)
+    assert out["reward/pass_rate"] == 1.0
+    assert out["domain/python/reward/mean"] == 0.5 and out["domain/math/reward/mean"] == 1.0
+    assert out["domain/python/hack/rate"] == 0.5
     assert out["reward/completion"] == 1.0 and "domain/python/reward/security" in out
 
 
