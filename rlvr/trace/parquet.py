@@ -52,6 +52,7 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("task_id", pa.string()),
         ("domain", pa.string()),
         ("group_id", pa.string()),
+        ("sample", pa.int32()),  # its place in the group (0..G-1): (step, group_id, sample) is unique
         ("policy_version", pa.int32()),
         ("status", pa.string()),
         ("error", pa.string()),
@@ -96,7 +97,7 @@ ALERTS_SCHEMA = pa.schema(
 EVALS_SCHEMA = pa.schema(
     [
         ("step", pa.int32()),  # the policy's step: 0 before training
-        ("when", pa.string()),  # "before" | "after" | "periodic"
+        ("phase", pa.string()),  # "before" | "after" | "periodic" (not "when": a SQL keyword)
         ("pass_at_1", pa.float64()),
         ("mean_reward", pa.float64()),
         ("num_tasks", pa.int32()),
@@ -120,7 +121,7 @@ def _finite(x: Any) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def trajectory_row(step: int, t: Trajectory, trained: bool) -> dict[str, Any]:
+def trajectory_row(step: int, t: Trajectory, trained: bool, sample: int = 0) -> dict[str, Any]:
     """One row of the trajectories table (see docs/traces.md)."""
     trained_lp = [lp for lp, m in zip(t.logprobs, t.loss_mask, strict=False) if m]
     ex, rw = t.execution, t.reward
@@ -130,6 +131,7 @@ def trajectory_row(step: int, t: Trajectory, trained: bool) -> dict[str, Any]:
         "task_id": t.task_id,
         "domain": t.domain,
         "group_id": t.group_id,
+        "sample": sample,
         "policy_version": t.policy_version,
         "status": t.status,
         "error": t.error,
@@ -166,19 +168,39 @@ def trajectory_row(step: int, t: Trajectory, trained: bool) -> dict[str, Any]:
     }
 
 
+def _numbered(trajs: list[tuple[Trajectory, bool]]) -> list[tuple[Trajectory, bool, int]]:
+    """Each trajectory with its place among the step's trajectories of the same group."""
+    seen: dict[str, int] = {}
+    out = []
+    for t, trained in trajs:
+        n = seen.get(t.group_id, 0)
+        seen[t.group_id] = n + 1
+        out.append((t, trained, n))
+    return out
+
+
 class TraceStore:
     """Writes one step at a time; safe to read while a run writes (parts appear whole)."""
 
-    def __init__(self, uri: str) -> None:
+    def __init__(self, uri: str, *, create: bool = True) -> None:
         self.uri = uri.rstrip("/")
         self.fs, self.root = fsspec.core.url_to_fs(self.uri)
-        for table in TABLES:
-            self.fs.makedirs(f"{self.root}/{table}", exist_ok=True)
+        if create:
+            for table in TABLES:
+                self.fs.makedirs(f"{self.root}/{table}", exist_ok=True)
+
+    @classmethod
+    def open(cls, uri: str) -> TraceStore:
+        """An existing store, for reading (nothing is created)."""
+        store = cls(uri, create=False)
+        if not any(store.fs.isdir(f"{store.root}/{t}") for t in TABLES):
+            raise StoreError(f"{uri}: no trace store there (no trajectories/ or metrics/ folder)")
+        return store
 
     def write_step(self, step: int, trajectories: list[tuple[Trajectory, bool]], metrics: dict[str, Any]) -> None:
         """The step's trajectories, each with whether it was trained on (False: dropped),
         and its metrics (numbers; anything else is left out)."""
-        rows = [trajectory_row(step, t, trained) for t, trained in trajectories]
+        rows = [trajectory_row(step, t, trained, n) for t, trained, n in _numbered(trajectories)]
         self._write("trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA))
         numbers = {k: v for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
         values = [(k, _finite(v)) for k, v in numbers.items()]  # NaN and infinities as null
@@ -206,7 +228,7 @@ class TraceStore:
             raise ValueError(f"evaluation label must be lowercase letters, got {when!r}")
         row = {
             "step": step,
-            "when": when,
+            "phase": when,
             "pass_at_1": _finite(summary["pass_at_1"]),
             "mean_reward": _finite(summary["mean_reward"]),
             "num_tasks": int(summary["num_tasks"]),
@@ -214,7 +236,7 @@ class TraceStore:
             "by_difficulty": [(str(k), _finite(v)) for k, v in summary.get("by_difficulty", {}).items()],
         }
         self._write("evals", step, pa.Table.from_pylist([row], schema=EVALS_SCHEMA), label=when)
-        rows = [trajectory_row(step, t, False) for t in trajectories]
+        rows = [trajectory_row(step, t, False, n) for t, _, n in _numbered([(t, False) for t in trajectories])]
         self._write("eval_trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA), label=when)
 
     def _write(self, table: str, step: int, data: pa.Table, label: str = "") -> None:
@@ -254,7 +276,7 @@ def read_table(uri: str, table: str = "trajectories") -> pa.Table:
     """Every part of one table, concatenated in step order (empty when none yet)."""
     if table not in TABLES:
         raise StoreError(f"no trace table '{table}'; tables: {', '.join(TABLES)}")
-    store = TraceStore(uri)
+    store = TraceStore.open(uri)
     parts = []
     for path in store.parts(table):
         with store.fs.open(path, "rb") as f:
