@@ -1,0 +1,333 @@
+"""Metric sinks (rlvr.trace.sinks): what each writes is read back with its library's own
+reader (TensorBoard's EventAccumulator, wandb's record protos, MLflow's client), resumed
+runs show each step once, failing sinks are disabled with one message, and missing
+optional packages are a ConfigError."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import struct
+import sys
+import zlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rlvr.config import ConfigError, RunConfig
+from rlvr.trace.sinks import GuardedSink, MetricSink, finite_metrics, mlflow_name, open_sinks
+
+NAMES = [
+    "reward/mean",
+    "reward/pass_rate",
+    "hack/rate",
+    "domain/code/reward/mean",
+    "train/loss",
+    "time/train_s",
+    "sandbox/status/TIMEOUT",
+]
+
+
+def _cfg(tmp_path: Path, *sinks: str) -> RunConfig:
+    return RunConfig.model_validate({"name": "r", "output_dir": str(tmp_path), "log": {"sinks": list(sinks)}})
+
+
+def _metrics(step: int, offset: float = 0.0) -> dict[str, float]:
+    # multiples of 1/8: exact in float32, as TensorBoard stores scalars
+    values = {name: step + i / 8 + offset for i, name in enumerate(NAMES)}
+    return {**values, "train/grad_norm": math.nan, "train/entropy": math.inf}
+
+
+def _log(sinks: list[MetricSink], steps: range, offset: float = 0.0) -> None:
+    for step in steps:
+        for sink in sinks:
+            sink.log_metrics(step, _metrics(step, offset))
+
+
+def _close(sinks: list[MetricSink]) -> None:
+    for sink in sinks:
+        sink.close()
+
+
+def test_finite_metrics_skips_what_cannot_be_charted() -> None:
+    got = finite_metrics({"a": 1, "b": 0.5, "c": math.nan, "d": -math.inf, "e": "x", "f": None, "g": True})
+    assert got == {"a": 1.0, "b": 0.5, "g": 1.0}
+
+
+# --- TensorBoard -------------------------------------------------------------------------
+
+
+def _tensorboard(log_dir: Path) -> Any:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(log_dir), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    return acc
+
+
+def test_tensorboard_scalars_and_text_read_back(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path, "tensorboard")
+    sinks = open_sinks(cfg)
+    assert [s.name for s in sinks] == ["tensorboard"] and isinstance(sinks[0], GuardedSink)
+    _log(sinks, range(1, 4))
+    sinks[0].log_text(2, "alerts/reward_collapse", "reward fell to 0")
+    _close(sinks)
+
+    acc = _tensorboard(cfg.run_dir / "tensorboard")
+    assert sorted(acc.Tags()["scalars"]) == sorted(NAMES)  # NaN and inf never written
+    for i, name in enumerate(NAMES):
+        events = acc.Scalars(name)
+        assert [e.step for e in events] == [1, 2, 3]
+        assert [e.value for e in events] == [s + i / 8 for s in (1, 2, 3)]
+    (text,) = acc.Tensors("alerts/reward_collapse/text_summary")
+    assert text.step == 2 and text.tensor_proto.string_val == [b"reward fell to 0"]
+
+
+def test_tensorboard_resume_purges_the_crashed_runs_later_steps(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path, "tensorboard")
+    sinks = open_sinks(cfg)
+    _log(sinks, range(1, 6))  # crashed after step 5, last checkpoint at step 3
+    _close(sinks)
+    sinks = open_sinks(cfg, resume_step=3)
+    _log(sinks, range(4, 7), offset=100.0)
+    _close(sinks)
+
+    acc = _tensorboard(cfg.run_dir / "tensorboard")
+    for i, name in enumerate(NAMES):
+        events = acc.Scalars(name)
+        assert [e.step for e in events] == [1, 2, 3, 4, 5, 6]
+        assert [e.value for e in events] == [s + i / 8 + (100 if s > 3 else 0) for s in range(1, 7)]
+
+
+# --- MLflow ------------------------------------------------------------------------------
+
+
+def test_mlflow_name_rule() -> None:
+    from mlflow.utils.validation import _validate_metric_name
+
+    for name in NAMES:
+        assert mlflow_name(name) == name
+    assert mlflow_name("hack/sig:a<b>") == "hack/sig_a_b_"
+    assert mlflow_name("/a//b/./c/../d/") == "_/a/_/b/_/c/__/d/_"
+    assert mlflow_name("domain/é") == "domain/_"
+    long = "x/" * 200
+    cut = mlflow_name(long)
+    assert len(cut) == 250 and cut != mlflow_name(long + "y") and cut == mlflow_name(long)
+    for name in ["hack/sig:a<b>", "/a//b/./c/../d/", "..", ".", "", long, "a/" + "/" * 300]:
+        _validate_metric_name(mlflow_name(name))  # MLflow's own check raises if invalid
+
+
+def test_mlflow_metrics_params_text_and_resume(tmp_path: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    cfg = _cfg(tmp_path, "mlflow")
+    sinks = open_sinks(cfg)
+    _log(sinks, range(1, 6))
+    sinks[0].log_metrics(5, {"hack/sig:x": 2.0})
+    sinks[0].log_text(5, "alerts/hack_rate", "hack rate 0.5")
+    # crashed here, without close(); resumed from the checkpoint at step 3
+    sinks = open_sinks(cfg, resume_step=3)
+    _log(sinks, range(4, 7), offset=100.0)
+    _close(sinks)
+
+    run_id = (cfg.run_dir / "mlflow_run_id").read_text().strip()
+    client = MlflowClient((cfg.run_dir / "mlflow").as_uri())
+    run = client.get_run(run_id)
+    assert run.info.status == "FINISHED" and run.info.run_name == "r"
+    assert client.get_experiment(run.info.experiment_id).name == "rlvr"
+    assert len(client.search_runs([run.info.experiment_id])) == 1  # the same run continued
+    for i, name in enumerate(NAMES):
+        points = sorted(client.get_metric_history(run_id, name), key=lambda m: m.step)
+        assert [m.step for m in points] == [1, 2, 3, 4, 5, 6]
+        assert [m.value for m in points] == [s + i / 8 + (100 if s > 3 else 0) for s in range(1, 7)]
+    assert client.get_metric_history(run_id, "train/grad_norm") == []
+    assert client.get_metric_history(run_id, "hack/sig_x") == []  # logged at step 5, after 3
+    params = run.data.params
+    assert params["algo.group_size"] == "4" and params["log.sinks"] == '["mlflow"]'
+    assert params["train.steps"] == "20" and run.data.tags["rlvr.resumed_at_step"] == "3"
+    text = client.download_artifacts(run_id, "text/alerts/hack_rate/step-00000005.txt", str(tmp_path))
+    assert Path(text).read_text() == "hack rate 0.5"
+
+
+def test_mlflow_long_param_values_are_cut(tmp_path: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    cfg = RunConfig.model_validate(
+        {"name": "r", "output_dir": str(tmp_path), "log": {"sinks": ["mlflow"]}, "prompt": {"system": "s" * 7000}}
+    )
+    (sink,) = open_sinks(cfg)
+    sink.close()
+    run_id = (cfg.run_dir / "mlflow_run_id").read_text().strip()
+    params = MlflowClient((cfg.run_dir / "mlflow").as_uri()).get_run(run_id).data.params
+    assert params["prompt.system"] == "s" * 6000
+
+
+# --- W&B ---------------------------------------------------------------------------------
+
+
+def _wandb_records(path: Path) -> Iterator[Any]:
+    """The records of a .wandb file: a 7-byte header (':W&B', 0xBEE1, version 0) and then
+    LevelDB log format (32 KiB blocks; chunks with a CRC-32, a length and a type: full,
+    first, middle, last), each record a wandb_internal_pb2.Record."""
+    from wandb.proto.wandb_internal_pb2 import Record  # type: ignore[attr-defined]
+
+    data = path.read_bytes()
+    assert struct.unpack("<4sHB", data[:7]) == (b":W&B", 0xBEE1, 0)
+    pos, pending = 7, b""
+    while pos + 7 <= len(data):
+        room = 32768 - pos % 32768
+        if room < 7:  # block trailer
+            pos += room
+            continue
+        crc, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
+        if kind == 0:  # zero padding
+            pos += room
+            continue
+        chunk = data[pos + 7 : pos + 7 + length]
+        assert zlib.crc32(chunk, zlib.crc32(bytes([kind]))) == crc
+        pos += 7 + length
+        pending = chunk if kind in (1, 2) else pending + chunk
+        if kind in (1, 4):
+            record = Record()
+            record.ParseFromString(pending)
+            yield record
+
+
+def _wandb_run(run_dir: Path) -> tuple[Any, dict[int, dict[str, Any]]]:
+    """The run record and the history rows ({step: {key: value}}) of one offline run."""
+    (path,) = run_dir.glob("*.wandb")
+    run, rows = None, {}
+    for record in _wandb_records(path):
+        kind = record.WhichOneof("record_type")
+        if kind == "run":
+            run = record.run
+        elif kind == "history":
+            items = {"/".join(i.nested_key) or i.key: json.loads(i.value_json) for i in record.history.item}
+            rows[items.pop("_step")] = {k: v for k, v in items.items() if not k.startswith("_")}
+    return run, rows
+
+
+def test_wandb_offline_history_and_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    for var in ("CONFIG", "CACHE", "DATA", "ARTIFACT"):
+        monkeypatch.setenv(f"WANDB_{var}_DIR", str(tmp_path / "wandb-home" / var.lower()))
+    for var in ("WANDB_API_KEY", "WANDB_MODE", "WANDB_SERVICE", "WANDB_DIR", "WANDB_RUN_ID", "WANDB_RESUME"):
+        monkeypatch.delenv(var, raising=False)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    stdout, stderr = sys.stdout, sys.stderr
+
+    cfg = _cfg(tmp_path, "wandb")
+    sinks = open_sinks(cfg)
+    assert {s: signal.getsignal(s) for s in handlers} == handlers
+    assert sys.stdout is stdout and sys.stderr is stderr
+    _log(sinks, range(1, 6))
+    sinks[0].log_text(5, "alerts/hack_rate", "hack rate 0.5")
+    _close(sinks)
+    sinks = open_sinks(cfg, resume_step=3)
+    _log(sinks, range(4, 7), offset=100.0)
+    _close(sinks)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # silent, console untouched
+
+    first, second = sorted((cfg.run_dir / "wandb").glob("offline-run-*"))
+    run, rows = _wandb_run(first)
+    assert run.display_name == "r" and run.project == "rlvr"
+    config = {i.key: json.loads(i.value_json) for i in run.config.update}
+    assert config["algo"]["group_size"] == 4
+    assert sorted(rows) == [1, 2, 3, 4, 5]
+    expected = {s: {n: s + i / 8 for i, n in enumerate(NAMES)} for s in range(1, 7)}
+    assert {s: {k: v for k, v in r.items() if k in NAMES} for s, r in rows.items()} == {
+        s: expected[s] for s in range(1, 6)
+    }
+    assert rows[5]["alerts/hack_rate"] == "hack rate 0.5"
+
+    resumed, later = _wandb_run(second)
+    # the resumed run rewinds the first to step 3: what sync uploads is 1..3, then 4..6
+    assert resumed.run_id == run.run_id
+    point = resumed.branch_point
+    assert (point.run, point.metric, point.value) == (run.run_id, "_step", 3)
+    assert sorted(later) == [4, 5, 6]
+    assert later == {s: {n: v + 100 for n, v in expected[s].items()} for s in (4, 5, 6)}
+
+
+# --- failures ----------------------------------------------------------------------------
+
+
+class _Failing:
+    name = "flaky"
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def log_metrics(self, step: int, metrics: Mapping[str, float]) -> None:
+        self.calls.append(f"metrics {step}")
+        if step >= 2:
+            raise OSError(28, "No space left on device")
+
+    def log_text(self, step: int, key: str, text: str) -> None:
+        self.calls.append(f"text {step}")
+
+    def close(self) -> None:
+        self.calls.append("close")
+        raise RuntimeError("already broken")
+
+
+def test_guarded_sink_reports_once_and_disables(capsys: pytest.CaptureFixture[str]) -> None:
+    inner = _Failing()
+    sink = GuardedSink(inner)
+    assert isinstance(sink, MetricSink)
+    for step in (1, 2, 3):
+        sink.log_metrics(step, {"reward/mean": 1.0})
+        sink.log_text(step, "alerts/x", "y")
+    sink.close()
+    sink.close()
+    assert inner.calls == ["metrics 1", "text 1", "metrics 2", "close"]
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.count("'flaky'") == 1
+    assert "step 2" in err and "No space left on device" in err and "disabled" in err
+
+
+def test_guarded_sink_lets_interrupts_through() -> None:
+    class Interrupted(_Failing):
+        def log_metrics(self, step: int, metrics: Mapping[str, float]) -> None:
+            raise KeyboardInterrupt
+
+    sink = GuardedSink(Interrupted())
+    with pytest.raises(KeyboardInterrupt):
+        sink.log_metrics(1, {})
+    assert not sink.disabled
+
+
+def test_a_failing_real_sink_is_disabled_not_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    (sink,) = open_sinks(_cfg(tmp_path, "tensorboard"))
+    sink.log_metrics(1, {"reward/mean": 1.0})
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(SummaryWriter, "flush", full)
+    sink.log_metrics(2, {"reward/mean": 1.0})
+    sink.log_metrics(3, {"reward/mean": 1.0})
+    assert "metric sink 'tensorboard' failed" in capsys.readouterr().err
+    monkeypatch.undo()
+    sink.close()
+
+
+@pytest.mark.parametrize("package", ["wandb", "mlflow"])
+def test_missing_package_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str) -> None:
+    monkeypatch.setitem(sys.modules, package, None)  # import raises ModuleNotFoundError
+    cfg = _cfg(tmp_path, "tensorboard", package)
+    message = f"log.sinks has {package} but the {package} package is not installed: pip install 'rlvr[{package}]'"
+    with pytest.raises(ConfigError) as info:
+        open_sinks(cfg)
+    assert str(info.value) == message
+    assert not cfg.run_dir.exists()  # checked before any sink was opened
