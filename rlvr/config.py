@@ -306,6 +306,9 @@ class EvalConfig(_Section):
     """`rlvr train` evaluates pass@1 after training (off for pure throughput measurements)."""
     max_new_tokens: int | None = Field(None, ge=1)
     """Token budget for evaluation; null = generation.max_new_tokens."""
+    every: int = Field(0, ge=0)
+    """`rlvr train` also evaluates every N steps (logged as eval/pass_at_1 at that step, so the
+    heldout_divergence alert can compare held-out pass@1 with the training reward); 0: never."""
 
 
 class TraceConfig(_Section):
@@ -315,8 +318,39 @@ class TraceConfig(_Section):
     s3://bucket/run (needs s3fs); null: <run directory>/traces."""
 
 
+class AlertRuleConfig(_Section):
+    action: Literal["off", "warn", "checkpoint", "stop"] | None = None
+    """off, warn (store, console, sinks, webhook), checkpoint (also save a checkpoint now),
+    stop (save a checkpoint and end the run with exit code 4 and the reason); null: the rule's default."""
+    threshold: float | None = None
+    """The level the rule fires at (docs/alerts.md has each rule's default and unit); null: the default."""
+
+
+class AlertsConfig(_Section):
+    enabled: bool = True
+    """Evaluate the alert rules after every step (docs/alerts.md)."""
+    window: int = Field(5, ge=2)
+    """Steps each rule looks back over (window means; the baseline median of relative rules)."""
+    webhook: str | None = None
+    """URL that each alert is POSTed to as JSON (e.g. a chat or paging hook); null: none."""
+    webhook_timeout_s: float = Field(5.0, gt=0)
+    """A webhook that does not answer in time is reported once on the console; training goes on."""
+    rules: dict[str, AlertRuleConfig] = Field(default_factory=dict)
+    """Per-rule settings by name, e.g. {hack_rate: {action: stop, threshold: 0.2}}."""
+
+    @model_validator(mode="after")
+    def _known_rules(self) -> AlertsConfig:
+        from rlvr.trace.alerts import check_overrides
+
+        try:
+            check_overrides({k: v.model_dump() for k, v in self.rules.items()})
+        except ValueError as e:
+            raise ValueError(str(e).removeprefix("alerts.rules: ")) from None
+        return self
+
+
 class LogConfig(_Section):
-    sinks: list[Literal["tensorboard", "wandb", "mlflow"]] = Field(default_factory=lambda: ["tensorboard"])
+    sinks: list[Literal["tensorboard", "wandb", "mlflow"]] = Field(default_factory=lambda: ["tensorboard"])  # type: ignore[arg-type]
     """Where every step's metrics go besides metrics.jsonl and the trace store (always
     written): tensorboard (event files under <run>/tensorboard), wandb (needs rlvr[wandb];
     offline by default, under <run>/wandb), mlflow (needs rlvr[mlflow]). Names are the
@@ -354,6 +388,7 @@ class RunConfig(_Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)
     log: LogConfig = Field(default_factory=LogConfig)
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
 
     @property
     def run_dir(self) -> Path:

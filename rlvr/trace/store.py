@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +64,37 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def summarize_step(trajs: list[Trajectory]) -> dict[str, float]:
+def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) -> dict[str, float]:
     """One step's batch in numbers, named by group: `reward/mean`, `reward/pass_rate`,
     every reward component's mean (`reward/<component>`), hack flags (`hack/rate`, the
     share flagged, and `hack/<signature>`), sandbox run statuses (`sandbox/status/<S>`)
     and lengths (`rollout/...`); with several domains in the batch, reward, pass rate,
-    hack rate and components per domain too (`domain/<name>/reward/mean`, ...)."""
+    hack rate and components per domain too (`domain/<name>/reward/mean`, ...).
+
+    `dropped` are the step's trajectories that were not trained on: they count in the
+    sandbox statuses and in `rollout/duplicate_frac` (the share of completions that are
+    word for word the same as one for another task: a policy that writes one answer for
+    everything). `reward/equal_groups_frac` is the share of trained groups whose samples
+    all got the same reward (no learning signal)."""
     out = _summary(trajs)
+    everything = [*trajs, *dropped]
+    n_all = max(len(everything), 1)
+    for k in [k for k in out if k.startswith("sandbox/status/")]:
+        del out[k]
+    for t in everything:
+        if t.execution:
+            key = f"sandbox/status/{t.execution.status.value}"
+            out[key] = out.get(key, 0.0) + 1.0 / n_all
+    tasks_by_text: dict[str, set[str]] = {}
+    for t in everything:
+        tasks_by_text.setdefault(t.completion_text.strip(), set()).add(t.task_id)
+    out["rollout/duplicate_frac"] = (
+        sum(len(tasks_by_text[t.completion_text.strip()]) > 1 for t in everything if t.completion_text.strip()) / n_all
+    )
+    by_group: dict[str, set[float]] = {}
+    for t in trajs:
+        by_group.setdefault(t.group_id, set()).add(t.reward.total if t.reward else 0.0)
+    out["reward/equal_groups_frac"] = sum(len(v) == 1 for v in by_group.values()) / len(by_group) if by_group else 0.0
     domains = sorted({t.domain for t in trajs})
     if len(domains) > 1:
         for d in domains:

@@ -35,10 +35,11 @@ from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.models import load_policy
 from rlvr.preflight import check_run
 from rlvr.trace.parquet import TraceStore
-from rlvr.trace.store import JsonlStore, summarize_step, truncate_after_step
+from rlvr.trace.store import JsonlStore, read_jsonl, summarize_step, truncate_after_step
 from rlvr.train.buffer import ExperienceBuffer
 from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
 from rlvr.train.learner import Learner
+from rlvr.train.monitor import RunMonitor, RunStopped
 from rlvr.train.progress import Progress
 from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, SyncRollouts
 from rlvr.types import Trajectory
@@ -119,6 +120,12 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         eval_before = evaluate(model, tok, eval_tasks, cfg)
         metrics_log.append({"event": "eval", "when": "before", **_eval_row(eval_before)})
         traces.write_eval(0, "before", _eval_to_dict(eval_before) or {}, eval_before.trajectories)
+    # sinks and alert rules; a resumed run's windows start from what it logged before
+    history = [{"step": 0, "eval/pass_at_1": eval_before.pass_at_1}] if eval_before else []
+    if start:
+        history += [r for r in read_jsonl(run_dir / "metrics.jsonl") if r.get("event") == "step"]
+    monitor = RunMonitor(cfg, traces, history=history, resume_step=start, note=progress.alert)
+    last_eval: EvalResult | None = None
     rollouts: SyncRollouts | AsyncRollouts
     if cfg.rollout.mode == "async":
         rollouts = AsyncRollouts(
@@ -135,8 +142,10 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
 
     def log_step(
         step: int, batch: RolloutBatch, trajs: list[Trajectory], stats: dict[str, float], t: list[float]
-    ) -> None:
-        summary = summarize_step(trajs)
+    ) -> dict[str, Any]:
+        nonlocal last_eval
+        dropped = [tr for g in batch.dropped for tr in g.trajs]
+        summary = summarize_step(trajs, dropped)
         rewards.append(summary["reward/mean"])
         row = {
             "event": "step",
@@ -154,14 +163,20 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
             if batch.stats.get("generate_s")
             else 0.0,
         }
+        if cfg.eval.every and eval_tasks and (step + 1) % cfg.eval.every == 0:  # held-out pass@1 now
+            progress.note(f"step {step + 1}: evaluating on {len(eval_tasks)} held-out tasks")
+            last_eval = evaluate(model, tok, eval_tasks, cfg)
+            row["eval/pass_at_1"], row["eval/mean_reward"] = last_eval.pass_at_1, last_eval.mean_reward
+            label = "after" if step + 1 == cfg.train.steps else "periodic"
+            traces.write_eval(step + 1, label, _eval_to_dict(last_eval) or {}, last_eval.trajectories)
         metrics_log.append(row)
         for tr in trajs:
             traj_log.append({"step": step + 1, **tr.to_dict()})
-        dropped = [tr for g in batch.dropped for tr in g.trajs]
         for tr in dropped:
             traj_log.append({"step": step + 1, "dropped": True, **tr.to_dict()})
         traces.write_step(step + 1, [(tr, True) for tr in trajs] + [(tr, False) for tr in dropped], row)
         progress.update(step + 1, row)
+        return row
 
     def save(step: int) -> None:
         with rollouts.pause():  # the generator waits between batches: a consistent snapshot
@@ -191,13 +206,22 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
                 trajs = [t for g in groups for t in g.trajs]
                 stats = learner.step(trajs)  # advantages → loss → update
                 rollouts.publish(model, learner.version)  # the generator's next weights
-                log_step(step, batch, trajs, stats, [t0, t1, time.perf_counter()])
-                if (every and (step + 1) % every == 0) or step + 1 == cfg.train.steps:
+                row = log_step(step, batch, trajs, stats, [t0, t1, time.perf_counter()])
+                alerts = monitor.step(step + 1, row)
+                stop = next((a for a in alerts if a.action == "stop"), None)
+                due = (every and (step + 1) % every == 0) or step + 1 == cfg.train.steps
+                if due or stop or any(a.action == "checkpoint" for a in alerts):
                     save(step + 1)
+                if stop:
+                    raise RunStopped(stop)
     finally:
         rollouts.close()
+        monitor.close()
     eval_after = None
-    if eval_tasks and cfg.eval.after_training:
+    if last_eval is not None and cfg.eval.every and cfg.train.steps % cfg.eval.every == 0:
+        eval_after = last_eval  # the last step was just evaluated
+        metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})
+    elif eval_tasks and cfg.eval.after_training:
         progress.note(f"evaluating the trained policy on {len(eval_tasks)} held-out tasks")
         eval_after = evaluate(model, tok, eval_tasks, cfg)
         metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})

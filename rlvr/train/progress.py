@@ -57,6 +57,10 @@ class Progress:
         if not self.quiet:
             self.console.print(f"[dim]{text}[/dim]")
 
+    def alert(self, text: str) -> None:
+        """An alert or a warning about the run: printed even with --quiet."""
+        self.console.print(text, style="bold red" if self.interactive else None, markup=False, highlight=False)
+
     def phase(self, source: str, name: str, done: int, total: int) -> None:
         """What `source` ('rollout', 'learner') is doing now, e.g. ('rollout', 'executing', 3, 16)."""
         with self._lock:

@@ -135,7 +135,9 @@ class RolloutProducer:
             )
             stats["retries"] += sum(int(t.timings.get("retries", 0)) for t in trajs)
             gen_s += max((t.timings.get("generate_s", 0.0) for t in trajs), default=0.0)
-            for g in make_groups(trajs):
+            groups = make_groups(trajs)
+            stats["groups"] += len(groups)
+            for g in groups:
                 if any(t.status != "ok" for t in g.trajs):
                     if cfg.rollout.on_failure == "fail":
                         err = next(t.error for t in g.trajs if t.status != "ok")

@@ -1,0 +1,173 @@
+"""Alerts in real training runs with a scripted policy: a policy that starts exiting before
+the tests after step 3 is caught (and stopped, checkpointed, posted to a webhook); a
+healthy policy raises nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import rlvr.train.rollouts as rollouts_mod
+from rlvr.cli import main
+from rlvr.config import load_config
+from rlvr.models import load_tokenizer
+from rlvr.rollout.engine import Completion, SamplingParams
+from rlvr.trace.query import query
+from rlvr.train.loop import train
+from rlvr.train.monitor import RunStopped
+
+QUICK = Path(__file__).parents[2] / "examples" / "quickstart.yaml"
+
+
+class ScriptedPolicy:
+    """Answers add_k tasks: half the samples right, half wrong; from call `hack_from` on,
+    every sample exits before the tests instead. The behaviour log-probs are the training
+    model's own, as a real engine's would be, so the learner sees an on-policy batch."""
+
+    def __init__(self, tok: Any, hack_from: int | None) -> None:
+        self.tok, self.hack_from, self.calls, self.model = tok, hack_from, 0, None
+
+    def bind(self, model: Any, *args: Any, **kw: Any) -> ScriptedPolicy:
+        self.model = model
+        return self
+
+    def _logprobs(self, prompt: list[int], ids: list[int]) -> list[float]:
+        assert self.model is not None
+        with torch.no_grad():
+            logits = self.model(torch.tensor([prompt + ids])).logits[0, len(prompt) - 1 : -1].float()
+            lp = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(ids)[:, None])[:, 0]
+        return [float(x) for x in lp]
+
+    def generate(self, prompts: list[list[int]], params: SamplingParams, progress: Any = None) -> list[Completion]:
+        self.calls += 1
+        time.sleep(0.05)  # a steady generation speed, so throughput is not timing noise
+        out = []
+        for i, p in enumerate(prompts):
+            k = re.findall(r"add_(\d+)", self.tok.decode(p))[-1]
+            if self.hack_from is not None and self.calls >= self.hack_from:
+                text = "import sys\nsys.exit(0)\n```"
+            elif i % 2 == 0:
+                text = f"def add_{k}(x):\n    return x + {k}\n```"
+            else:
+                text = f"def add_{k}(x):\n    return x\n```"
+            ids = self.tok(text, add_special_tokens=False)["input_ids"] + [self.tok.eos_token_id]
+            out.append(Completion(list(ids), self._logprobs(list(p), ids), text, "eos"))
+        return out
+
+    def load_weights(self, state_dict: dict[str, Any]) -> None:
+        pass
+
+
+@pytest.fixture
+def tasks(tmp_path: Path) -> Path:
+    path = tmp_path / "add.jsonl"
+    rows = [
+        {
+            "id": f"py/add_{k}",
+            "domain": "python",
+            "entry_point": f"add_{k}",
+            "prompt": f"Write a Python function `add_{k}(x)` that returns x plus {k}.",
+            "tests": {"format": "assert", "tests": [f"assert add_{k}({x}) == {x + k}" for x in (0, 1, 5)]},
+        }
+        for k in range(1, 11)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def scripted(monkeypatch: pytest.MonkeyPatch, hack_from: int | None) -> None:
+    policy = ScriptedPolicy(load_tokenizer("tiny-random"), hack_from)
+    monkeypatch.setattr(rollouts_mod, "HFEngine", policy.bind)
+
+
+def overrides(tmp_path: Path, tasks: Path, name: str, *extra: str) -> list[str]:
+    return [
+        "model.name_or_path=tiny-random",
+        f"tasks.source={tasks}",
+        "algo.group_size=2",
+        "train.prompts_per_step=2",
+        "eval.before_training=false",
+        "eval.after_training=false",
+        f"output_dir={tmp_path}",
+        f"name={name}",
+        *extra,
+    ]
+
+
+@pytest.fixture
+def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    received: list[dict[str, Any]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
+    server.shutdown()
+
+
+def test_a_policy_that_starts_hacking_is_stopped_with_a_checkpoint_and_a_webhook(
+    tmp_path: Path, tasks: Path, monkeypatch: pytest.MonkeyPatch, webhook: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, received = webhook
+    scripted(monkeypatch, hack_from=4)
+    cfg = load_config(
+        QUICK,
+        overrides(tmp_path, tasks, "hack", "train.steps=10", "alerts.rules={hack_rate: {action: stop}}",
+                  f"alerts.webhook={url}"),
+    )  # fmt: skip
+    with pytest.raises(RunStopped, match="hack_rate") as stopped:
+        train(cfg, quiet=True)
+    assert stopped.value.alert.step == 4  # the first hacking step: its window mean is 0.25
+    run = tmp_path / "hack"
+    assert (run / "checkpoints" / "step-000004" / "state.json").is_file()
+    steps = [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3, 4]
+    _, rows = query(str(run / "traces"), "SELECT step, rule, category, action FROM alerts ORDER BY rule")
+    # every sample now writes the same exit for every task: identical_completions fires too
+    assert rows == [(4, "hack_rate", "hacking", "stop"), (4, "identical_completions", "hacking", "warn")]
+    assert [(h["rule"], h["step"], h["run"]) for h in received if h["rule"] == "hack_rate"] == [
+        ("hack_rate", 4, "hack")
+    ]
+    # the CLI says why and exits 4; --resume continues from the checkpoint (and stops again)
+    assert main(["train", str(QUICK), *overrides(tmp_path, tasks, "hack2", "train.steps=10",
+                 "alerts.rules={hack_rate: {action: stop}}")]) == 4  # fmt: skip
+
+
+def test_a_healthy_policy_raises_no_alert(tmp_path: Path, tasks: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scripted(monkeypatch, hack_from=None)
+    # throughput_drop watches this machine, not the policy: a CI machine busy with something
+    # else is a real drop (its quiet case is a unit test); every other rule must stay quiet
+    extra = ("train.steps=12", "alerts.rules={throughput_drop: {action: off}}")
+    train(load_config(QUICK, overrides(tmp_path, tasks, "ok", *extra)), quiet=True)
+    _, rows = query(str(tmp_path / "ok" / "traces"), "SELECT step, rule, message FROM alerts")
+    assert rows == [], rows
+
+
+def test_checkpoint_action_saves_and_goes_on_and_a_dead_webhook_does_not_stop_training(
+    tmp_path: Path, tasks: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted(monkeypatch, hack_from=3)
+    extra = ("train.steps=5", "alerts.rules={hack_rate: {action: checkpoint}}", "alerts.webhook=http://127.0.0.1:9/x")
+    train(load_config(QUICK, overrides(tmp_path, tasks, "ck", *extra)), quiet=True)
+    ckpts = sorted(p.name for p in (tmp_path / "ck" / "checkpoints").iterdir())
+    assert ckpts == ["step-000003", "step-000005"]  # the alert's, then the final one
+    err = capsys.readouterr().err
+    assert "ALERT [hacking] step 3: hack_rate" in err
+    assert err.count("alert webhook http://127.0.0.1:9/x failed") == 1

@@ -1,0 +1,158 @@
+"""Every alert rule fires on its condition within the window and stays quiet on a healthy
+run; hand-made metric rows, one per step."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from rlvr.trace.alerts import RULES, AlertEngine, check_overrides
+
+
+def healthy(step: int) -> dict[str, Any]:
+    """A run that learns: reward creeping up, metrics with a little noise, nothing wrong."""
+    wobble = 1 + 0.05 * math.sin(step)
+    return {
+        "step": step,
+        "reward/mean": 0.3 + 0.01 * step,
+        "reward/pass_rate": 0.25 + 0.01 * step,
+        "reward/equal_groups_frac": 0.5 * wobble,
+        "hack/rate": 0.0,
+        "rollout/duplicate_frac": 0.0,
+        "rollout/completion_len_mean": 60.0 * wobble,
+        "rollout/groups": 4.0,
+        "rollout/dropped_failed": 0.0,
+        "train/loss": 0.01 * wobble,
+        "train/entropy": 0.8 * wobble,
+        "train/grad_norm": 1.5 * wobble,
+        "train/clip_frac": 0.02 * wobble,
+        "train/kl": 0.01 * wobble,
+        "train/staleness_mean": 0.0,
+        "sandbox/status/OK": 0.7,
+        "sandbox/status/RUNTIME_ERROR": 0.3,
+        "time/gen_tokens_per_s": 120.0 * wobble,
+    }
+
+
+def run(rows: list[dict[str, Any]], **kw: Any) -> list[tuple[int, str]]:
+    engine = AlertEngine(**kw)
+    return [(a.step, a.rule) for row in rows for a in engine.observe(row)]
+
+
+def with_change(key: str, value: Any, from_step: int, steps: int = 12) -> list[dict[str, Any]]:
+    rows = [healthy(s) for s in range(1, steps + 1)]
+    for r in rows:
+        if r["step"] >= from_step:
+            r[key] = value(r["step"]) if callable(value) else value
+    return rows
+
+
+def test_a_healthy_run_raises_nothing() -> None:
+    assert run([healthy(s) for s in range(1, 60)]) == []
+
+
+# (rule, metric, bad value from step 6) — each must fire within the window (5 steps)
+CASES = [
+    ("hack_rate", "hack/rate", 0.5),
+    ("identical_completions", "rollout/duplicate_frac", 0.9),
+    ("entropy_floor", "train/entropy", 0.001),
+    ("entropy_drop", "train/entropy", 0.2),
+    ("kl_cap", "train/kl", 3.0),
+    ("clip_fraction", "train/clip_frac", 0.6),
+    ("grad_norm_spike", "train/grad_norm", 80.0),
+    ("non_finite", "train/loss", float("nan")),
+    ("length_blowup", "rollout/completion_len_mean", 400.0),
+    ("length_collapse", "rollout/completion_len_mean", 3.0),
+    ("equal_rewards", "reward/equal_groups_frac", 1.0),
+    ("sandbox_errors", "sandbox/status/SANDBOX_ERROR", 0.4),
+    ("sandbox_timeouts", "sandbox/status/TIMEOUT", 0.8),
+    ("dropped_groups", "rollout/dropped_failed", 3.0),
+    ("staleness", "train/staleness_mean", 6.0),
+    ("throughput_drop", "time/gen_tokens_per_s", 10.0),
+]
+
+
+@pytest.mark.parametrize(("rule", "key", "bad"), CASES, ids=[c[0] for c in CASES])
+def test_each_rule_fires_within_the_window_once(rule: str, key: str, bad: float) -> None:
+    fired = run(with_change(key, bad, from_step=6))
+    mine = [step for step, name in fired if name == rule]
+    assert len(mine) == 1 and 6 <= mine[0] < 6 + 5, fired  # edge-triggered: one alert for a lasting condition
+
+
+@pytest.mark.parametrize(("rule", "key", "bad"), CASES, ids=[c[0] for c in CASES])
+def test_each_rule_is_quiet_just_below_its_threshold(rule: str, key: str, bad: float) -> None:
+    r = RULES[rule]
+    base = healthy(1).get(key, 0.0)
+    if r.check.__qualname__.startswith("_ratio_to_baseline"):
+        near = base * (r.threshold * (0.9 if r.fires_above else 1.1))
+    elif rule == "dropped_groups":
+        near = 4.0 * r.threshold * 0.9
+    elif rule == "non_finite":
+        near = 1e30  # huge but finite
+    else:
+        near = r.threshold * (0.9 if r.fires_above else 1.1)
+    fired = run(with_change(key, near, from_step=6))
+    assert [f for f in fired if f[1] == rule] == []
+
+
+def test_hack_share_rising_fires_before_it_is_high() -> None:
+    rows = with_change("hack/rate", lambda s: 0.02 * (s - 5), from_step=6, steps=14)
+    fired = run(rows, overrides={"hack_rate": {"action": "off"}})
+    assert [name for _, name in fired] == ["hack_rising"]
+    assert run([healthy(s) for s in range(1, 14)]) == []
+
+
+def test_heldout_divergence_needs_reward_up_and_heldout_down() -> None:
+    rows = [healthy(s) for s in range(0, 13)]
+    rows[0] = {"step": 0, "eval/pass_at_1": 0.40}
+    rows[6]["eval/pass_at_1"] = 0.42
+    rows[12]["eval/pass_at_1"] = 0.30  # reward kept rising (healthy rows do), held-out fell by 0.12
+    assert run(rows) == [(12, "heldout_divergence")]
+    rows[12]["eval/pass_at_1"] = 0.40  # a fall of 0.02: within the noise allowed
+    assert run(rows) == []
+    for r in rows[7:12]:
+        r["reward/mean"] = 0.0  # reward fell too: not a divergence, just a worse policy
+    rows[12]["reward/mean"], rows[12]["eval/pass_at_1"] = 0.0, 0.30
+    assert run(rows) == []
+
+
+def test_overrides_change_threshold_and_action_and_turn_rules_off() -> None:
+    rows = with_change("hack/rate", 0.05, from_step=3)
+    assert run(rows) == []  # 0.05 is under the default 0.10
+    engine = AlertEngine(overrides={"hack_rate": {"threshold": 0.01, "action": "stop"}})
+    alerts = [a for row in rows for a in engine.observe(row)]
+    assert [(a.rule, a.action, a.threshold) for a in alerts] == [("hack_rate", "stop", 0.01)]
+    assert alerts[0].step == 3 and alerts[0].value == pytest.approx(0.05 / 3)  # the window mean at step 3
+    assert "observed 0.01667" in alerts[0].message and "above 0.01" in alerts[0].message
+    assert run(with_change("train/kl", 3.0, 6), overrides={"kl_cap": {"action": "off"}}) == []
+
+
+def test_an_alert_fires_again_after_the_condition_cleared() -> None:
+    rows = with_change("train/kl", 3.0, from_step=4)
+    for r in rows[6:8]:
+        r["train/kl"] = 0.01
+    assert run(rows) == [(4, "kl_cap"), (9, "kl_cap")]
+
+
+def test_replay_restores_state_without_alerting() -> None:
+    rows = with_change("train/kl", 3.0, from_step=4)
+    engine = AlertEngine()
+    engine.replay(rows[:6])  # a resumed run: the condition was already active
+    assert [a.rule for row in rows[6:] for a in engine.observe(row)] == []
+
+
+def test_bad_overrides_name_the_problem() -> None:
+    with pytest.raises(ValueError, match="no rule 'hack_ratee'"):
+        check_overrides({"hack_ratee": {}})
+    with pytest.raises(ValueError, match="'explode' is not one of"):
+        check_overrides({"hack_rate": {"action": "explode"}})
+
+
+def test_every_rule_is_documented() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "alerts.md").read_text()
+    for name, rule in RULES.items():
+        assert f"`{name}`" in doc and rule.category in doc
