@@ -395,9 +395,12 @@ class RunConfig(_Section):
         return Path(self.output_dir) / self.name
 
     @model_validator(mode="after")
-    def _no_inert_settings(self) -> RunConfig:
+    def _no_inert_settings(self, info: ValidationInfo) -> RunConfig:
         """A key set in the file or on the command line that the chosen path never reads
-        is an error saying why (a typo in intent, like a typo in a name, should not pass)."""
+        is an error saying why (a typo in intent, like a typo in a name, should not pass).
+        Not for a run's own resolved config.yaml, which lists every key."""
+        if info.context and info.context.get("resolved"):
+            return self
         a, r = self.algo, self.rollout
         inert = [
             (a, ("gamma", "lam", "value_coef", "value_clip"), a.advantage != "gae",
@@ -521,6 +524,20 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     except ValidationError as e:
         where = f"{path}: " if path else ""
         raise ConfigError(where + _format_validation_error(e)) from None
+
+
+def load_run_config(run_dir: str | Path) -> RunConfig:
+    """The resolved config a run saved (<run>/config.yaml: every key, defaults included)."""
+    p = Path(run_dir) / "config.yaml"
+    if not p.is_file():
+        raise ConfigError(f"{run_dir}: not a run directory (no config.yaml)")
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+        return RunConfig.model_validate(data, context={"resolved": True})
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(e)}") from None
+    except ValidationError as e:
+        raise ConfigError(f"{p}: " + _format_validation_error(e)) from None
 
 
 _LOADED_PLUGIN_FILES: set[Path] = set()

@@ -34,7 +34,7 @@ LEGACY_NAMES = {
     "tokens_per_s": "time/tokens_per_s",
     "gen_tokens_per_s": "time/gen_tokens_per_s",
 }
-SKIPPED = {"step"}  # the x axis itself
+SKIPPED = {"step", "weights_fingerprint"}  # the x axis itself; a checksum of the weights (not a metric)
 
 # the columns read from every part to choose which trajectories to show
 _CHOOSE_COLUMNS = ["step", "reward", "reward_flags"]

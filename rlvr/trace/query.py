@@ -75,9 +75,15 @@ def query(uri: str, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
             return [], []
         return list(rel.columns), rel.fetchall()
     except duckdb.Error as e:
-        raise StoreError(f"query failed: {str(e).strip()}") from None
+        raise StoreError(f"query failed: {one_line(str(e))}") from None
     finally:
         con.close()
+
+
+def one_line(message: str) -> str:
+    """DuckDB's message on one line, without its echo of the query and the caret under it."""
+    lines = [x.strip() for x in message.splitlines()]
+    return " ".join(x for x in lines if x and not x.startswith("LINE ") and set(x) != {"^"})
 
 
 def _protocol(fs: fsspec.AbstractFileSystem) -> str:

@@ -37,7 +37,7 @@ from rlvr.preflight import check_run
 from rlvr.trace.parquet import TraceStore
 from rlvr.trace.store import JsonlStore, read_jsonl, summarize_step, truncate_after_step
 from rlvr.train.buffer import ExperienceBuffer
-from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
+from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, weights_fingerprint
 from rlvr.train.learner import Learner
 from rlvr.train.monitor import RunMonitor, RunStopped
 from rlvr.train.progress import Progress
@@ -75,18 +75,11 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
 
     trace_uri = cfg.trace.uri or str(run_dir / "traces")
     lora = cfg.model.lora
-    source = str(ckpt / "model") if ckpt and not lora else cfg.model.name_or_path
-    inputs = check_run(cfg, model=source)  # tasks, split and model checked before anything loads
+    inputs = check_run(cfg, model=policy_source(cfg, ckpt))  # tasks, split, model checked before loading
     train_tasks, eval_tasks = inputs.train_tasks, inputs.eval_tasks
-    model, tok = load_policy(
-        source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
-    )
+    model, tok = load_policy_at(cfg, ckpt)
     run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
-    if lora:  # adapters on the base model; a checkpoint's adapter weights replace the fresh ones
-        model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)
-        if ckpt:
-            load_adapter_state(model, load_file(str(ckpt / "adapter.safetensors")))
     learner = Learner(model, cfg, pad_id=int(tok.pad_token_id))
     sampler = TaskSampler(train_tasks, cfg.seed)
     b = cfg.buffer
@@ -162,6 +155,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
             "time/gen_tokens_per_s": summary["rollout/completion_tokens"] / batch.stats["generate_s"]
             if batch.stats.get("generate_s")
             else 0.0,
+            "weights_fingerprint": weights_fingerprint(model),  # after the update: rlvr replay --train checks it
         }
         if cfg.eval.every and eval_tasks and (step + 1) % cfg.eval.every == 0:  # held-out pass@1 now
             progress.note(f"step {step + 1}: evaluating on {len(eval_tasks)} held-out tasks")
@@ -233,6 +227,30 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
     metrics_log.close()
     traj_log.close()
     return summary_out
+
+
+def policy_source(cfg: RunConfig, ckpt: Path | None) -> str:
+    """What the policy loads from: the checkpoint's model, or (LoRA: the base model, whose
+    adapters the checkpoint holds) the config's."""
+    return str(ckpt / "model") if ckpt and not cfg.model.lora else cfg.model.name_or_path
+
+
+def load_policy_at(cfg: RunConfig, ckpt: Path | None) -> tuple[Any, Any]:
+    """(model, tokenizer) as training has them after checkpoint `ckpt` (None: at the start;
+    call after seed_everything(cfg.seed), as train does, for the same fresh adapters)."""
+    lora = cfg.model.lora
+    model, tok = load_policy(
+        policy_source(cfg, ckpt),
+        dtype=cfg.model.dtype,
+        cache_dir=cfg.model.cache_dir,
+        seed=cfg.seed,
+        device=cfg.model.device,
+    )
+    if lora:  # adapters on the base model; a checkpoint's adapter weights replace the fresh ones
+        model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)
+        if ckpt:
+            load_adapter_state(model, load_file(str(ckpt / "adapter.safetensors")))
+    return model, tok
 
 
 def _max_age(cfg: RunConfig) -> int | None:

@@ -15,6 +15,8 @@ from rlvr.config import RunConfig
 from rlvr.trace.alerts import Alert, AlertEngine
 from rlvr.trace.parquet import TraceStore
 
+NOT_METRICS = ("step", "weights_fingerprint")  # in the row for the record, not charted
+
 
 class RunStopped(RuntimeError):
     """An alert whose action is `stop` ended the run (after a checkpoint)."""
@@ -50,7 +52,8 @@ class RunMonitor:
         """Log one step's metrics everywhere and return the alerts it raised (already
         stored, printed and sent)."""
         numbers = {k: float(v) for k, v in row.items() if isinstance(v, int | float) and not isinstance(v, bool)}
-        numbers.pop("step", None)
+        for key in NOT_METRICS:
+            numbers.pop(key, None)
         for sink in self.sinks:
             sink.log_metrics(step, numbers)
         if not self.cfg.alerts.enabled:

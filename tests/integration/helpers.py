@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import rlvr.train.rollouts as rollouts_mod
 from rlvr.envs import EnvSettings
-from rlvr.rollout.engine import SamplingParams
+from rlvr.models import load_tokenizer
+from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.hf import HFEngine
 from rlvr.rollout.runner import run_episodes
 from rlvr.tasks import load_tasks
@@ -26,3 +37,68 @@ def tiny_batch(
     for i, t in enumerate(trajs):
         t.reward = RewardBreakdown(total=float(i % group) / group, components={"completion": 0.0})
     return trajs
+
+
+class ScriptedPolicy:
+    """Answers add_k tasks: half the samples right, half wrong; from call `hack_from` on,
+    every sample exits before the tests instead. The behaviour log-probs are the training
+    model's own, as a real engine's would be, so the learner sees an on-policy batch."""
+
+    def __init__(self, tok: Any, hack_from: int | None) -> None:
+        self.tok, self.hack_from, self.calls, self.model = tok, hack_from, 0, None
+
+    def bind(self, model: Any, *args: Any, **kw: Any) -> ScriptedPolicy:
+        self.model = model
+        return self
+
+    def _logprobs(self, prompt: list[int], ids: list[int]) -> list[float]:
+        assert self.model is not None
+        with torch.no_grad():
+            logits = self.model(torch.tensor([prompt + ids])).logits[0, len(prompt) - 1 : -1].float()
+            lp = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(ids)[:, None])[:, 0]
+        return [float(x) for x in lp]
+
+    def generate(self, prompts: list[list[int]], params: SamplingParams, progress: Any = None) -> list[Completion]:
+        self.calls += 1
+        time.sleep(0.05)  # a steady generation speed, so throughput is not timing noise
+        out = []
+        for i, p in enumerate(prompts):
+            k = re.findall(r"add_(\d+)", self.tok.decode(p))[-1]
+            if self.hack_from is not None and self.calls >= self.hack_from:
+                text = "import sys\nsys.exit(0)\n```"
+            elif i % 2 == 0:
+                text = f"def add_{k}(x):\n    return x + {k}\n```"
+            else:
+                text = f"def add_{k}(x):\n    return x\n```"
+            ids = self.tok(text, add_special_tokens=False)["input_ids"] + [self.tok.eos_token_id]
+            out.append(Completion(list(ids), self._logprobs(list(p), ids), text, "eos"))
+        return out
+
+    def load_weights(self, state_dict: dict[str, Any]) -> None:
+        pass
+
+
+def use_scripted_policy(monkeypatch: pytest.MonkeyPatch, hack_from: int | None = None) -> ScriptedPolicy:
+    """Training runs in this test generate with a ScriptedPolicy instead of the model."""
+    policy = ScriptedPolicy(load_tokenizer("tiny-random"), hack_from)
+    monkeypatch.setattr(rollouts_mod, "HFEngine", policy.bind)
+    return policy
+
+
+def write_add_tasks(path: Path, n: int = 10, extra_test: str | None = None) -> Path:
+    """add_1 ... add_n tasks (three assert tests each, plus `extra_test` if given) as JSONL."""
+    rows = [
+        {
+            "id": f"py/add_{k}",
+            "domain": "python",
+            "entry_point": f"add_{k}",
+            "prompt": f"Write a Python function `add_{k}(x)` that returns x plus {k}.",
+            "tests": {
+                "format": "assert",
+                "tests": [f"assert add_{k}({x}) == {x + k}" for x in (0, 1, 5)] + ([extra_test] if extra_test else []),
+            },
+        }
+        for k in range(1, n + 1)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path

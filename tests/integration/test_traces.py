@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from rlvr.config import load_config
 from rlvr.trace.parquet import SCHEMA_VERSION, TraceStore, read_table
@@ -64,3 +65,38 @@ def test_any_fsspec_url_and_truncation_after_a_crash(tmp_path: Path) -> None:
     assert store.steps() == [1] and store.steps("metrics") == [1]
     assert not [n for n in store.fs.ls(f"{store.root}/trajectories", detail=False) if str(n).endswith(".tmp")]
     assert read_table(uri, "metrics").num_rows == 1
+
+
+def test_traces_command_lists_queries_and_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rlvr.cli import main
+
+    train(load_config(QUICK, [*TINY, "train.steps=2", f"output_dir={tmp_path}", "name=q"]), quiet=True)
+    run = str(tmp_path / "q")
+    capsys.readouterr()
+    assert main(["traces", run]) == 0
+    listing = capsys.readouterr().out
+    for view in ("trajectories (8 rows)", "turns", "tests", "metrics (", "alerts (", "evals (", "eval_trajectories ("):
+        assert view in listing
+    sql = "SELECT step, count(*) AS n, count(DISTINCT group_id) AS groups FROM trajectories GROUP BY step ORDER BY step"
+    assert main(["traces", run, sql, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"step": 1, "n": 4, "groups": 2}, {"step": 2, "n": 4, "groups": 2}]
+    assert (
+        main(["traces", run, "SELECT name, value FROM metrics WHERE step = 2 AND name = 'reward/mean'", "--csv"]) == 0
+    )
+    assert capsys.readouterr().out.splitlines() == ["name,value", "reward/mean,0.0"]
+    assert main(["traces", run, "SELECT role, count(*) FROM turns GROUP BY role ORDER BY role"]) == 0
+    table = capsys.readouterr().out
+    assert "assistant" in table and "system" in table and "(3 rows)" in table
+    task = read_table(str(tmp_path / "q" / "traces")).to_pylist()[0]["task_id"]
+    assert main(["traces", "show", run, "--step", "1", "--task", task, "--sample", "0"]) == 0
+    shown = capsys.readouterr().out
+    assert f"step 1 · task {task}" in shown and "--- assistant · attempt 1" in shown and "--- sandbox:" in shown
+    assert shown.count("step 1 · task") == 1
+    # bad input: one line each, exit 2
+    assert main(["traces", run, "SELECT nope FROM trajectories"]) == 2
+    assert main(["traces", "show", run, "--step", "7"]) == 2
+    assert main(["traces", str(tmp_path / "missing")]) == 2
+    assert main(["traces", run, "SELECT", "1"]) == 2  # an unquoted query
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 4 and all(e.startswith("rlvr: error:") for e in err), err
+    assert "no step 7" in err[1] and "steps: 1..2" in err[1]
