@@ -81,15 +81,29 @@ def _window_mean(key: str) -> Check:
     return check
 
 
-def _ratio_to_baseline(key: str) -> Check:
-    """The current value over the median of the steps before it in the window."""
+def _recent_mean(key: str, recent: int) -> Check:
+    """The mean over the last `recent` steps (one batch of a few prompts is noisy)."""
 
     def check(rows: Rows, window: int) -> float | None:
-        cur, base = _num(rows[-1], key), _series(rows[-window - 1 : -1], key)
-        if cur is None or not math.isfinite(cur) or len(base) < MIN_BASELINE:
+        if _num(rows[-1], key) is None:
+            return None
+        vals = _series(rows[-recent:], key)
+        return sum(vals) / len(vals) if vals else None
+
+    return check
+
+
+def _ratio_to_baseline(key: str, recent: int = 1) -> Check:
+    """The mean of the last `recent` steps over the median of the `window` steps before them."""
+
+    def check(rows: Rows, window: int) -> float | None:
+        if _num(rows[-1], key) is None:
+            return None
+        cur, base = _series(rows[-recent:], key), _series(rows[-window - recent : -recent], key)
+        if len(cur) < recent or len(base) < MIN_BASELINE:
             return None
         med = statistics.median(base)
-        return cur / med if med > 0 else None
+        return (sum(cur) / len(cur)) / med if med > 0 else None
 
     return check
 
@@ -152,10 +166,10 @@ RULES: dict[str, Rule] = {
         Rule("identical_completions", "hacking", "share of the step's completions that are word for word the same as "
              "one for another task, above {threshold}", 0.5, True, _current("rollout/duplicate_frac")),
         # collapse
-        Rule("entropy_floor", "collapse", "policy entropy (nats per token) below {threshold}", 0.02, False,
-             _current("train/entropy")),
-        Rule("entropy_drop", "collapse", "entropy below {threshold} times the window's median", 0.5, False,
-             _ratio_to_baseline("train/entropy")),
+        Rule("entropy_floor", "collapse", "policy entropy (nats per token), mean of the last 3 steps, below "
+             "{threshold}", 0.02, False, _recent_mean("train/entropy", 3)),
+        Rule("entropy_drop", "collapse", "entropy, mean of the last 3 steps, below {threshold} times the median of "
+             "the window before them", 0.25, False, _ratio_to_baseline("train/entropy", 3)),
         Rule("kl_cap", "collapse", "KL to the reference policy above {threshold}", 1.0, True, _current("train/kl")),
         Rule("clip_fraction", "collapse", "share of tokens clipped by the ratio bounds above {threshold}", 0.3, True,
              _current("train/clip_frac")),

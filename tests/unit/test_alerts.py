@@ -58,7 +58,7 @@ CASES = [
     ("hack_rate", "hack/rate", 0.5),
     ("identical_completions", "rollout/duplicate_frac", 0.9),
     ("entropy_floor", "train/entropy", 0.001),
-    ("entropy_drop", "train/entropy", 0.2),
+    ("entropy_drop", "train/entropy", 0.1),
     ("kl_cap", "train/kl", 3.0),
     ("clip_fraction", "train/clip_frac", 0.6),
     ("grad_norm_spike", "train/grad_norm", 80.0),
