@@ -325,6 +325,11 @@ class AlertRuleConfig(_Section):
     threshold: float | None = None
     """The level the rule fires at (docs/alerts.md has each rule's default and unit); null: the default."""
 
+    @field_validator("action", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        return "off" if v is False else v  # YAML reads a bare `off` as false
+
 
 class AlertsConfig(_Section):
     enabled: bool = True

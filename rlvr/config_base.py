@@ -3,6 +3,9 @@ validation on assignment; and the error every config problem raises."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -12,3 +15,21 @@ class ConfigError(ValueError):
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True)
+
+
+_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
+SECRET_KEYS = ("alerts.webhook",)  # a webhook URL is itself a credential
+
+
+def redact(data: Any, _path: str = "") -> Any:
+    """A copy of a config (as plain data) safe to show or send elsewhere (a report, W&B,
+    MLflow): webhook URLs replaced, user:password@ removed from every URL."""
+    if isinstance(data, dict):
+        return {k: redact(v, f"{_path}{k}.") for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact(v, _path) for v in data]
+    if isinstance(data, str):
+        if _path.rstrip(".") in SECRET_KEYS:
+            return "<redacted>"
+        return _URL_USERINFO.sub(r"\g<scheme><redacted>@", data)
+    return data

@@ -28,7 +28,7 @@ LEGACY_NAMES = {
     "lr": "train/lr",
     "completion_len_mean": "rollout/completion_len_mean",
     "truncated_frac": "rollout/truncated_frac",
-    "staleness_mean": "rollout/staleness_mean",
+    "staleness_mean": "train/staleness_mean",
     "rollout_wait_s": "time/rollout_wait_s",
     "train_s": "time/train_s",
     "tokens_per_s": "time/tokens_per_s",
@@ -181,11 +181,16 @@ def _read_config(source: str, uri: str) -> tuple[dict[str, Any] | None, str | No
                 text = f.read()
         except (OSError, ValueError):
             continue
+        from rlvr.config_base import redact
+
         try:
             cfg = yaml.safe_load(text)
         except yaml.YAMLError:
-            return None, text
-        return (cfg if isinstance(cfg, dict) else None), text
+            return None, None  # unreadable: not shown (it could hold a secret we cannot find)
+        if not isinstance(cfg, dict):
+            return None, None
+        cfg = redact(cfg)  # the page may be mailed around: no webhook URLs, no URL passwords
+        return cfg, yaml.safe_dump(cfg, sort_keys=False)
     return None, None
 
 

@@ -74,6 +74,10 @@ def _handler(dash: Dashboard) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             path = urlsplit(self.path).path
+            if not _host_allowed(self.headers.get("Host", ""), self.server.server_address):
+                # a page elsewhere that rebinds its DNS name to this address cannot read the run
+                self._send(421, "text/plain; charset=utf-8", b"misdirected request: unknown Host\n")
+                return
             try:
                 if path in ("/", "/index.html"):
                     self._send(200, "text/html; charset=utf-8", dash.page().encode())
@@ -105,6 +109,13 @@ def _handler(dash: Dashboard) -> type[BaseHTTPRequestHandler]:
             pass  # no access log on the terminal
 
     return Handler
+
+
+def _host_allowed(header: str, address: Any) -> bool:
+    """The Host header names this server: a loopback name or the address it is bound to."""
+    host = header.rsplit(":", 1)[0] if not header.startswith("[") else header[1:].split("]")[0]
+    bound = str(address[0])
+    return host in LOCAL_HOSTS or host == bound or (bound in ("0.0.0.0", "::") and bool(host))
 
 
 def make_server(dash: Dashboard, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:

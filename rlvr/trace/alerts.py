@@ -93,8 +93,9 @@ def _recent_mean(key: str, recent: int) -> Check:
     return check
 
 
-def _ratio_to_baseline(key: str, recent: int = 1) -> Check:
-    """The mean of the last `recent` steps over the median of the `window` steps before them."""
+def _ratio_to_baseline(key: str, recent: int = 1, floor: float = 0.0) -> Check:
+    """The mean of the last `recent` steps over the median of the `window` steps before them
+    (the median taken as at least `floor`: tiny baselines make ratios of noise)."""
 
     def check(rows: Rows, window: int) -> float | None:
         if _num(rows[-1], key) is None:
@@ -102,7 +103,7 @@ def _ratio_to_baseline(key: str, recent: int = 1) -> Check:
         cur, base = _series(rows[-recent:], key), _series(rows[-window - recent : -recent], key)
         if len(cur) < recent or len(base) < MIN_BASELINE:
             return None
-        med = statistics.median(base)
+        med = max(statistics.median(base), floor)
         return (sum(cur) / len(cur)) / med if med > 0 else None
 
     return check
@@ -146,8 +147,11 @@ def _heldout_divergence(rows: Rows, window: int) -> float | None:
     if len(evals) < 2:
         return None
     (i0, before), (i1, after) = evals[-2], evals[-1]
-    earlier = _series(rows[: i0 + 1], "reward/mean")
+    earlier = _series(rows[max(0, i0 + 1 - (i1 - i0)) : i0 + 1], "reward/mean")  # as many steps before
     later = _series(rows[i0 + 1 : i1 + 1], "reward/mean")
+    if not earlier:  # the first evaluation after training began: the reward's trend within the interval
+        half = len(later) // 2
+        earlier, later = later[:half], later[half:]
     if not earlier or not later or sum(later) / len(later) <= sum(earlier) / len(earlier):
         return 0.0
     return before - after
@@ -174,7 +178,7 @@ RULES: dict[str, Rule] = {
         Rule("clip_fraction", "collapse", "share of tokens clipped by the ratio bounds above {threshold}", 0.3, True,
              _current("train/clip_frac")),
         Rule("grad_norm_spike", "collapse", "gradient norm (before clipping) above {threshold} times the window's "
-             "median", 10.0, True, _ratio_to_baseline("train/grad_norm")),
+             "median (taken as at least 0.1)", 10.0, True, _ratio_to_baseline("train/grad_norm", floor=0.1)),
         Rule("non_finite", "collapse", "NaN or infinity in the loss, gradient norm, entropy or reward", 0.0, True,
              _non_finite, action="stop"),
         Rule("length_blowup", "collapse", "mean completion length above {threshold} times the window's median", 2.0,

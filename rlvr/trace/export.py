@@ -355,9 +355,14 @@ def sft_refusal(t: dict[str, Any]) -> str | None:
 
 
 def sft_row(t: dict[str, Any]) -> dict[str, Any]:
+    """A code reply judged by tests stands alone: the prompt and that reply, without the
+    failed attempts before it. An episode judged as a whole (tool calls against a
+    simulator, no tests on the last reply) keeps every turn: its last reply alone (say
+    `{"tool": "done"}`) teaches nothing."""
     prompt, rest = _split(t["turns"])
+    whole = t.get("exec_total") is None and sum(m["role"] == "assistant" for m in rest) > 1
     return {
-        "messages": [*prompt, rest[-1]],  # the reply that was judged, without earlier attempts
+        "messages": [*prompt, *rest] if whole else [*prompt, rest[-1]],
         "task_id": t["task_id"],
         "domain": t["domain"],
         "reward": t["reward"],

@@ -11,7 +11,7 @@ Views (docs/traces.md has every column):
                         trained, test (0-based), name, status, message, duration_s
     metrics             one row per metric per step: step, name, value
     alerts              one row per alert: step, rule, category, action, value, threshold, message
-    evals               one row per held-out evaluation: step, when, pass_at_1, ...
+    evals               one row per held-out evaluation: step, phase, pass_at_1, ...
     eval_trajectories   the evaluations' trajectories (same columns as trajectories)
 
 The views read the parts present when `connect` is called; parts land whole, so a live

@@ -41,6 +41,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from rlvr.config import ConfigError, RunConfig
+from rlvr.config_base import redact
 
 __all__ = [
     "GuardedSink",
@@ -186,7 +187,7 @@ class WandbSink:
             dir=str(run_dir),
             project=cfg.log.wandb_project,
             name=cfg.name,
-            config=cfg.model_dump(mode="json"),
+            config=redact(cfg.model_dump(mode="json")),
             # several runs may exist in one process (tests, notebooks): never reuse or
             # finish another one
             reinit="create_new",
@@ -306,7 +307,7 @@ class MlflowSink:
             id_file.write_text(self.run_id + "\n", encoding="utf-8")
             logged = set()
         params: dict[str, str] = {}
-        for key, value in _flatten(cfg.model_dump(mode="json")):
+        for key, value in _flatten(redact(cfg.model_dump(mode="json"))):
             params.setdefault(mlflow_name(key), value[:_MLFLOW_MAX_PARAM_VALUE])
         todo = [Param(k, v) for k, v in params.items() if k not in logged]
         for i in range(0, len(todo), _MLFLOW_BATCH):
@@ -390,6 +391,13 @@ def _import_optional(module: str) -> ModuleType:
         raise ConfigError(
             f"log.sinks has {module} but the {module} package is not installed: pip install 'rlvr[{module}]'"
         ) from err
+
+
+def check_sinks(cfg: RunConfig) -> None:
+    """ConfigError naming the extra to install for each optional sink whose package is missing."""
+    for kind in dict.fromkeys(cfg.log.sinks):
+        if kind in ("wandb", "mlflow"):
+            _import_optional(kind)
 
 
 def open_sinks(cfg: RunConfig, *, resume_step: int = 0) -> list[MetricSink]:

@@ -72,11 +72,12 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
     hack rate and components per domain too (`domain/<name>/reward/mean`, ...).
 
     `dropped` are the step's trajectories that were not trained on: they count in the
-    sandbox statuses and in `rollout/duplicate_frac` (the share of completions that are
-    word for word the same as one for another task: a policy that writes one answer for
-    everything). `reward/equal_groups_frac` is the share of trained groups whose samples
-    all got the same reward (no learning signal)."""
-    out = _summary(trajs)
+    sandbox statuses, in `rollout/duplicate_frac` (the share of episodes whose replies are
+    word for word the same as another task's: a policy that writes one answer for
+    everything) and in `reward/equal_groups_frac` (the share of groups whose samples all
+    got the same reward: no learning signal; failed episodes left out). With nothing
+    trained (every group dropped), no reward or length is logged for the step."""
+    out = _summary(trajs) if trajs else {"rollout/completion_tokens": 0.0}  # nothing trained: no reward to log
     everything = [*trajs, *dropped]
     n_all = max(len(everything), 1)
     for k in [k for k in out if k.startswith("sandbox/status/")]:
@@ -87,13 +88,12 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
             out[key] = out.get(key, 0.0) + 1.0 / n_all
     tasks_by_text: dict[str, set[str]] = {}
     for t in everything:
-        tasks_by_text.setdefault(t.completion_text.strip(), set()).add(t.task_id)
-    out["rollout/duplicate_frac"] = (
-        sum(len(tasks_by_text[t.completion_text.strip()]) > 1 for t in everything if t.completion_text.strip()) / n_all
-    )
+        tasks_by_text.setdefault(_replies(t), set()).add(t.task_id)
+    out["rollout/duplicate_frac"] = sum(len(tasks_by_text[_replies(t)]) > 1 for t in everything if _replies(t)) / n_all
     by_group: dict[str, set[float]] = {}
-    for t in trajs:
-        by_group.setdefault(t.group_id, set()).add(t.reward.total if t.reward else 0.0)
+    for t in everything:  # dropped groups without signal count; failed episodes do not
+        if t.status == "ok":
+            by_group.setdefault(t.group_id, set()).add(t.reward.total if t.reward else 0.0)
     out["reward/equal_groups_frac"] = sum(len(v) == 1 for v in by_group.values()) / len(by_group) if by_group else 0.0
     domains = sorted({t.domain for t in trajs})
     if len(domains) > 1:
@@ -103,6 +103,12 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
                 if k.startswith("reward/") or k == "hack/rate":
                     out[f"domain/{d}/{k}"] = v
     return out
+
+
+def _replies(t: Trajectory) -> str:
+    """Every reply of the episode (a multi-step episode's last one alone, say a tool call
+    that ends it, is the same for every task)."""
+    return "\n".join(u.content.strip() for u in t.turns if u.role == "assistant").strip()
 
 
 def solved(t: Trajectory) -> bool:

@@ -139,7 +139,9 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
         nonlocal last_eval
         dropped = [tr for g in batch.dropped for tr in g.trajs]
         summary = summarize_step(trajs, dropped)
-        rewards.append(summary["reward/mean"])
+        if "reward/mean" in summary:
+            rewards.append(summary["reward/mean"])
+        generated = float(sum(len(tr.completion_ids) for g in [*batch.groups, *batch.dropped] for tr in g.trajs))
         row = {
             "event": "step",
             "step": step + 1,
@@ -150,11 +152,10 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
             "buffer/size": float(len(buffer)),
             "time/rollout_wait_s": t[1] - t[0],
             "time/train_s": t[2] - t[1],
-            "time/tokens_per_s": summary["rollout/completion_tokens"] / max(t[2] - t[0], 1e-9),
+            # tokens generated for this step's batch (kept or dropped) per second of the step
+            "time/tokens_per_s": generated / max(t[2] - t[0], 1e-9),
             # generation alone (the rollout of this batch, possibly overlapped with training)
-            "time/gen_tokens_per_s": summary["rollout/completion_tokens"] / batch.stats["generate_s"]
-            if batch.stats.get("generate_s")
-            else 0.0,
+            "time/gen_tokens_per_s": generated / batch.stats["generate_s"] if batch.stats.get("generate_s") else 0.0,
             "weights_fingerprint": weights_fingerprint(model),  # after the update: rlvr replay --train checks it
         }
         if cfg.eval.every and eval_tasks and (step + 1) % cfg.eval.every == 0:  # held-out pass@1 now
@@ -204,7 +205,10 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
                 alerts = monitor.step(step + 1, row)
                 stop = next((a for a in alerts if a.action == "stop"), None)
                 due = (every and (step + 1) % every == 0) or step + 1 == cfg.train.steps
-                if due or stop or any(a.action == "checkpoint" for a in alerts):
+                wanted = due or stop or any(a.action == "checkpoint" for a in alerts)
+                if wanted and any(a.rule == "non_finite" for a in alerts):
+                    progress.alert("not saving a checkpoint of non-finite weights: the last one stays the latest")
+                elif wanted:
                     save(step + 1)
                 if stop:
                     raise RunStopped(stop)

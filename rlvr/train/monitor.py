@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -70,16 +69,18 @@ class RunMonitor:
 
     def _post(self, alert: Alert) -> None:
         url = self.cfg.alerts.webhook
-        if not url:
+        if not url or self._webhook_failed:  # one failure: no more waiting on it this run
             return
         body = json.dumps({"run": self.cfg.name, "run_dir": str(self.cfg.run_dir), **alert.to_dict()}).encode()
         req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.cfg.alerts.webhook_timeout_s) as resp:
                 resp.read()
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            if not self._webhook_failed:  # once per run: the alert itself is in the store and on the console
-                self.note(f"note: alert webhook {url} failed ({e}); alerts stay in the trace store")
+        except Exception as e:  # anything at all (refused, timeout, not HTTP): training goes on
+            self.note(
+                f"note: the alert webhook failed ({type(e).__name__}: {e}); no more posts this run, "
+                "alerts stay in the trace store and on the console"
+            )
             self._webhook_failed = True
 
     def close(self) -> None:

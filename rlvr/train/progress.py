@@ -72,7 +72,10 @@ class Progress:
 
     def update(self, step: int, row: dict[str, Any]) -> None:
         speed = f"gen {row['time/gen_tokens_per_s']:.0f} tok/s" if row.get("time/gen_tokens_per_s") else ""
-        stats = f"reward {row['reward/mean']:+.3f}  pass {row['reward/pass_rate']:.0%}  {speed}"
+        if "reward/mean" in row:
+            stats = f"reward {row['reward/mean']:+.3f}  pass {row['reward/pass_rate']:.0%}  {speed}"
+        else:
+            stats = f"nothing trained (every group dropped)  {speed}"
         with self._lock:
             self._phases.clear()  # the next report (the next step's, or async rollouts') sets them again
         self._bar.update(self._task, completed=step, stats=stats, phase="")

@@ -113,4 +113,4 @@ def test_checkpoint_action_saves_and_goes_on_and_a_dead_webhook_does_not_stop_tr
     assert ckpts == ["step-000003", "step-000005"]  # the alert's, then the final one
     err = capsys.readouterr().err
     assert "ALERT [hacking] step 3: hack_rate" in err
-    assert err.count("alert webhook http://127.0.0.1:9/x failed") == 1
+    assert err.count("the alert webhook failed") == 1 and "127.0.0.1:9" not in err  # once; the URL is a secret

@@ -234,3 +234,15 @@ def test_cli_writes_and_reports_and_refuses_bad_input_in_one_line(store: str, tm
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("rlvr: error: ") and words in r.stderr, r.stderr
         assert "Traceback" not in r.stderr
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_tool_episode_judged_as_a_whole_keeps_every_turn(tmp_path: Path) -> None:
+    uri = str(tmp_path / "tool")
+    t = _traj(
+        "trade-1", "g", 1.0, domain="trading", tests=None, completion=1.0, feedback=True, reply='{"tool": "done"}'
+    )
+    TraceStore(uri).write_step(1, [(t, True)], {})
+    export(uri, "sft", str(tmp_path / "o.jsonl"))
+    (row,) = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant", "user", "assistant"]
+    assert row["messages"][-1]["content"] == '{"tool": "done"}'

@@ -156,3 +156,16 @@ def test_every_rule_is_documented() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "alerts.md").read_text()
     for name, rule in RULES.items():
         assert f"`{name}`" in doc and rule.category in doc
+
+
+def test_heldout_divergence_at_the_first_periodic_evaluation() -> None:
+    rows = [{"step": 0, "eval/pass_at_1": 0.40}] + [healthy(s) for s in range(1, 7)]
+    rows[6]["eval/pass_at_1"] = 0.30  # the first evaluation since training began; reward rose within the interval
+    assert run(rows) == [(6, "heldout_divergence")]
+
+
+def test_grad_norm_spike_ignores_tiny_baselines() -> None:
+    rows = [healthy(s) for s in range(1, 8)]
+    for r, g in zip(rows, [0.02, 0.01, 0.015, 0.012, 0.011, 0.25, 0.02], strict=True):
+        r["train/grad_norm"] = g  # 0.25 is 20x the median, but a small norm all the same
+    assert run(rows) == []

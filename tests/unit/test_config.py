@@ -95,3 +95,13 @@ def test_model_device_is_checked() -> None:
         load_config(None, ["model.device=tpu"])
     assert resolve_device("cpu").type == "cpu"
     assert resolve_device("auto").type in ("cpu", "cuda")
+
+
+def test_alert_rules_in_yaml_including_a_bare_off() -> None:
+    from rlvr.config import load_config
+
+    cfg = load_config(None, ["alerts.rules={equal_rewards: {action: off}, hack_rate: {threshold: 0.2, action: stop}}"])
+    assert cfg.alerts.rules["equal_rewards"].action == "off"  # YAML's bare off is false: read as the action
+    assert (cfg.alerts.rules["hack_rate"].threshold, cfg.alerts.rules["hack_rate"].action) == (0.2, "stop")
+    with pytest.raises(ConfigError, match="no rule 'hack_ratee'"):
+        load_config(None, ["alerts.rules={hack_ratee: {action: stop}}"])

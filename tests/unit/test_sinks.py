@@ -331,3 +331,17 @@ def test_missing_package_is_a_config_error(tmp_path: Path, monkeypatch: pytest.M
         open_sinks(cfg)
     assert str(info.value) == message
     assert not cfg.run_dir.exists()  # checked before any sink was opened
+
+
+def test_rlvr_train_says_so_before_the_run_directory_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlvr.cli import main
+
+    monkeypatch.setitem(sys.modules, "wandb", None)
+    quick = Path(__file__).parents[2] / "examples" / "quickstart.yaml"
+    argv = ["train", str(quick), "model.name_or_path=tiny-random", "log.sinks=[tensorboard, wandb]",
+            f"output_dir={tmp_path}", "name=w"]  # fmt: skip
+    assert main(argv) == 2
+    assert "pip install 'rlvr[wandb]'" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()  # nothing to clean up before the next try
