@@ -186,7 +186,7 @@ RULES: dict[str, Rule] = {
         Rule("length_collapse", "collapse", "mean completion length below {threshold} times the window's median", 0.3,
              False, _ratio_to_baseline("rollout/completion_len_mean")),
         Rule("equal_rewards", "collapse", "share of groups whose samples all got the same reward (no learning "
-             "signal), window mean, above {threshold}", 0.9, True, _window_mean("reward/equal_groups_frac")),
+             "signal), window mean, above {threshold}", 0.9, True, _window_mean("rollout/equal_reward_groups_frac")),
         # infrastructure
         Rule("sandbox_errors", "infrastructure", "share of sandbox runs that failed in the sandbox itself above "
              "{threshold}", 0.05, True, _current("sandbox/status/SANDBOX_ERROR")),

@@ -74,7 +74,7 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
     `dropped` are the step's trajectories that were not trained on: they count in the
     sandbox statuses, in `rollout/duplicate_frac` (the share of episodes whose replies are
     word for word the same as another task's: a policy that writes one answer for
-    everything) and in `reward/equal_groups_frac` (the share of groups whose samples all
+    everything) and in `rollout/equal_reward_groups_frac` (the share of groups whose samples all
     got the same reward: no learning signal; failed episodes left out). With nothing
     trained (every group dropped), no reward or length is logged for the step."""
     out = _summary(trajs) if trajs else {"rollout/completion_tokens": 0.0}  # nothing trained: no reward to log
@@ -94,7 +94,9 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
     for t in everything:  # dropped groups without signal count; failed episodes do not
         if t.status == "ok":
             by_group.setdefault(t.group_id, set()).add(t.reward.total if t.reward else 0.0)
-    out["reward/equal_groups_frac"] = sum(len(v) == 1 for v in by_group.values()) / len(by_group) if by_group else 0.0
+    out["rollout/equal_reward_groups_frac"] = (
+        sum(len(v) == 1 for v in by_group.values()) / len(by_group) if by_group else 0.0
+    )
     domains = sorted({t.domain for t in trajs})
     if len(domains) > 1:
         for d in domains:

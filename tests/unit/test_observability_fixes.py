@@ -38,7 +38,7 @@ def test_a_step_with_nothing_trained_logs_no_reward_and_counts_dropped_groups() 
     dropped = [_traj("a", "g1", 0.0), _traj("a", "g1", 0.0), _traj("b", "g2", 0.0, status="error")]
     out = summarize_step([], dropped)
     assert "reward/mean" not in out and "rollout/completion_len_mean" not in out
-    assert out["reward/equal_groups_frac"] == 1.0  # g1 has no signal; the failed g2 is not counted
+    assert out["rollout/equal_reward_groups_frac"] == 1.0  # g1 has no signal; the failed g2 is not counted
     assert out["sandbox/status/OK"] == pytest.approx(1.0)
 
 
