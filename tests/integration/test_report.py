@@ -568,9 +568,7 @@ def test_two_runs_overlaid(tmp_path: Path, page: Page) -> None:
     assert "tuned · completion" in [t["name"] for t in reward["traces"]]
     assert page.js("document.querySelectorAll('details.traj.flagged').length") == 3 + 2
     assert page.js("!!document.getElementById('traj-6-1-run1')")  # the second run's ids differ
-    page.screenshot(ARTIFACTS / "report.png")
-    if os.environ.get("RLVR_UPDATE_SCREENSHOT"):  # the README's picture: refreshed on request only
-        shutil.copy(ARTIFACTS / "report.png", ROOT / "docs" / "report.png")
+    page.screenshot(ARTIFACTS / "report.png")  # (docs/report.png, the README's, is a quickstart run's)
 
 
 def _get(url: str) -> bytes:
