@@ -1,7 +1,7 @@
 """The `rlvr` command.
 
 rlvr train CONFIG [key.path=value ...] [--resume] [--quiet]
-rlvr eval CONFIG [key.path=value ...] [--checkpoint DIR] [--json]
+rlvr eval CONFIG [key.path=value ...] [--checkpoint DIR] [--engine hf|vllm|openai --base-url URL] [--json]
 rlvr config CONFIG [key.path=value ...]        print the resolved config
 rlvr config --keys                             every key, its default and its meaning
 rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
@@ -59,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
         help="what to evaluate: a run directory (its latest checkpoint), a checkpoint directory or its model/",
     )
     e.add_argument("--json", action="store_true", help="print one JSON object")
+    e.add_argument(
+        "--engine", choices=["hf", "vllm", "openai"], help="what generates (engine.kind; default: the config's)"
+    )
+    e.add_argument("--base-url", help="--engine openai: the server, e.g. http://127.0.0.1:8000/v1 (engine.base_url)")
     sb = sub.add_parser("sandbox", help="run code in the sandbox; check which protections are active")
     sbs = sb.add_subparsers(dest="sandbox_command", required=True)
     run = sbs.add_parser("run", help="run FILE against TESTS.json and print the verdicts")
@@ -124,7 +128,7 @@ def _config_args(parser: argparse.ArgumentParser, *, required: bool = True) -> N
 
 # key.path=value: a dotted identifier, then '='. Option values are never taken for one.
 _OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*=")
-_VALUE_OPTIONS = {"--config", "--checkpoint"}
+_VALUE_OPTIONS = {"--config", "--checkpoint", "--engine", "--base-url"}
 
 
 def _split_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -224,12 +228,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rlvr.preflight import check_run
 
     _quiet_libraries()
-    cfg = load_config(args.config, args.overrides)
+    flags = [f"engine.kind={args.engine}"] if args.engine else []
+    flags += [f"engine.base_url={args.base_url}"] if args.base_url else []
+    cfg = load_config(args.config, [*args.overrides, *flags])
     source = _checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
     eval_tasks = check_run(cfg, evaluating=True, model=source).eval_tasks
-    model, tok = load_policy(
-        source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
-    )
+    if cfg.engine.kind == "openai":  # the server holds the weights; the tokenizer makes the token ids
+        from rlvr.models import load_tokenizer
+
+        model, tok = None, load_tokenizer(source, cfg.model.cache_dir)
+        source = f"{cfg.engine.served_model or source} at {cfg.engine.base_url}"
+    else:
+        model, tok = load_policy(
+            source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
+        )
     r = evaluate(model, tok, eval_tasks, cfg)
     out = {
         "model": source,

@@ -318,6 +318,33 @@ class TraceConfig(_Section):
     s3://bucket/run (needs s3fs); null: <run directory>/traces."""
 
 
+class EngineConfig(_Section):
+    kind: Literal["hf", "vllm", "openai"] = "hf"
+    """What generates rollouts and evaluations (docs/engines.md): hf (transformers, in
+    process, the default), vllm (in-process vLLM, needs rlvr[vllm] and a GPU), openai (any
+    server speaking the OpenAI completions API with token ids and log-probs)."""
+    base_url: str | None = None
+    """openai: the server's base URL, e.g. http://127.0.0.1:8000/v1."""
+    served_model: str | None = None
+    """openai: the model name the server knows; null: model.name_or_path."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """openai: environment variable holding the API key (unset: no key sent)."""
+    concurrency: int = Field(8, ge=1)
+    """openai: requests in flight at once."""
+    timeout_s: float = Field(120.0, gt=0)
+    """openai: seconds a request may take before it is retried."""
+    max_retries: int = Field(2, ge=0)
+    """openai: retries of a request that failed to connect, timed out or got a 5xx."""
+    gpu_memory_utilization: float = Field(0.4, gt=0, le=1)
+    """vllm: share of the GPU's memory vLLM may take (the learner needs the rest)."""
+
+    @model_validator(mode="after")
+    def _needs_url(self) -> EngineConfig:
+        if self.kind == "openai" and not self.base_url:
+            raise ValueError("engine.kind openai needs engine.base_url (the server, e.g. http://127.0.0.1:8000/v1)")
+        return self
+
+
 class AlertRuleConfig(_Section):
     action: Literal["off", "warn", "checkpoint", "stop"] | None = None
     """off, warn (store, console, sinks, webhook), checkpoint (also save a checkpoint now),
@@ -394,6 +421,7 @@ class RunConfig(_Section):
     trace: TraceConfig = Field(default_factory=TraceConfig)
     log: LogConfig = Field(default_factory=LogConfig)
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
 
     @property
     def run_dir(self) -> Path:
@@ -418,6 +446,9 @@ class RunConfig(_Section):
             (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
              "used only for multi-turn episodes (rollout.max_turns > 1)"),
             (self.sandbox, ("token_env",), self.sandbox.url is None, "used only with a remote sandbox.url"),
+            (self.engine, ("base_url", "served_model", "api_key_env", "concurrency", "timeout_s", "max_retries"),
+             self.engine.kind != "openai", "used only with engine.kind 'openai'"),
+            (self.engine, ("gpu_memory_utilization",), self.engine.kind != "vllm", "used only with engine.kind 'vllm'"),
         ]  # fmt: skip
         problems = []
         for section, names, unused, why in inert:

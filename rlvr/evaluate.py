@@ -11,7 +11,7 @@ from rlvr.config import RunConfig
 from rlvr.envs import EnvSettings
 from rlvr.rewards.scorer import Scorer
 from rlvr.rollout.engine import SamplingParams
-from rlvr.rollout.hf import HFEngine
+from rlvr.rollout.factory import make_engine
 from rlvr.rollout.runner import run_episodes
 from rlvr.sandbox import Limits
 from rlvr.trace.store import solved
@@ -65,17 +65,12 @@ def make_scorer(cfg: RunConfig, settings: EnvSettings) -> Scorer:
 
 
 def evaluate(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, tasks: list[Task], cfg: RunConfig
+    model: PreTrainedModel | None, tokenizer: PreTrainedTokenizerBase, tasks: list[Task], cfg: RunConfig
 ) -> EvalResult:
+    """pass@1 of the policy on `tasks` (model None: the engine serves its own, engine.kind openai)."""
     if not tasks:
         raise ValueError("no tasks to evaluate")
-    engine = HFEngine(
-        model,
-        tokenizer,
-        batch_size=cfg.generation.batch_size,
-        compute_dtype=cfg.model.compute_dtype,
-        packed_weights=cfg.generation.packed_weights,
-    )
+    engine = make_engine(cfg, model, tokenizer)
     settings = env_settings(cfg)
     params = SamplingParams(
         max_new_tokens=cfg.eval.max_new_tokens or cfg.generation.max_new_tokens,

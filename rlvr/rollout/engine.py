@@ -1,10 +1,18 @@
-"""The generation-engine protocol shared by the HF, vLLM and OpenAI back ends."""
+"""The generation-engine protocol shared by the HF, vLLM and OpenAI back ends.
+
+An engine owns the weights it generates with. The learner never reaches into it: after
+each update it publishes a policy version, and the engine adopts it through
+`load_version(version, weights)`. An engine that shares the learner's model object (the
+HF engine in sync rollouts: `shares_weights` true) is handed no weights and only records
+the version; any other engine is handed the new tensors and loads them its own way (a
+copied model, vLLM's weight loader, a server's reload call). Engines are built from the
+config by `rlvr.rollout.factory.make_engine` (`engine.kind: hf | vllm | openai`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 Report = Callable[[int], None]
 """An engine's progress callback: how many of the call's sequences are finished."""
@@ -33,6 +41,9 @@ class Completion:
 
 
 class Engine(Protocol):
+    version: int  # the policy version it generates with now
+    shares_weights: bool  # True: it generates with the learner's own model object (updates are seen as made)
+
     def generate(
         self, prompts: list[list[int]], params: SamplingParams, progress: Report | None = None
     ) -> list[Completion]:
@@ -40,6 +51,8 @@ class Engine(Protocol):
         called with the number of finished sequences as they finish (for the display)."""
         ...
 
-    def load_weights(self, state_dict: dict[str, object]) -> None:
-        """Adopt new policy weights (a no-op when the engine shares the learner's model)."""
+    def load_version(self, version: int, weights: Mapping[str, Any] | None) -> None:
+        """Adopt policy `version`: `weights` are its tensors by name (the engine copies what
+        it keeps: the caller may update them afterwards), or None for an engine that shares
+        the learner's model (or evaluates a fixed model). The next `generate` uses it."""
         ...

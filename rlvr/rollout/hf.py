@@ -17,8 +17,11 @@ once per call for oneDNN (`packed.packed_linears`).
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Mapping
 from contextlib import nullcontext
+from typing import Any
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -31,7 +34,9 @@ from rlvr.rollout.packed import packed_linears
 
 
 class HFEngine:
-    """Generates with a model object it shares with the learner (weights are never copied)."""
+    """Generates with a Hugging Face model: the learner's own model object (sync rollouts:
+    weights are never copied), or, with `own_weights`, a frozen copy of it that
+    `load_version` refreshes (async rollouts: the learner's updates never tear a batch)."""
 
     def __init__(
         self,
@@ -40,8 +45,17 @@ class HFEngine:
         batch_size: int = 16,
         compute_dtype: str = "float32",
         packed_weights: bool = True,
+        *,
+        own_weights: bool = False,
+        version: int = 0,
     ):
+        if own_weights:
+            model = copy.deepcopy(model).eval()
+            for p in model.parameters():
+                p.requires_grad_(False)
         self.model = model
+        self.shares_weights = not own_weights
+        self.version = version
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.compute_dtype = compute_dtype
@@ -56,8 +70,12 @@ class HFEngine:
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else next(iter(self.eos_ids), 0))
 
-    def load_weights(self, state_dict: dict[str, object]) -> None:
-        del state_dict  # the learner updates this very model in place
+    def load_version(self, version: int, weights: Mapping[str, Any] | None) -> None:
+        if weights is not None:
+            if self.shares_weights:
+                raise ValueError("this engine shares the learner's model: it takes no weights")
+            self.model.load_state_dict(dict(weights))  # copies into its own tensors
+        self.version = version
 
     def generate(
         self, prompts: list[list[int]], params: SamplingParams, progress: Report | None = None

@@ -20,7 +20,6 @@ sees a consistent state: the sampler position and every finished-but-untrained b
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -36,8 +35,8 @@ from rlvr.config import RunConfig
 from rlvr.curriculum import TaskSampler
 from rlvr.envs import EnvSettings
 from rlvr.rewards.scorer import Scorer
-from rlvr.rollout.engine import SamplingParams
-from rlvr.rollout.hf import HFEngine
+from rlvr.rollout.engine import Engine, SamplingParams
+from rlvr.rollout.factory import make_engine
 from rlvr.rollout.runner import PhaseReport, run_episodes
 from rlvr.train.buffer import Group, make_groups
 from rlvr.types import Trajectory
@@ -92,13 +91,21 @@ class RolloutProducer:
         self.cfg, self.tokenizer, self.settings, self.scorer, self.sampler = cfg, tokenizer, settings, scorer, sampler
         self.model = model
         self.on_progress: PhaseReport | None = None  # (phase, done, total) for the progress display
-        self.engine = HFEngine(
-            model,
-            tokenizer,
-            batch_size=cfg.generation.batch_size,
-            compute_dtype=cfg.model.compute_dtype,
-            packed_weights=cfg.generation.packed_weights,
-        )
+        self.engine: Engine = make_engine(cfg, model, tokenizer)
+
+    def use_own_weights(self, version: int) -> None:
+        """Generate from a copy of the weights that only `engine.load_version` changes (async
+        rollouts: the learner updates its model while the next batch is generated)."""
+        if self.engine.shares_weights:
+            self.engine = make_engine(self.cfg, self.model, self.tokenizer, own_weights=True, version=version)
+
+    def publish(self, model: PreTrainedModel, version: int, *, copy_weights: bool) -> None:
+        """Hand policy `version` to the engine (its tensors, unless it shares the model)."""
+        weights = None
+        if not self.engine.shares_weights:
+            state = model.state_dict()
+            weights = {k: v.detach().clone() for k, v in state.items()} if copy_weights else state
+        self.engine.load_version(version, weights)
 
     def produce(self, step: int, version: int) -> RolloutBatch:
         cfg, ac = self.cfg, self.cfg.algo
@@ -175,7 +182,8 @@ class SyncRollouts:
         return self.producer.produce(step, version)
 
     def publish(self, model: PreTrainedModel, version: int) -> None:
-        del model, version  # generation uses the learner's model directly
+        # generation and updates never overlap here: the engine may read the tensors as they are
+        self.producer.publish(model, version, copy_weights=False)
 
     @contextmanager
     def pause(self) -> Iterator[None]:
@@ -209,27 +217,16 @@ class AsyncRollouts:
         self.cond = threading.Condition()
         self.produce_lock = threading.Lock()
         self.learner_version = version
-        self.weights: dict[str, torch.Tensor] | None = None
-        self.weights_version = version
+        # published by the learner, not yet handed to the engine: (version, its weights or None)
+        self.pending_version: tuple[int, dict[str, torch.Tensor] | None] | None = None
         self.error: BaseException | None = None
         self.stopping = False
         # The generator's own copy of the weights, so that updates never tear a batch. With
         # max_staleness 0 generation and updates never overlap (each waits for the other),
-        # so the learner's model is used as is and the run is bit-for-bit the sync one.
-        self.producer_policy = policy
-        self.rollout_model = policy
+        # so a shared model is used as is and the run is bit-for-bit the sync one.
+        del policy
         if max_staleness > 0:
-            self.rollout_model = copy.deepcopy(policy).eval()
-            for p in self.rollout_model.parameters():
-                p.requires_grad_(False)
-            producer.model = self.rollout_model
-            producer.engine = HFEngine(
-                self.rollout_model,
-                producer.tokenizer,
-                batch_size=producer.cfg.generation.batch_size,
-                compute_dtype=producer.cfg.model.compute_dtype,
-                packed_weights=producer.cfg.generation.packed_weights,
-            )
+            producer.use_own_weights(version)
         first = self.queue[-1].step + 1 if self.queue else start_step
         self.thread = threading.Thread(target=self._run, args=(first, end_step), name="rlvr-rollouts", daemon=True)
         self.thread.start()
@@ -242,11 +239,11 @@ class AsyncRollouts:
                     self.cond.wait_for(self._may_start(self.base_version + step - self.max_staleness))
                     if self.stopping:
                         return
-                    weights, version = self.weights, self.weights_version
-                    self.weights = None
+                    published, self.pending_version = self.pending_version, None
+                    version = self.learner_version
                 with self.produce_lock:
-                    if weights is not None and self.rollout_model is not self.producer_policy:
-                        self.rollout_model.load_state_dict(weights)
+                    if published is not None:
+                        self.producer.engine.load_version(published[0], published[1])
                     batch = self.producer.produce(step, version)
                 with self.cond:
                     self.queue.append(batch)
@@ -274,12 +271,12 @@ class AsyncRollouts:
         return batch
 
     def publish(self, model: PreTrainedModel, version: int) -> None:
-        """New weights for the generator (a snapshot, so later updates cannot tear it)."""
-        snapshot = None
-        if self.rollout_model is not model:
-            snapshot = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        """New weights for the generator: a snapshot (later updates cannot tear it), handed
+        to its engine by the generator thread before its next batch."""
+        engine = self.producer.engine
+        weights = None if engine.shares_weights else {k: v.detach().clone() for k, v in model.state_dict().items()}
         with self.cond:
-            self.weights, self.weights_version = snapshot, version
+            self.pending_version = (version, weights)
             self.learner_version = version
             self.cond.notify_all()
 

@@ -74,14 +74,17 @@ class ScriptedPolicy:
             out.append(Completion(list(ids), self._logprobs(list(p), ids), text, "eos"))
         return out
 
-    def load_weights(self, state_dict: dict[str, Any]) -> None:
-        pass
+    version = 0
+    shares_weights = True  # it reads the training model itself
+
+    def load_version(self, version: int, weights: Any) -> None:
+        self.version = version
 
 
 def use_scripted_policy(monkeypatch: pytest.MonkeyPatch, hack_from: int | None = None) -> ScriptedPolicy:
     """Training runs in this test generate with a ScriptedPolicy instead of the model."""
     policy = ScriptedPolicy(load_tokenizer("tiny-random"), hack_from)
-    monkeypatch.setattr(rollouts_mod, "HFEngine", policy.bind)
+    monkeypatch.setattr(rollouts_mod, "make_engine", lambda cfg, model, tok, **kw: policy.bind(model))
     return policy
 
 

@@ -82,7 +82,9 @@ def test_a_policy_that_starts_hacking_is_stopped_with_a_checkpoint_and_a_webhook
     assert (run / "checkpoints" / "step-000004" / "state.json").is_file()
     steps = [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert steps == [1, 2, 3, 4]
-    _, rows = query(str(run / "traces"), "SELECT step, rule, category, action FROM alerts ORDER BY rule")
+    # (throughput_drop may fire too on a machine busy with other work: only the hacking rules are asserted)
+    sql = "SELECT step, rule, category, action FROM alerts WHERE category = 'hacking' ORDER BY rule"
+    _, rows = query(str(run / "traces"), sql)
     # every sample now writes the same exit for every task: identical_completions fires too
     assert rows == [(4, "hack_rate", "hacking", "stop"), (4, "identical_completions", "hacking", "warn")]
     assert [(h["rule"], h["step"], h["run"]) for h in received if h["rule"] == "hack_rate"] == [

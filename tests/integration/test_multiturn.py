@@ -30,8 +30,11 @@ class ScriptedEngine:
         ids = self.tok(text, add_special_tokens=False)["input_ids"] + [self.tok.eos_token_id]
         return [Completion(list(ids), [-0.5] * len(ids), text, "eos") for _ in prompts]
 
-    def load_weights(self, state_dict: dict[str, object]) -> None:
-        pass
+    version = 0
+    shares_weights = True
+
+    def load_version(self, version: int, weights: object) -> None:
+        self.version = version
 
 
 def _run(script: list[str], **kw):  # type: ignore[no-untyped-def]
