@@ -20,7 +20,7 @@ from typing import Any
 
 COMMANDS = {
     "traces": "rlvr.trace.query_cli",
-    "replay": "rlvr.trace.replay",
+    "replay": "rlvr.train.replay",
     "report": "rlvr.report.cli",
     "dashboard": "rlvr.report.cli",
     "export": "rlvr.trace.export",

@@ -49,7 +49,7 @@ def check_run(cfg: RunConfig, *, evaluating: bool | None = None, model: str | No
             f"tasks.eval_fraction {tc.eval_fraction}: add tasks, raise tasks.eval_fraction, or (to train "
             "without evaluating) set eval.before_training=false eval.after_training=false"
         )
-    from rlvr.trace.sinks import check_sinks
+    from rlvr.train.sinks import check_sinks
 
     check_sinks(cfg)  # before the run directory exists: a missing extra leaves nothing behind
     check_model(model or cfg.model.name_or_path)
