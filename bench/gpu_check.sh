@@ -26,3 +26,11 @@ python3 -c "from rlvr.cli import main; main(['sandbox', 'check'])" 2>&1 | tail -
 RLVR_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider -x \
   tests/integration/test_learner.py tests/integration/test_generation.py 2>&1 | tee "$OUT/pytest_cuda.txt" | tail -25
 timeout 270 python3 bench/gpu_train.py --smol-dir .gpu/smol --out "$OUT/gpu_train.json" "$@" 2>&1 | grep -v "Loading weights" | tail -30
+# vLLM engine (only where this Python has vLLM: pip install 'rlvr[vllm]'): the engine contract on the GPU,
+# then vLLM vs HF on the TRL-bench configuration (bench/vllm_vs_hf.py; copy the JSON to bench/results/).
+if python3 -c "import vllm" 2>/dev/null; then
+  timeout 300 python3 -m pytest -q -p no:cacheprovider tests/integration/test_engine_contract.py -k vllm 2>&1 | tee "$OUT/pytest_vllm.txt" | tail -15
+  timeout 480 python3 bench/vllm_vs_hf.py --smol-dir .gpu/smol --out "$OUT/vllm_vs_hf.json" 2>&1 | grep -v "Loading weights" | tail -30
+else
+  echo "vLLM is not installed in this Python: the vLLM contract test and bench/vllm_vs_hf.py were not run"
+fi

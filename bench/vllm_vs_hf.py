@@ -1,0 +1,246 @@
+"""The vLLM engine against the HF engine on one GPU, on the TRL-bench configuration.
+
+Prompts: the bundled Python tasks, chat-templated (as rlvr's rollouts send them), P
+prompts x G samples each (consecutive, as a group is), temperature 1.0, a fixed seed, at
+most N new tokens, for (P x G, N) in 4x4 and 64x8 by 128 and 1,024 new tokens. Each engine
+first generates once untimed (CUDA graphs, kernels), then the timed call; reported per
+engine: completion tokens per second of wall time (every generated token, the EOS
+included), the call's seconds, mean completion length and finish reasons; and the ratio
+vLLM / HF (target on an H200: at least 10x at 64x8). The HF engine gets its best case:
+all rows in one batch (`--hf-batch-size` to change it).
+
+Then one training step's split with the vLLM engine (`--step-config`, default 64x8 with
+128 new tokens): generate, the learner's step on those completions (rlvr's Learner,
+GRPO, random 0/1 rewards: the time does not depend on them), and load_version (the new
+weights copied into vLLM in place, the prefix cache reset). Two steps run; the second is
+reported (the first pays for warm-up).
+
+The policy: `--model` (default the embedded SmolLM2-135M-Instruct), or with `--smol-dir DIR`
+a model of SmolLM2-135M-Instruct's exact shape with random weights built from DIR's config
+and tokenizer, as bench/gpu_train.py does (a random model writes every completion to the
+token limit: the worst case, and the same lengths for both engines). Precision: float32
+weights with bfloat16 products (`model.compute_dtype=bfloat16`; vLLM then runs in
+bfloat16), or `--fp32` for float32 throughout.
+
+Results go to bench/results/vllm_vs_hf.json (rewritten after each measurement, so a run
+stopped by a time limit keeps what it measured), with the device named.
+
+    python bench/vllm_vs_hf.py [--smol-dir .gpu/smol] [--configs 4x4:128,64x8:1024] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CONFIGS = "4x4:128,4x4:1024,64x8:128,64x8:1024"
+SEED = 1234
+TARGET = 10.0
+
+
+def need_cuda_and_vllm() -> None:
+    try:
+        import torch
+    except ModuleNotFoundError:
+        sys.exit("vllm_vs_hf: torch is not installed")
+    if not torch.cuda.is_available():
+        sys.exit("vllm_vs_hf: no CUDA device here (this bench compares the engines on a GPU)")
+    try:
+        import vllm  # noqa: F401
+    except ModuleNotFoundError:
+        sys.exit("vllm_vs_hf: vLLM is not installed (pip install 'rlvr[vllm]' on the CUDA machine)")
+
+
+def parse_configs(text: str) -> list[tuple[int, int, int]]:
+    out = []
+    for part in text.split(","):
+        shape, new = part.strip().split(":")
+        p, g = shape.lower().split("x")
+        out.append((int(p), int(g), int(new)))
+    return out
+
+
+def build_prompts(tok: Any, n_prompts: int, group: int) -> list[list[int]]:
+    from rlvr.rollout.runner import encode_prompt
+    from rlvr.tasks import load_tasks
+
+    tasks = load_tasks("bundled:python_functions")
+    rows = []
+    for i in range(n_prompts):
+        ids = encode_prompt(tok, [{"role": "user", "content": tasks[i % len(tasks)].prompt}], "")
+        rows.extend([ids] * group)
+    return rows
+
+
+def timed_generate(engine: Any, prompts: list[list[int]], max_new: int) -> dict[str, Any]:
+    import torch
+
+    from rlvr.rollout.engine import SamplingParams
+
+    params = SamplingParams(max_new_tokens=max_new, temperature=1.0, seed=SEED)
+    engine.generate(prompts[: min(len(prompts), 8)], SamplingParams(max_new_tokens=8, temperature=1.0, seed=SEED))
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    comps = engine.generate(prompts, params)
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    tokens = sum(len(c.token_ids) for c in comps)
+    reasons: dict[str, int] = {}
+    for c in comps:
+        reasons[c.finish_reason] = reasons.get(c.finish_reason, 0) + 1
+    return {
+        "completions": len(comps),
+        "completion_tokens": tokens,
+        "seconds": wall,
+        "tokens_per_s": tokens / wall,
+        "mean_length": tokens / len(comps),
+        "finish_reasons": reasons,
+    }
+
+
+def train_step_split(engine: Any, model: Any, tok: Any, cfg: Any, n_prompts: int, group: int, max_new: int) -> dict:
+    import torch
+
+    from rlvr.rollout.engine import SamplingParams
+    from rlvr.train.learner import Learner
+    from rlvr.types import RewardBreakdown, Trajectory
+
+    learner = Learner(model, cfg, pad_id=tok.pad_token_id)
+    prompts = build_prompts(tok, n_prompts, group)
+    rng = random.Random(SEED)
+    split: dict[str, Any] = {}
+    for step in range(2):
+        params = SamplingParams(max_new_tokens=max_new, temperature=1.0, seed=SEED + step)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        comps = engine.generate(prompts, params)
+        t1 = time.perf_counter()
+        trajs = [
+            Trajectory(
+                task_id=str(i // group),
+                domain="python",
+                group_id=str(i // group),
+                prompt_ids=p,
+                completion_ids=c.token_ids,
+                logprobs=c.logprobs,
+                finish_reason=c.finish_reason,
+                reward=RewardBreakdown(total=float(rng.random() < 0.5)),
+                policy_version=learner.version,
+            )
+            for i, (p, c) in enumerate(zip(prompts, comps, strict=True))
+        ]
+        metrics = learner.step(trajs)
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        engine.load_version(learner.version, model.state_dict())
+        torch.cuda.synchronize()
+        t3 = time.perf_counter()
+        split = {
+            "config": f"{n_prompts}x{group}:{max_new}",
+            "completion_tokens": sum(len(c.token_ids) for c in comps),
+            "generate_s": t1 - t0,
+            "learner_s": t2 - t1,
+            "load_version_s": t3 - t2,
+            "step_s": t3 - t0,
+            "logprob_mismatch": metrics.get("train/logprob_mismatch", metrics.get("logprob_mismatch")),
+            "learner_skipped": bool(metrics.get("skipped")),
+        }
+        print(json.dumps({"train_step": step, **split}), flush=True)
+    return split
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--smol-dir", type=Path, help="config + tokenizer of SmolLM2-135M-Instruct: random weights")
+    ap.add_argument("--configs", default=CONFIGS, help="PxG:NEW,... (default %(default)s)")
+    ap.add_argument("--step-config", default="64x8:128", help="the train-step split's PxG:NEW ('' to skip)")
+    ap.add_argument("--hf-batch-size", type=int, default=0, help="HF engine batch (0: all rows at once)")
+    ap.add_argument("--gpu-memory-utilization", type=float, default=0.4)
+    ap.add_argument("--fp32", action="store_true", help="float32 products in both engines (default: bfloat16)")
+    ap.add_argument("--eager", action="store_true", help="vLLM without CUDA graphs (enforce_eager)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "vllm_vs_hf.json")
+    args = ap.parse_args()
+    need_cuda_and_vllm()
+
+    import torch
+    import vllm
+
+    from rlvr.config import load_config
+    from rlvr.models import load_policy
+    from rlvr.rollout.hf import HFEngine
+    from rlvr.rollout.vllm import VLLMEngine
+
+    compute = "float32" if args.fp32 else "bfloat16"
+    result: dict[str, Any] = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "vllm": getattr(vllm, "__version__", "?"),
+        "compute_dtype": compute,
+        "seed": SEED,
+        "target_ratio_64x8": TARGET,
+        "runs": [],
+    }
+
+    def save() -> None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.smol_dir is not None:
+            sys.path.insert(0, str(Path(__file__).parent))
+            from gpu_train import make_model
+
+            name = str(make_model(args.smol_dir, Path(tmp) / "smol-random"))
+            result["model"] = "SmolLM2-135M-Instruct shape, random weights"
+        else:
+            name = args.model
+            result["model"] = name
+        model, tok = load_policy(name, device="cuda")
+        overrides = [
+            f"model.name_or_path={name}",
+            "model.device=cuda",
+            f"model.compute_dtype={compute}",
+            f"engine.gpu_memory_utilization={args.gpu_memory_utilization}",
+            f"seed={SEED}",
+            "algo.kl_coef=0",
+            "engine.kind=vllm",
+        ]
+        cfg = load_config(None, overrides)
+        # vLLM first: it sizes its KV cache from the memory free when it starts.
+        t0 = time.perf_counter()
+        vl = VLLMEngine(cfg, model, tok, enforce_eager=args.eager)
+        result["vllm_startup_s"] = time.perf_counter() - t0
+        print(json.dumps({"vllm_startup_s": result["vllm_startup_s"]}), flush=True)
+        for n_prompts, group, max_new in parse_configs(args.configs):
+            prompts = build_prompts(tok, n_prompts, group)
+            hf = HFEngine(model, tok, batch_size=args.hf_batch_size or len(prompts), compute_dtype=compute)
+            run: dict[str, Any] = {"config": f"{n_prompts}x{group}:{max_new}", "rows": len(prompts)}
+            run["vllm"] = timed_generate(vl, prompts, max_new)
+            print(json.dumps(run), flush=True)
+            run["hf"] = timed_generate(hf, prompts, max_new)
+            run["hf"]["batch_size"] = hf.batch_size
+            run["ratio"] = run["vllm"]["tokens_per_s"] / run["hf"]["tokens_per_s"]
+            if n_prompts == 64 and group == 8:
+                run["target_met"] = run["ratio"] >= TARGET
+            result["runs"].append(run)
+            print(json.dumps(run), flush=True)
+            save()
+        if args.step_config:
+            ((n_prompts, group, max_new),) = parse_configs(args.step_config)
+            cfg = load_config(None, [*overrides, f"generation.max_new_tokens={max_new}"])
+            result["train_step"] = train_step_split(vl, model, tok, cfg, n_prompts, group, max_new)
+            save()
+        vl.close()
+    save()
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
