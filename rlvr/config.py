@@ -428,6 +428,19 @@ class RunConfig(_Section):
         return Path(self.output_dir) / self.name
 
     @model_validator(mode="after")
+    def _engine_defaults(self) -> RunConfig:
+        """vLLM samples with its own kernels, so its behaviour log-probs differ slightly from
+        the learner's: truncated importance sampling is on by default with it (token level,
+        at algo.is_cap) unless algo.importance is set; its weight loader takes full
+        weights, not LoRA adapters."""
+        if self.engine.kind == "vllm":
+            if self.model.lora is not None:
+                raise ValueError("engine.kind vllm loads full weights after each update: model.lora is not supported")
+            if "importance" not in self.algo.model_fields_set:
+                self.algo.importance = "token"
+        return self
+
+    @model_validator(mode="after")
     def _no_inert_settings(self, info: ValidationInfo) -> RunConfig:
         """A key set in the file or on the command line that the chosen path never reads
         is an error saying why (a typo in intent, like a typo in a name, should not pass).

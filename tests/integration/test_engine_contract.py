@@ -135,3 +135,13 @@ def test_engine_kind_errors_name_the_fix() -> None:
         load_config(None, ["engine.kind=openai"])
     with pytest.raises(ConfigError, match=r"used only with engine\.kind 'openai'"):
         load_config(None, ["engine.base_url=http://x/v1"])
+
+
+def test_vllm_defaults_to_truncated_importance_sampling_and_refuses_lora() -> None:
+    from rlvr.config import ConfigError
+
+    assert load_config(None, ["engine.kind=vllm"]).algo.importance == "token"
+    assert load_config(None, ["engine.kind=vllm", "algo.importance=none"]).algo.importance == "none"
+    assert load_config(None, []).algo.importance == "none"
+    with pytest.raises(ConfigError, match=r"model\.lora is not supported"):
+        load_config(None, ["engine.kind=vllm", "model.lora={r: 8}"])
