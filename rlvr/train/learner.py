@@ -3,18 +3,20 @@
 The learner owns the optimizer, the optional frozen reference model and the optional
 value head (PPO). `step(trajs)`:
 
-1. masks: padding, the trajectory's own loss mask (environment tokens excluded), DAPO's
-   overlong filter;
-2. a no-grad pass when needed, giving the proximal log-probs (decoupled PPO, importance
-   correction), the rollout-time values (gae) and the reference log-probs (KL);
-3. advantages: group estimators on sequence rewards (minus the summed KL with
-   kl_in='reward'), or GAE on per-token rewards (terminal reward, per-token KL) with the
-   value head, whitened over the batch;
-4. `updates_per_batch` optimizer steps, each accumulating the whole batch's gradient
-   over micro-batches with global normalisers, so the update does not depend on
-   micro_batch_size. Micro-batches are rows of similar length, reading prompt passes
-   shared by windows of groups (`_micro_batches`); rows whose loss is exactly zero are
-   left out.
+1. `prepare`: the pure pieces of `rlvr.train.prepare` around the model passes: masks
+   (padding, the trajectory's own loss mask, DAPO's overlong filter); the no-grad passes
+   when needed (`passes`: proximal log-probs for decoupled PPO and importance
+   correction, rollout-time values for gae, reference log-probs for KL in the reward);
+   token advantages (group estimators on sequence rewards, or GAE with the value head,
+   whitened over the batch); importance weights;
+2. `updates_per_batch` optimizer steps, each accumulating the whole batch's gradient
+   over micro-batches (`gradient_pass`, on prepared rows only) with the batch's
+   normalisers, so the update does not depend on micro_batch_size. Micro-batches are
+   rows of similar length, reading prompt passes shared by windows of groups
+   (`_micro_batches`); rows whose loss is exactly zero are left out.
+
+`rlvr.train.sharded.ShardedLearner` overrides the passes, the gradient pass's
+bookkeeping and the clipping to run the same update across ranks.
 """
 
 from __future__ import annotations
@@ -22,44 +24,57 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from transformers import PreTrainedModel
 
-from rlvr.algos import ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, aggregate
-from rlvr.algos.advantages import gae, whiten
-from rlvr.algos.filtering import overlong_loss_mask
-from rlvr.algos.importance import importance_weights
+from rlvr.algos import KL_ESTIMATORS, POLICY_LOSSES, aggregate
 from rlvr.algos.policy_loss import value_loss
 from rlvr.config import RunConfig
 from rlvr.models import autocast
 from rlvr.train.logprobs import SharedPrompts, TokenStats, token_stats
+from rlvr.train.prepare import (
+    Needs,
+    Normalisers,
+    Prepared,
+    assemble,
+    group_advantages,
+    group_index,
+    importance,
+    inert,
+    loss_masks,
+    normalisers,
+    pad_rows,
+    policy_pass,
+    reference_kl,
+    token_advantages,
+)
 from rlvr.types import Trajectory
 
-
-def group_index(trajs: list[Trajectory]) -> list[list[int]]:
-    """[B][G] indices of each group's trajectories (groups in first-seen order)."""
-    groups: dict[str, list[int]] = {}
-    for i, t in enumerate(trajs):
-        groups.setdefault(t.group_id, []).append(i)
-    return list(groups.values())
+__all__ = ["Learner", "MetricSums", "Prepared", "group_advantages", "group_index"]
 
 
-def group_advantages(trajs: list[Trajectory], estimator: str, rewards: list[float] | None = None) -> list[float]:
-    """Advantages per trajectory, computed within groups of equal group_id."""
-    index = group_index(trajs)
-    sizes = {len(g) for g in index}
-    if len(sizes) != 1:
-        raise ValueError(f"groups must all have the same size, got sizes {sorted(sizes)}")
-    totals = rewards if rewards is not None else [t.reward.total if t.reward is not None else 0.0 for t in trajs]
-    adv = ADVANTAGES.get(estimator)(torch.tensor([[totals[i] for i in g] for g in index]))  # [B, G]
-    out = [0.0] * len(trajs)
-    for gi, g in enumerate(index):
-        for j, i in enumerate(g):
-            out[i] = float(adv[gi, j])
-    return out
+class MetricSums:
+    """A gradient pass's metrics: for `*_sum` keys a plain sum over micro-batches, for the
+    others a mean weighted by each micro-batch's weight (its loss tokens)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = {}
+        self.weights: dict[str, float] = {}
+
+    def add(self, key: str, value: float, weight: float) -> None:
+        self.sums[key] = self.sums.get(key, 0.0) + value * weight
+        self.weights[key] = self.weights.get(key, 0.0) + weight
+
+    def result(self, *, skipped: int | float, num_seqs: float) -> dict[str, float]:
+        """The metrics (`*_sum` keys lose the suffix), with the fraction of rows skipped."""
+        sums, weights = self.sums, self.weights
+        out = {k: sums[k] if k.endswith("_sum") else sums[k] / weights[k] if weights[k] else 0.0 for k in sums}
+        for k in [k for k in out if k.endswith("_sum")]:
+            out[k[: -len("_sum")]] = out.pop(k)
+        out["rows_skipped_frac"] = skipped / max(num_seqs, 1.0)
+        return out
 
 
 def _prompt_windows(trajs: list[Trajectory], budget: int) -> list[list[int]]:
@@ -77,49 +92,33 @@ def _prompt_windows(trajs: list[Trajectory], budget: int) -> list[list[int]]:
     return windows
 
 
-def _pad(rows: list[list[float]], L: int, device: torch.device | None = None) -> torch.Tensor:
-    return torch.tensor([r[:L] + [0.0] * (L - len(r[:L])) for r in rows], dtype=torch.float32, device=device)
-
-
-@dataclass
-class Prepared:
-    """What the update needs per trajectory, fixed before the first optimizer step."""
-
-    traj: Trajectory
-    mask: list[float]  # [L] loss mask
-    old: list[float]  # [L] log-probs the ratio is taken against (behaviour or proximal)
-    adv: list[float]  # [L] advantage per token
-    weights: list[float] | None = None  # [L] importance weights
-    old_values: list[float] | None = None  # [L] gae only
-    returns: list[float] | None = None  # [L] gae only
-
-
 class Learner:
     def __init__(self, model: PreTrainedModel, cfg: RunConfig, pad_id: int) -> None:
         self.model = model
         self.cfg = cfg
         self.pad_id = pad_id
         self.version = 0
-        tc = cfg.train
         self.value_head: torch.nn.Linear | None = None
         if cfg.algo.advantage == "gae":
             self.value_head = torch.nn.Linear(model.config.hidden_size, 1, device=model.device)
             torch.nn.init.zeros_(self.value_head.weight)
             torch.nn.init.zeros_(self.value_head.bias)
-        params = [p for p in model.parameters() if p.requires_grad]
-        if self.value_head is not None:
-            params += list(self.value_head.parameters())
-        self.optimizer = torch.optim.AdamW(params, lr=tc.lr, weight_decay=tc.weight_decay)
-        warm = max(tc.warmup_steps, 0)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0
-        )
+        self._build_optimizer()
         self.on_progress: Callable[[str, int, int], None] | None = None  # (phase, done, total)
         self.ref_model: PreTrainedModel | None = None
         if cfg.algo.kl_coef > 0:
             self.ref_model = copy.deepcopy(model).eval()
             for p in self.ref_model.parameters():
                 p.requires_grad_(False)
+
+    def _build_optimizer(self) -> None:
+        """AdamW over the trained parameters, with its warm-up schedule."""
+        tc = self.cfg.train
+        self.optimizer = torch.optim.AdamW(self.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
+        warm = max(tc.warmup_steps, 0)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0
+        )
 
     def parameters(self) -> list[torch.nn.Parameter]:
         ps = [p for p in self.model.parameters() if p.requires_grad]
@@ -198,94 +197,44 @@ class Learner:
             report(phase, total, total)
 
     # ---- before the first update ----------------------------------------------------------
-    def prepare(self, trajs: list[Trajectory]) -> tuple[list[Prepared], dict[str, float]]:
-        ac = self.cfg.algo
-        masks = []
-        keep = overlong_loss_mask([t.finish_reason for t in trajs]) if ac.overlong_filter else [1] * len(trajs)
-        for t, k in zip(trajs, keep, strict=True):
-            lm = t.loss_mask if len(t.loss_mask) == len(t.completion_ids) else [1] * len(t.completion_ids)
-            masks.append([float(m * k) for m in lm])
-        need_prox = ac.decoupled or ac.importance != "none"
-        gae_mode = ac.advantage == "gae"
-        kl_reward = ac.kl_coef > 0 and ac.kl_in == "reward"
+    def passes(
+        self, trajs: list[Trajectory], needs: Needs
+    ) -> tuple[list[list[float]], list[list[float]], list[list[float]] | None]:
+        """The no-grad passes `needs` asks for: (log-probs the ratio can be taken against,
+        the value head's rollout-time values, per-token KL to the reference or None)."""
         prox: list[list[float]] = [list(t.logprobs) for t in trajs]
         values: list[list[float]] = [[] for _ in trajs]
-        kl_tok: list[list[float]] = [[0.0] * len(t.completion_ids) for t in trajs]
-        metrics: dict[str, float] = {}
-        if need_prox or gae_mode or kl_reward:
-            kl_fn = KL_ESTIMATORS.get(ac.kl_estimator)
-            with torch.no_grad():
-                if need_prox or gae_mode:
-                    phase = "recomputing log-probs"
-                    for rows, st in self._micro_batches(self.model, trajs, value_head=gae_mode, phase=phase):
-                        for j, i in enumerate(rows):
-                            n = len(trajs[i].completion_ids)
-                            if need_prox:
-                                prox[i] = st.logprobs[j, :n].tolist()
-                            if st.values is not None:
-                                values[i] = st.values[j, :n].tolist()
-                if kl_reward and self.ref_model is not None:
-                    for rows, ref in self._micro_batches(self.ref_model, trajs):
-                        L = ref.logprobs.shape[1]
-                        behav = _pad([trajs[i].logprobs for i in rows], L, ref.logprobs.device)
-                        kl = kl_fn(behav, ref.logprobs) * ref.mask
-                        for j, i in enumerate(rows):
-                            kl_tok[i] = kl[j, : len(trajs[i].completion_ids)].tolist()
-        # advantages
-        seq_rewards = [t.reward.total if t.reward is not None else 0.0 for t in trajs]
-        if kl_reward:
-            seq_kl = [sum(k) for k in kl_tok]
-            metrics["kl_reward"] = sum(seq_kl) / max(len(seq_kl), 1)
-        if gae_mode:
-            L = max(1, max(len(t.completion_ids) for t in trajs))
-            mask_t = _pad(masks, L)
-            tok_r = torch.zeros((len(trajs), L))
-            for i, t in enumerate(trajs):
-                n = len(t.completion_ids)
-                if n:
-                    tok_r[i, n - 1] = seq_rewards[i]
-                    if kl_reward:
-                        tok_r[i, :n] -= ac.kl_coef * torch.tensor(kl_tok[i])
-            seq_mask = _pad([[1.0] * len(t.completion_ids) for t in trajs], L)
-            adv_t, ret_t = gae(tok_r, _pad(values, L), seq_mask, ac.gamma, ac.lam)
-            adv_t = whiten(adv_t, mask_t)
-            advs = [adv_t[i, : len(t.completion_ids)].tolist() for i, t in enumerate(trajs)]
-            rets = [ret_t[i, : len(t.completion_ids)].tolist() for i, t in enumerate(trajs)]
-            for t, tok_adv in zip(trajs, advs, strict=True):
-                t.advantage = sum(tok_adv) / max(len(tok_adv), 1)
-        else:
-            r = [x - ac.kl_coef * sum(k) for x, k in zip(seq_rewards, kl_tok, strict=True)] if kl_reward else None
-            seq_adv = group_advantages(trajs, ac.advantage, r)
-            advs = [[a] * len(t.completion_ids) for a, t in zip(seq_adv, trajs, strict=True)]
-            rets = [[] for _ in trajs]
-            for t, a in zip(trajs, seq_adv, strict=True):
-                t.advantage = a
-        out = []
-        for i, t in enumerate(trajs):
-            out.append(
-                Prepared(
-                    traj=t,
-                    mask=masks[i],
-                    old=prox[i] if ac.decoupled else list(t.logprobs),
-                    adv=advs[i],
-                    old_values=values[i] if gae_mode else None,
-                    returns=rets[i] if gae_mode else None,
-                )
-            )
-        if need_prox:
-            L = max(1, max(len(t.completion_ids) for t in trajs))
-            m = _pad(masks, L)
-            prox_t, behav_t = _pad(prox, L), _pad([t.logprobs for t in trajs], L)
-            w = importance_weights(prox_t, behav_t, m, ac.importance, ac.is_cap)
-            n_tok = m.sum().clamp(min=1.0)
-            metrics["behaviour_prox_mismatch"] = float(((prox_t - behav_t).abs() * m).sum() / n_tok)
-            metrics["is_weight_mean"] = float((w * m).sum() / n_tok)
-            raw = torch.exp(((prox_t - behav_t) * m).clamp(-20, 20))
-            metrics["is_truncated_frac"] = float(((raw > ac.is_cap).float() * m).sum() / n_tok)
-            if ac.importance != "none":
-                for i, pr in enumerate(out):
-                    pr.weights = w[i, : len(pr.traj.completion_ids)].tolist()
-        return out, metrics
+        kl: list[list[float]] | None = None
+        with torch.no_grad():
+            if needs.policy_pass:
+                batches = self._micro_batches(self.model, trajs, value_head=needs.values, phase="recomputing log-probs")
+                prox, values = policy_pass(trajs, batches, proximal=needs.proximal)
+            if needs.ref_kl:
+                kl_fn = KL_ESTIMATORS.get(self.cfg.algo.kl_estimator)
+                if self.ref_model is not None:
+                    kl = reference_kl(trajs, self._micro_batches(self.ref_model, trajs), kl_fn)
+                else:
+                    kl = [[0.0] * len(t.completion_ids) for t in trajs]
+        return prox, values, kl
+
+    def prepare(self, trajs: list[Trajectory]) -> tuple[list[Prepared], dict[str, float]]:
+        """Masks, the no-grad passes, token advantages (recorded per trajectory as its
+        `advantage`) and importance weights: one `Prepared` row per trajectory."""
+        ac = self.cfg.algo
+        needs = Needs.of(ac)
+        masks = loss_masks(trajs, overlong_filter=ac.overlong_filter)
+        prox, values, kl = self.passes(trajs, needs)
+        adv = token_advantages(trajs, masks, ac, kl=kl, values=values if needs.values else None)
+        for t, a in zip(trajs, adv.sequence, strict=True):
+            t.advantage = a
+        metrics = dict(adv.metrics)
+        weights = None
+        if needs.proximal:
+            weights, is_metrics = importance(masks, prox, [t.logprobs for t in trajs], ac.importance, ac.is_cap)
+            metrics.update(is_metrics)
+        old = prox if ac.decoupled else [list(t.logprobs) for t in trajs]
+        rows = assemble(trajs, masks, old, adv, weights=weights, values=values if needs.values else None)
+        return rows, metrics
 
     # ---- the update -------------------------------------------------------------------------
     def step(self, trajs: list[Trajectory]) -> dict[str, float]:
@@ -307,43 +256,55 @@ class Learner:
 
     def _update(self, prepared: list[Prepared]) -> dict[str, float]:
         out = self.accumulate_gradients(prepared)
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.parameters(), self.cfg.train.max_grad_norm)
+        grad_norm = self._clip_gradients()
         self.optimizer.step()
         self.scheduler.step()
         self.model.eval()
-        out["grad_norm"] = float(grad_norm) if math.isfinite(float(grad_norm)) else float("nan")
+        out["grad_norm"] = grad_norm if math.isfinite(grad_norm) else float("nan")
         out["lr"] = float(self.scheduler.get_last_lr()[0])
         return out
 
+    def _clip_gradients(self) -> float:
+        """Clip the gradient to max_grad_norm; its norm before clipping."""
+        return float(torch.nn.utils.clip_grad_norm_(self.parameters(), self.cfg.train.max_grad_norm))
+
     def accumulate_gradients(self, batch: list[Prepared] | list[Trajectory]) -> dict[str, float]:
         """Zero the gradients, then accumulate the whole batch's loss gradient over
-        micro-batches. The result does not depend on micro_batch_size. Trajectories given
-        directly are prepared first (advantages from their rewards)."""
+        micro-batches (`gradient_pass`, which takes prepared rows only). The result does
+        not depend on micro_batch_size. Trajectories given here are prepared first
+        (advantages from their rewards)."""
         if batch and isinstance(batch[0], Trajectory):
             batch = self.prepare(batch)[0]
         prepared: list[Prepared] = batch  # type: ignore[assignment]
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        norms = normalisers(prepared, self.cfg.generation.max_new_tokens)
+        # The normalisers count every row; rows that contribute nothing are then left out
+        # of the passes, so the gradient is exactly the whole batch's.
+        active = [p for p in prepared if not self._inert(p)]
+        sums = self.gradient_pass(active, norms)
+        if not active:
+            self._zero_gradients(sums)
+        return sums.result(skipped=len(prepared) - len(active), num_seqs=norms.num_seqs)
+
+    def _zero_gradients(self, sums: MetricSums) -> None:
+        """Every row inert: a zero gradient, which Adam still steps with."""
+        for p in self.parameters():
+            p.grad = torch.zeros_like(p)
+        sums.add("loss_sum", 0.0, 1.0)
+        sums.add("pg_loss_sum", 0.0, 1.0)
+
+    def gradient_pass(self, prepared: list[Prepared], norms: Normalisers) -> MetricSums:
+        """Forward and backward over `prepared` in micro-batches, adding to the gradients;
+        each micro-batch's loss is normalised by the batch-wide `norms`, so the sum of
+        their gradients is the batch loss's. Returns the metrics' weighted sums."""
         ac = self.cfg.algo
         loss_fn = POLICY_LOSSES.get(ac.policy_loss)
         kl_fn = KL_ESTIMATORS.get(ac.kl_estimator)
         gae_mode = self.value_head is not None
-        self.model.train()
-        self.optimizer.zero_grad(set_to_none=True)
-        num_tokens = float(sum(sum(p.mask) for p in prepared))
-        num_seqs = float(len(prepared))
-        norm_len = float(self.cfg.generation.max_new_tokens)
-        agg = {"num_tokens": num_tokens, "num_seqs": num_seqs, "norm_len": norm_len}
-        sums: dict[str, float] = {}
-        weights: dict[str, float] = {}
-        # The normalisers above count every row; rows that contribute nothing are then
-        # left out of the passes, so the gradient is exactly the whole batch's.
-        active = [p for p in prepared if not self._inert(p)]
-        skipped = len(prepared) - len(active)
-        prepared = active
-
-        def acc(key: str, value: float, weight: float) -> None:
-            sums[key] = sums.get(key, 0.0) + value * weight
-            weights[key] = weights.get(key, 0.0) + weight
-
+        agg = norms.kwargs()
+        sums = MetricSums()
+        acc = sums.add
         batch_trajs = [p.traj for p in prepared]
         for rows, st in self._micro_batches(
             self.model, batch_trajs, value_head=gae_mode, entropy_grad=ac.entropy_coef > 0, phase="learning"
@@ -351,11 +312,11 @@ class Learner:
             mb = [prepared[i] for i in rows]
             trajs = [p.traj for p in mb]
             logp, L, dev = st.logprobs, st.logprobs.shape[1], st.logprobs.device
-            mask = st.mask * _pad([p.mask for p in mb], L, dev)
-            old = _pad([p.old for p in mb], L, dev)
-            behav = _pad([t.logprobs for t in trajs], L, dev)
-            adv = _pad([p.adv for p in mb], L, dev)
-            w = _pad([p.weights or [] for p in mb], L, dev) if mb[0].weights is not None else None
+            mask = st.mask * pad_rows([p.mask for p in mb], L, dev)
+            old = pad_rows([p.old for p in mb], L, dev)
+            behav = pad_rows([t.logprobs for t in trajs], L, dev)
+            adv = pad_rows([p.adv for p in mb], L, dev)
+            w = pad_rows([p.weights or [] for p in mb], L, dev) if mb[0].weights is not None else None
             loss, m = loss_fn(
                 logp,
                 old,
@@ -370,16 +331,16 @@ class Learner:
             acc("pg_loss_sum", float(loss.detach()), 1.0)
             if ac.kl_coef > 0 and ac.kl_in == "loss" and self.ref_model is not None:
                 with torch.no_grad():
-                    ref_logp = self._stats(self.ref_model, trajs).logprobs
+                    ref_logp = self._ref_logprobs(trajs)
                 kl = kl_fn(logp, ref_logp)
                 loss = loss + ac.kl_coef * aggregate(kl, mask, ac.aggregation, **agg)
                 acc("kl", float((kl.detach() * mask).sum() / mask.sum().clamp(min=1)), float(mask.sum()))
             if ac.entropy_coef > 0:
                 loss = loss - ac.entropy_coef * aggregate(st.entropy, mask, ac.aggregation, **agg)
             if gae_mode and st.values is not None:
-                old_v = _pad([p.old_values or [] for p in mb], L, dev)
-                ret = _pad([p.returns or [] for p in mb], L, dev)
-                v_loss, vm = value_loss(st.values, old_v, ret, mask, clip=ac.value_clip, num_tokens=num_tokens)
+                old_v = pad_rows([p.old_values or [] for p in mb], L, dev)
+                ret = pad_rows([p.returns or [] for p in mb], L, dev)
+                v_loss, vm = value_loss(st.values, old_v, ret, mask, clip=ac.value_clip, num_tokens=norms.num_tokens)
                 loss = loss + ac.value_coef * v_loss
                 acc("value_loss_sum", float(v_loss.detach()), 1.0)
                 for k, v in vm.items():
@@ -393,15 +354,12 @@ class Learner:
             )
             for k, v in m.items():
                 acc(k, v, n_tok)
-        if not prepared:  # every row inert: a zero gradient, which Adam still steps with
-            for p in self.parameters():
-                p.grad = torch.zeros_like(p)
-            sums.update(loss_sum=0.0, pg_loss_sum=0.0)
-        out = {k: sums[k] if k.endswith("_sum") else sums[k] / weights[k] if weights[k] else 0.0 for k in sums}
-        for k in [k for k in out if k.endswith("_sum")]:
-            out[k[: -len("_sum")]] = out.pop(k)
-        out["rows_skipped_frac"] = skipped / max(num_seqs, 1.0)
-        return out
+        return sums
+
+    def _ref_logprobs(self, trajs: list[Trajectory]) -> torch.Tensor:
+        """[b, L] log-probs of the rows' completion tokens under the reference model."""
+        assert self.ref_model is not None
+        return self._stats(self.ref_model, trajs).logprobs
 
     def _inert(self, p: Prepared) -> bool:
         """True when the row's loss and its gradient are exactly zero, so its forward and
@@ -413,7 +371,7 @@ class Learner:
             return False
         if ac.kl_coef > 0 and ac.kl_in == "loss":
             return False
-        return all(a == 0.0 or m == 0.0 for a, m in zip(p.adv, p.mask, strict=True))
+        return inert(p)
 
     def state_dict(self, *, optimizer: bool = True) -> dict[str, Any]:
         """Everything to resume from; without `optimizer`, AdamW's moments are left out."""
