@@ -202,7 +202,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     _quiet_libraries()
     cfg = load_config(args.config, args.overrides)
     load_plugins(cfg)
-    s = train(cfg, resume=args.resume, quiet=args.quiet, plain=args.plain)
+    from rlvr.train import dist
+
+    if dist.launched():  # torchrun --nproc-per-node N -m rlvr.cli train ...: the sharded learner
+        from rlvr.train.sharded import run_launched
+
+        launched = run_launched(cfg, resume=args.resume, quiet=args.quiet, plain=args.plain)
+        if launched is None:
+            return 0  # ranks other than 0 followed rank 0's learner; rank 0 reports
+        s = launched
+    else:
+        s = train(cfg, resume=args.resume, quiet=args.quiet, plain=args.plain)
     console = Console()
     steps = lambda n: f"{n} step" + ("s" if n != 1 else "")  # noqa: E731
     table = Table(title=f"rlvr: {cfg.name} ({steps(s.steps)}, {s.elapsed_s / 60:.1f} min)")

@@ -222,6 +222,11 @@ class TrainConfig(_Section):
     logprob_chunk: int = Field(1024, ge=1)
     """Token positions per chunk when computing log-probs, so that full-vocabulary
     logits never exist for the whole micro-batch at once."""
+    gradient_checkpointing: bool = False
+    """Recompute each decoder layer's activations in the backward pass instead of keeping
+    them: activation memory falls to about one layer's, for about a third more compute.
+    Used by the sharded learner (torchrun -m rlvr.train.sharded, docs/sharded.md); the
+    update is unchanged."""
     checkpoint_every: int = Field(0, ge=0)
     """Save a checkpoint every N steps (0 = only at the end)."""
     keep_checkpoints: int = Field(2, ge=1)

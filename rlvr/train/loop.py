@@ -19,6 +19,7 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,16 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: bool = False) -> TrainSummary:
+def train(
+    cfg: RunConfig,
+    *,
+    resume: bool = False,
+    quiet: bool = False,
+    plain: bool = False,
+    learner_factory: Callable[[Any, RunConfig, int], Learner] = Learner,
+) -> TrainSummary:
+    """The whole run. `learner_factory(model, cfg, pad_id)` builds the learner: `Learner`, or
+    the sharded one when launched by torchrun (rlvr.train.sharded.run_lead)."""
     t_start = time.perf_counter()
     run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
     ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
@@ -80,7 +90,7 @@ def train(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: b
     model, tok = load_policy_at(cfg, ckpt)
     run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
-    learner = Learner(model, cfg, pad_id=int(tok.pad_token_id))
+    learner = learner_factory(model, cfg, int(tok.pad_token_id))
     sampler = TaskSampler(train_tasks, cfg.seed)
     b = cfg.buffer
     buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)

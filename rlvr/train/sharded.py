@@ -47,7 +47,7 @@ import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import torch
 import torch.distributed as torch_dist
@@ -71,6 +71,9 @@ from rlvr.train.learner import Learner, MetricSums
 from rlvr.train.logprobs import SharedPrompts, TokenStats, token_stats
 from rlvr.train.prepare import Needs, Normalisers, Prepared
 from rlvr.types import Trajectory
+
+if TYPE_CHECKING:
+    from rlvr.train.loop import TrainSummary
 
 PAD_GROUP = "__rlvr_shard_pad__"
 """group_id of the masked one-token rows that keep the ranks' passes in step."""
@@ -197,7 +200,7 @@ class ShardedLearner(Learner):
         self.device = device
         self.mesh = mesh if mesh is not None else dist.mesh(device)
         if gradient_checkpointing is None:
-            gradient_checkpointing = bool(getattr(cfg.train, "gradient_checkpointing", False))
+            gradient_checkpointing = cfg.train.gradient_checkpointing
         self.gradient_checkpointing = gradient_checkpointing
         if gradient_checkpointing:
             _enable_checkpointing(model)
@@ -564,7 +567,7 @@ def _enable_checkpointing(model: PreTrainedModel) -> None:
 
 
 # ---- entry point ---------------------------------------------------------------------------------
-def run_lead(cfg: RunConfig, *, resume: bool = False) -> None:
+def run_lead(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: bool = False) -> TrainSummary:
     """Rank 0: the whole training loop (`rlvr.train.loop.train`: rollouts, logs,
     checkpoints), with a leading sharded learner in place of `Learner`."""
     from rlvr.train import loop
@@ -576,12 +579,9 @@ def run_lead(cfg: RunConfig, *, resume: bool = False) -> None:
         made.append(learner)
         return learner
 
-    loop_learner = loop.Learner
-    loop.Learner = make  # type: ignore[misc,assignment]  # until loop.train takes a learner factory
     try:
-        loop.train(cfg, resume=resume)
+        return loop.train(cfg, resume=resume, quiet=quiet, plain=plain, learner_factory=make)
     finally:
-        loop.Learner = loop_learner  # type: ignore[misc]
         for learner in made:
             learner.close()
 
@@ -609,18 +609,25 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout-s", type=float, default=7200.0, help="how long ranks wait for each other (rollouts included)"
     )
     args = parser.parse_args(argv)
-    cfg = load_config(args.config, args.overrides)
-    env, _ = dist.init(cfg.model.device, timeout_s=args.timeout_s)
+    run_launched(load_config(args.config, args.overrides), resume=args.resume, timeout_s=args.timeout_s)
+    return 0
+
+
+def run_launched(
+    cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: bool = False, timeout_s: float = 7200.0
+) -> TrainSummary | None:
+    """This rank's part of a launched run (`rlvr train` under torchrun lands here): rank 0
+    runs the loop and returns its summary, the others follow its learner and return None."""
+    env, _ = dist.init(cfg.model.device, timeout_s=timeout_s)
     ok = False
     try:
-        if env.is_main:
-            run_lead(cfg, resume=args.resume)
-        else:
+        summary = run_lead(cfg, resume=resume, quiet=quiet, plain=plain) if env.is_main else None
+        if not env.is_main:
             run_follower(cfg)
         ok = True
+        return summary
     finally:
         dist.shutdown(barrier=ok)
-    return 0
 
 
 if __name__ == "__main__":

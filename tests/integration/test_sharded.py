@@ -258,7 +258,7 @@ def test_two_rank_checkpoint_resumes_on_one_rank(batch: list[Trajectory], tmp_pa
 
 # ---- the training loop under torchrun: rank 0 generates, logs and checkpoints ------------------------
 def test_torchrun_trains_as_one_process_and_resumes_on_one(tmp_path: Path) -> None:
-    """`torchrun --nproc-per-node 2 -m rlvr.train.sharded` runs `rlvr train`'s loop with
+    """`rlvr train` under `torchrun --nproc-per-node 2` runs its loop with
     the sharded learner: the same rewards, losses and weights as one process, and its
     checkpoint (Hugging Face model, AdamW state in torch.optim form) resumes in a plain
     one-process run that continues as the uninterrupted one-process run does."""
@@ -291,8 +291,8 @@ def test_torchrun_trains_as_one_process_and_resumes_on_one(tmp_path: Path) -> No
     launcher.write_text(
         "import sys\n"
         "import tests.integration.toy_env\n"
-        "from rlvr.train.sharded import main\n"
-        "sys.exit(main(sys.argv[1:]))\n"
+        "from rlvr.cli import main\n"
+        "sys.exit(main(['train', '--quiet', *sys.argv[1:]]))\n"  # rlvr train itself, under torchrun
     )
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
     cmd = [
