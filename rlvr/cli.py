@@ -12,7 +12,7 @@ rlvr --version
 CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere on the
 line (before or after flags). Exit codes: 0 success; 1 `sandbox run`: some test failed
 (`sandbox check`: a protection is not active); 2 a usage or input error (a one-line
-message, no traceback); 3 the sandbox itself failed (one line); 4 an alert stopped the
+message, no traceback); 3 the sandbox or the generation engine failed (one line); 4 an alert stopped the
 run (docs/alerts.md; a checkpoint was saved); 70 an internal error
 (a bug: the traceback is printed); 130 interrupted; 141 the output pipe closed.
 """
@@ -433,6 +433,12 @@ def main(argv: list[str] | None = None) -> int:
 
         if isinstance(e, SandboxError):  # this machine's sandbox, not the input: say where to look
             print(f"rlvr: sandbox error: {e} (`rlvr sandbox check` lists the protections here)", file=sys.stderr)
+            return 3
+        from rlvr.rollout.engine import EngineError
+        from rlvr.rollout.runner import RolloutError
+
+        if isinstance(e, EngineError | RolloutError):  # the generation engine (a server, vLLM), not rlvr
+            print(f"rlvr: generation failed: {e}", file=sys.stderr)
             return 3
         from rlvr.train.monitor import RunStopped
 

@@ -70,7 +70,7 @@ def evaluate(
     """pass@1 of the policy on `tasks` (model None: the engine serves its own, engine.kind openai)."""
     if not tasks:
         raise ValueError("no tasks to evaluate")
-    engine = make_engine(cfg, model, tokenizer)
+    engine = make_engine(cfg, model, tokenizer, for_training=False)
     settings = env_settings(cfg)
     params = SamplingParams(
         max_new_tokens=cfg.eval.max_new_tokens or cfg.generation.max_new_tokens,

@@ -18,6 +18,14 @@ Report = Callable[[int], None]
 """An engine's progress callback: how many of the call's sequences are finished."""
 
 
+class EngineError(RuntimeError):
+    """The generation engine failed or cannot be used (a server that refuses or is gone,
+    vLLM that cannot start). `retryable`: whether calling again may help; an engine that
+    retries on its own raises only what retrying did not fix."""
+
+    retryable = True
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     max_new_tokens: int = 128

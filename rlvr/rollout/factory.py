@@ -17,11 +17,13 @@ def make_engine(
     *,
     own_weights: bool = False,
     version: int = 0,
+    for_training: bool = True,
 ) -> Engine:
     """The engine `cfg.engine.kind` names. `model` is the policy (None is allowed for a
     remote server that serves its own); `own_weights`: the engine must not share the
     learner's model object (async rollouts) — engines that always hold their own weights
-    (vllm, openai) ignore it."""
+    (vllm, openai) ignore it. `for_training` False (evaluation) lets a server that reports
+    sampled tokens only as text be used: its completions are scored, never trained on."""
     e = cfg.engine
     if e.kind == "hf":
         from rlvr.rollout.hf import HFEngine
@@ -41,7 +43,7 @@ def make_engine(
         from rlvr.rollout.openai import OpenAIEngine
 
         assert e.base_url is not None  # the config's validator requires it
-        engine: Engine = OpenAIEngine(
+        return OpenAIEngine(
             e.base_url,
             e.served_model or cfg.model.name_or_path,
             tokenizer,
@@ -49,9 +51,9 @@ def make_engine(
             concurrency=e.concurrency,
             timeout_s=e.timeout_s,
             max_retries=e.max_retries,
+            require_token_ids=for_training,
+            version=version,
         )
-        engine.version = version
-        return engine
     try:
         from rlvr.rollout.vllm import VLLMEngine
     except ModuleNotFoundError as err:

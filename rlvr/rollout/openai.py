@@ -53,15 +53,17 @@ from typing import Any
 import httpx
 from transformers import PreTrainedTokenizerBase
 
-from rlvr.rollout.engine import Completion, Report, SamplingParams
+from rlvr.rollout.engine import Completion, EngineError, Report, SamplingParams
 
 _TOKEN_ID_PREFIX = "token_id:"  # vLLM's return_tokens_as_token_ids form
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _MAX_BACKOFF_S = 30.0
 
 
-class OpenAIEngineError(RuntimeError):
+class OpenAIEngineError(EngineError):
     """A request to the server failed (after its retries) or its answer cannot be used."""
+
+    retryable = False  # the engine already retried what retrying can fix
 
 
 class TokenIdsUnavailable(OpenAIEngineError):

@@ -35,7 +35,7 @@ from transformers import PreTrainedTokenizerBase
 from rlvr.envs import EnvSettings, make_env
 from rlvr.envs.base import Env, StepResult
 from rlvr.rewards.scorer import Scorer, group_indices
-from rlvr.rollout.engine import Completion, Engine, Report, SamplingParams
+from rlvr.rollout.engine import Completion, Engine, EngineError, Report, SamplingParams
 from rlvr.types import RunStatus, Task, Trajectory, Turn
 
 PhaseReport = Callable[[str, int, int], None]
@@ -187,6 +187,8 @@ def _generate(
             # engines that report progress take it as a keyword; others are called as before
             return engine.generate(prompts, params, progress=progress) if progress else engine.generate(prompts, params)
         except Exception as e:  # the engine's failure: retry, then report it by name
+            if isinstance(e, EngineError) and not e.retryable:
+                raise  # permanent (a server that cannot give token ids) or already retried by the engine
             if attempt == max_retries:
                 raise RolloutError(f"generation failed {max_retries + 1} times: {type(e).__name__}: {e}") from e
     raise AssertionError("unreachable")

@@ -73,6 +73,11 @@ def train(
     """The whole run. `learner_factory(model, cfg, pad_id)` builds the learner: `Learner`, or
     the sharded one when launched by torchrun (rlvr.train.sharded.run_lead)."""
     t_start = time.perf_counter()
+    if cfg.engine.kind == "openai":
+        raise ConfigError(
+            "engine.kind openai evaluates a served model (rlvr eval); training needs an engine that takes "
+            "each new policy version, which a remote server cannot yet: use engine.kind hf or vllm (docs/engines.md)"
+        )
     run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
     ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
     if resume and ckpt is None:

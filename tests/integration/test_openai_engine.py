@@ -512,3 +512,21 @@ def test_training_use_of_the_llama_cpp_python_server_is_refused(llama_server: st
     _, prompts, _ = _eval_prompts(tok, 1)
     with pytest.raises(TokenIdsUnavailable, match="token ids"):
         OpenAIEngine(llama_server, "smollm2", tok).generate(prompts, SamplingParams(max_new_tokens=4))
+
+
+def test_rlvr_eval_through_the_server_and_training_against_it_refused(
+    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI as a user runs it: `rlvr eval --engine openai --base-url URL` scores a served
+    model on held-out tasks; `rlvr train` with that engine stops before anything starts."""
+    from rlvr.cli import main
+
+    quick = str(Path(__file__).parents[2] / "examples" / "quickstart.yaml")
+    served = ["eval.num_tasks=6", "generation.max_new_tokens=48"]
+    assert main(["eval", quick, *served, "--engine", "openai", "--base-url", llama_server, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["num_tasks"] == 6 and 0.0 <= out["pass_at_1"] <= 1.0 and llama_server in out["model"]
+    argv = ["train", quick, "engine.kind=openai", f"engine.base_url={llama_server}", f"output_dir={tmp_path}"]
+    assert main(argv) == 2
+    assert "engine.kind openai evaluates a served model" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # refused before a run directory exists
