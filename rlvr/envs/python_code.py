@@ -6,6 +6,14 @@ completion reward. When tests fail the step also returns feedback — which test
 and how, compiler errors, the trimmed error output — so that with `rollout.max_turns` > 1
 the model can read it and try again.
 
+Tests that a program doing nothing already passes (a function returning None where
+None is the expected answer, an empty program where the expected output is empty) are
+no credit to earn: a partial pass scores `(passed - baseline) / (total - baseline)`,
+clipped at 0, so an empty reply or a stub earns 0, and each of those tests a reply fails
+costs as much as a test it had to make pass. The do-nothing baseline
+(`noop_program`) runs once per task and process, and only when a reply passes some but
+not all tests; a full pass is 1.0 as before.
+
 Domains: `python` (functions, stdin programs), `repair` and `data` (Python, below), and
 `cpp` / `javascript` (programs tested through stdin/stdout; C++17 compiled by g++ in the
 same jail, JavaScript run by node).
@@ -14,6 +22,8 @@ same jail, JavaScript run by node).
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards import completion_reward
@@ -56,14 +66,51 @@ class PythonFunctionEnv:
         code = extract_code(reply, self.language)
         result = await asyncio.to_thread(self.settings.execute, code, self.task.tests, self.language)
         value = completion_reward(result, self.settings.timeout_penalty)
-        reward = RewardBreakdown(
-            total=value,
-            components={"completion": value},
-            details={"passed": result.passed, "total": result.total, "status": result.status.value},
-        )
+        details = {"passed": result.passed, "total": result.total, "status": result.status.value}
+        if 0 < result.passed < result.total and result.status is not RunStatus.TIMEOUT:
+            baseline = await asyncio.to_thread(self._baseline)
+            if baseline:
+                value = beyond_baseline(result, baseline)
+                details["baseline_passed"] = baseline
+        reward = RewardBreakdown(total=value, components={"completion": value}, details=details)
         solved = result.total > 0 and result.passed == result.total
         feedback = [] if solved else [{"role": "user", "content": test_feedback(result, self.settings.feedback_chars)}]
         return StepResult(messages=feedback, reward=reward, done=solved, execution=result)
+
+    def _baseline(self) -> int:
+        """How many tests the do-nothing program passes (cached per task)."""
+        assert self.task is not None
+        key = (self.language, self.task.entry_point or "", json.dumps(self.task.tests, sort_keys=True, default=str))
+        with _BASELINE_LOCK:
+            if key in _BASELINES:
+                return _BASELINES[key]
+        result = self.settings.execute(noop_program(self.task, self.language), self.task.tests, self.language)
+        passed = result.passed if result.status is not RunStatus.TIMEOUT else 0
+        if result.status is not RunStatus.SANDBOX_ERROR:
+            with _BASELINE_LOCK:
+                _BASELINES[key] = passed
+        return passed
+
+
+_BASELINES: dict[tuple[str, str, str], int] = {}
+_BASELINE_LOCK = threading.Lock()
+
+
+def noop_program(task: Task, language: str) -> str:
+    """A program that does nothing: the entry point as a stub returning None, else an
+    empty program (an empty `main` in C++)."""
+    if language == "cpp":
+        return "int main() { return 0; }\n"
+    if language == "python" and task.entry_point:
+        return f"def {task.entry_point}(*args, **kwargs):\n    return None\n"
+    return ""
+
+
+def beyond_baseline(result: ExecutionResult, baseline: int) -> float:
+    """The share of tests passed beyond those the do-nothing program passes, at least 0."""
+    if result.total <= baseline:
+        return 1.0 if result.passed == result.total else 0.0
+    return max(0.0, (result.passed - baseline) / (result.total - baseline))
 
 
 def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:

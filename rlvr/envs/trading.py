@@ -23,6 +23,11 @@ is goal + rules + calls clipped to [-1, 1]: reaching the goal by breaking a rule
 a full success. The parts are logged as their own components and can be weighted apart
 through `reward.terms`.
 
+A goal that already holds when the episode starts (a `cash_at_least` the account
+already meets, a `flatten` with nothing to sell) is a constraint to keep, not credit to
+earn: `goal` stays 0 however the episode ends, and breaking it costs
+`CONSTRAINT_PENALTY` (0.5, component `constraints`, present on such tasks only), so a reply that does nothing earns 0.
+
 Goals (`tests.goal`): `{"type": "hold", "symbol", "qty"}` (hold exactly qty shares),
 `{"type": "cash_at_least", "amount"}`, `{"type": "invest", "symbol", "budget"}` (buy
 the most whole shares the budget affords at the ask, spending no more than it), and
@@ -47,6 +52,7 @@ from rlvr.types import RewardBreakdown, Task
 
 VIOLATION_PENALTY = 0.25
 INVALID_PENALTY = 0.05
+CONSTRAINT_PENALTY = 0.5
 GOALS = ("hold", "cash_at_least", "invest", "flatten")
 
 
@@ -168,11 +174,13 @@ class TradingEnv:
         self.settings = settings
         self.task: Task | None = None
         self.broker: Brokerage | None = None
+        self.kept = False  # the goal held at reset: a constraint, not credit
 
     async def reset(self, task: Task) -> list[dict[str, str]]:
         validate_spec(task)
         self.task = task
         self.broker = Brokerage.from_spec(task.tests)
+        self.kept = self.broker.goal_met(task.tests["goal"])
         return opening_messages(task, self.settings)
 
     async def step(self, reply: str) -> StepResult:
@@ -199,9 +207,19 @@ class TradingEnv:
 
     def _reward(self, broker: Brokerage) -> RewardBreakdown:
         assert self.task is not None
-        goal = 1.0 if broker.goal_met(self.task.tests["goal"]) else 0.0
+        met = broker.goal_met(self.task.tests["goal"])
+        goal = 1.0 if met and not self.kept else 0.0
+        constraints = -CONSTRAINT_PENALTY if self.kept and not met else 0.0
         rules = -VIOLATION_PENALTY * len(broker.violations)
         fmt = -INVALID_PENALTY * len(broker.invalid)
-        total = max(-1.0, min(1.0, goal + rules + fmt))
-        details = {"violations": broker.violations[-5:], "invalid": broker.invalid[-5:], "orders": broker.orders}
-        return RewardBreakdown(total, {"completion": total, "goal": goal, "rules": rules, "calls": fmt}, details)
+        total = max(-1.0, min(1.0, goal + rules + fmt + constraints))
+        details = {
+            "violations": broker.violations[-5:],
+            "invalid": broker.invalid[-5:],
+            "orders": broker.orders,
+            "goal_held_at_start": self.kept,
+        }
+        comps = {"completion": total, "goal": goal, "rules": rules, "calls": fmt}
+        if self.kept:
+            comps["constraints"] = constraints
+        return RewardBreakdown(total, comps, details)
