@@ -212,7 +212,10 @@ class AsyncRollouts:
     ) -> None:
         self.producer = producer
         self.max_staleness = max_staleness
-        self.base_version = version - start_step  # learner version when step s starts = base + s
+        # learner steps finished (absolute): step s may be generated once s - max_staleness are.
+        # Counted in steps, not policy versions: a step the learner skips (nothing usable in
+        # its batch) publishes the same version again, and the generator must go on.
+        self.steps_done = start_step
         self.queue: deque[RolloutBatch] = deque(pending or [])
         self.cond = threading.Condition()
         self.produce_lock = threading.Lock()
@@ -235,8 +238,8 @@ class AsyncRollouts:
         try:
             for step in range(first, end):
                 with self.cond:
-                    # step s may start once the learner reached base + s - max_staleness
-                    self.cond.wait_for(self._may_start(self.base_version + step - self.max_staleness))
+                    # step s may start once the learner finished step s - max_staleness
+                    self.cond.wait_for(self._may_start(step - self.max_staleness))
                     if self.stopping:
                         return
                     published, self.pending_version = self.pending_version, None
@@ -254,7 +257,7 @@ class AsyncRollouts:
                 self.cond.notify_all()
 
     def _may_start(self, need: int) -> Callable[[], bool]:
-        return lambda: self.stopping or self.learner_version >= need
+        return lambda: self.stopping or self.steps_done >= need
 
     def next(self, step: int, version: int) -> RolloutBatch:
         with self.cond:
@@ -278,6 +281,7 @@ class AsyncRollouts:
         with self.cond:
             self.pending_version = (version, weights)
             self.learner_version = version
+            self.steps_done += 1  # publish is called once per training step, skipped or not
             self.cond.notify_all()
 
     @contextmanager

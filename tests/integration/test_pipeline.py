@@ -46,6 +46,35 @@ def test_async_with_staleness_0_equals_sync(tmp_path: Path) -> None:
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.parametrize("staleness", [0, 1])
+def test_async_rollouts_go_on_after_a_step_the_learner_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, staleness: int
+) -> None:
+    """A step with nothing usable leaves the policy version where it was; the generator
+    must not wait for a version that never comes (it used to, forever)."""
+    import threading
+
+    from rlvr.train.learner import Learner
+
+    real, calls = Learner.step, [0]
+
+    def sometimes_nothing(self: Learner, trajs: list) -> dict[str, float]:  # type: ignore[type-arg]
+        calls[0] += 1
+        return {"skipped": 1.0} if calls[0] in (2, 3) else real(self, trajs)
+
+    monkeypatch.setattr(Learner, "step", sometimes_nothing)
+    cfg = _toy_cfg(
+        tmp_path, f"name=skip{staleness}", "rollout.mode=async", f"rollout.max_staleness={staleness}",
+        "train.steps=5", "eval.before_training=false", "eval.num_tasks=1",
+    )  # fmt: skip
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(train(cfg, quiet=True)), daemon=True)
+    worker.start()
+    worker.join(timeout=240)
+    assert done, "training hung after a skipped learner step"
+    assert [r["step"] for r in _steps(tmp_path / f"skip{staleness}")] == [1, 2, 3, 4, 5]
+
+
 def test_async_staleness_1_stays_within_bound_and_trains_every_batch(tmp_path: Path) -> None:
     cfg = _toy_cfg(
         tmp_path, "name=async1", "rollout.mode=async", "rollout.max_staleness=1", "train.steps=4",
