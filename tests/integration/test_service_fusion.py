@@ -85,15 +85,19 @@ READ_DOUBLE = {
     "cpp": "#include <iostream>\nint main() { long n; std::cin >> n; std::cout << 2 * n << std::endl; }\n",
     "nodejs": "const n = parseInt(require('fs').readFileSync(0, 'utf8'));\nconsole.log(2 * n);\n",
 }
-CONSTEXPR_SPIN = """constexpr int spin() {
-  int s = 0;
-  for (int i = 0; i < 200000; ++i)
-    for (int j = 0; j < 200000; ++j) s = (s + ((i ^ j) & 1)) & 1023;
-  return s;
-}
-static_assert(spin() >= 0, "compiles for minutes");
-int main() { return 0; }
-"""
+# g++ caps one constant evaluation at 2**25 operations and fails fast past it (a single long
+# loop compiled in 1 s on a faster machine: "compile_error"), so the slowness is spread over
+# 64 evaluations of about half the cap each: about 0.8 s apiece here, a minute in all
+CONSTEXPR_SPIN = (
+    "template <int K> constexpr int spin() {\n"
+    "  int s = K;\n"
+    "  for (int i = 0; i < 1000; ++i)\n"
+    "    for (int j = 0; j < 1000; ++j) s = (s + ((i ^ j) & 1)) & 1023;\n"
+    "  return s;\n"
+    "}\n"
+    + "".join(f'static_assert(spin<{k}>() >= 0, "slow");\n' for k in range(64))
+    + "int main() { return 0; }\n"
+)
 SEGV = "int main() { int *volatile p = nullptr; return *p; }\n"  # volatile: the compiler cannot see the null
 # 16 GiB against a 1 GiB limit: new throws std::bad_alloc, uncaught, so the program aborts
 # (its address is printed, so the compiler cannot drop the allocation)
