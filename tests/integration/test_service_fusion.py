@@ -94,9 +94,7 @@ CONSTEXPR_SPIN = (
     "  for (int i = 0; i < 1000; ++i)\n"
     "    for (int j = 0; j < 1000; ++j) s = (s + ((i ^ j) & 1)) & 1023;\n"
     "  return s;\n"
-    "}\n"
-    + "".join(f'static_assert(spin<{k}>() >= 0, "slow");\n' for k in range(64))
-    + "int main() { return 0; }\n"
+    "}\n" + "".join(f'static_assert(spin<{k}>() >= 0, "slow");\n' for k in range(64)) + "int main() { return 0; }\n"
 )
 SEGV = "int main() { int *volatile p = nullptr; return *p; }\n"  # volatile: the compiler cannot see the null
 # 16 GiB against a 1 GiB limit: new throws std::bad_alloc, uncaught, so the program aborts
