@@ -2,33 +2,53 @@
 
 Every field is documented once, by the docstring under it; that text is also what
 `rlvr train --help` prints for the key. Unknown keys and bad values fail with a message
-naming the dotted key and what is allowed. The reward section lives in
-`rlvr.config_reward` (re-exported here); the shared base in `rlvr.config_base`.
+naming the dotted key and what is allowed. This module holds RunConfig and the sections
+of the training itself; the others live in `rlvr.config_reward` (reward),
+`rlvr.config_ops` (sandbox, engine, trace, log, alerts), the loaders in `rlvr.config_load`,
+the shared base in `rlvr.config_base`. All of them are re-exported here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from rlvr.algos import ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES
 from rlvr.config_base import ConfigError, _Section
+from rlvr.config_load import apply_override, describe_fields, load_config, load_plugins, load_run_config
+from rlvr.config_ops import AlertRuleConfig, AlertsConfig, EngineConfig, LogConfig, SandboxConfig, TraceConfig
 from rlvr.config_reward import REWARD_COMPONENTS, FormatRulesConfig, RewardConfig, TermConfig
 
-__all__ = [  # the reward section is defined in rlvr.config_reward and re-exported here
+__all__ = [  # sections defined in rlvr.config_reward / rlvr.config_ops and loaders in rlvr.config_load: re-exported
     "REWARD_COMPONENTS",
+    "AlertRuleConfig",
+    "AlertsConfig",
+    "AlgoConfig",
+    "BufferConfig",
     "ConfigError",
+    "EngineConfig",
+    "EvalConfig",
     "FormatRulesConfig",
+    "GenerationConfig",
+    "LogConfig",
+    "LoraSettings",
+    "ModelConfig",
+    "PromptConfig",
     "RewardConfig",
+    "RolloutConfig",
     "RunConfig",
+    "SandboxConfig",
+    "TasksConfig",
     "TermConfig",
+    "TraceConfig",
+    "TrainConfig",
     "apply_override",
     "describe_fields",
     "load_config",
     "load_plugins",
+    "load_run_config",
 ]
 
 
@@ -284,24 +304,6 @@ class BufferConfig(_Section):
     Replayed groups are off-policy: pair with algo.importance."""
 
 
-class SandboxConfig(_Section):
-    timeout_s: float = Field(5.0, gt=0.0)
-    """Wall-clock limit for running one submission against its tests."""
-    memory_mb: int = Field(512, ge=32)
-    """Memory limit of each test's process, in MiB (the run's cgroup holds memory_mb per
-    test running at once)."""
-    parallel_tests: int = Field(2, ge=1)
-    """Tests of one submission run side by side (assert and call formats), each in its own
-    fork of the loaded code; 1 runs them one after another."""
-    workers: int = Field(4, ge=1)
-    """Submissions executed concurrently."""
-    url: str | None = None
-    """A remote sandbox server (`rlvr sandbox serve`), e.g. http://10.0.0.5:8080; null runs
-    submissions in this machine's own sandbox pool."""
-    token_env: str = "RLVR_SANDBOX_TOKEN"
-    """Environment variable holding the remote server's bearer token (only with url)."""
-
-
 class EvalConfig(_Section):
     num_tasks: int | None = Field(None, ge=1)
     """Evaluate on the first N held-out tasks (sorted by id); null = all of them."""
@@ -314,92 +316,6 @@ class EvalConfig(_Section):
     every: int = Field(0, ge=0)
     """`rlvr train` also evaluates every N steps (logged as eval/pass_at_1 at that step, so the
     heldout_divergence alert can compare held-out pass@1 with the training reward); 0: never."""
-
-
-class TraceConfig(_Section):
-    uri: str | None = None
-    """Where the Parquet trace store goes (every trajectory and every step's metrics, one
-    part file per step; docs/traces.md): a local path or an fsspec URL such as
-    s3://bucket/run (needs s3fs); null: <run directory>/traces."""
-
-
-class EngineConfig(_Section):
-    kind: Literal["hf", "vllm", "openai"] = "hf"
-    """What generates rollouts and evaluations (docs/engines.md): hf (transformers, in
-    process, the default), vllm (in-process vLLM, needs rlvr[vllm] and a GPU), openai (any
-    server speaking the OpenAI completions API with token ids and log-probs)."""
-    base_url: str | None = None
-    """openai: the server's base URL, e.g. http://127.0.0.1:8000/v1."""
-    served_model: str | None = None
-    """openai: the model name the server knows; null: model.name_or_path."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """openai: environment variable holding the API key (unset: no key sent)."""
-    concurrency: int = Field(8, ge=1)
-    """openai: requests in flight at once."""
-    timeout_s: float = Field(120.0, gt=0)
-    """openai: seconds a request may take before it is retried."""
-    max_retries: int = Field(2, ge=0)
-    """openai: retries of a request that failed to connect, timed out or got a 5xx."""
-    gpu_memory_utilization: float = Field(0.4, gt=0, le=1)
-    """vllm: share of the GPU's memory vLLM may take (the learner needs the rest)."""
-
-    @model_validator(mode="after")
-    def _needs_url(self) -> EngineConfig:
-        if self.kind == "openai" and not self.base_url:
-            raise ValueError("engine.kind openai needs engine.base_url (the server, e.g. http://127.0.0.1:8000/v1)")
-        return self
-
-
-class AlertRuleConfig(_Section):
-    action: Literal["off", "warn", "checkpoint", "stop"] | None = None
-    """off, warn (store, console, sinks, webhook), checkpoint (also save a checkpoint now),
-    stop (save a checkpoint and end the run with exit code 4 and the reason); null: the rule's default."""
-    threshold: float | None = None
-    """The level the rule fires at (docs/alerts.md has each rule's default and unit); null: the default."""
-
-    @field_validator("action", mode="before")
-    @classmethod
-    def _yaml_off(cls, v: Any) -> Any:
-        return "off" if v is False else v  # YAML reads a bare `off` as false
-
-
-class AlertsConfig(_Section):
-    enabled: bool = True
-    """Evaluate the alert rules after every step (docs/alerts.md)."""
-    window: int = Field(5, ge=2)
-    """Steps each rule looks back over (window means; the baseline median of relative rules)."""
-    webhook: str | None = None
-    """URL that each alert is POSTed to as JSON (e.g. a chat or paging hook); null: none."""
-    webhook_timeout_s: float = Field(5.0, gt=0)
-    """A webhook that does not answer in time is reported once on the console; training goes on."""
-    rules: dict[str, AlertRuleConfig] = Field(default_factory=dict)
-    """Per-rule settings by name, e.g. {hack_rate: {action: stop, threshold: 0.2}}."""
-
-    @model_validator(mode="after")
-    def _known_rules(self) -> AlertsConfig:
-        from rlvr.trace.alerts import check_overrides
-
-        try:
-            check_overrides({k: v.model_dump() for k, v in self.rules.items()})
-        except ValueError as e:
-            raise ValueError(str(e).removeprefix("alerts.rules: ")) from None
-        return self
-
-
-class LogConfig(_Section):
-    sinks: list[Literal["tensorboard", "wandb", "mlflow"]] = Field(default_factory=lambda: ["tensorboard"])  # type: ignore[arg-type]
-    """Where every step's metrics go besides metrics.jsonl and the trace store (always
-    written): tensorboard (event files under <run>/tensorboard), wandb (needs rlvr[wandb];
-    offline by default, under <run>/wandb), mlflow (needs rlvr[mlflow]). Names are the
-    same everywhere: reward/..., domain/<d>/..., hack/..., train/..., time/..., sandbox/..."""
-    wandb_project: str = "rlvr"
-    """Weights & Biases project name."""
-    wandb_mode: Literal["offline", "online"] = "offline"
-    """offline: written under <run>/wandb, uploaded later with `wandb sync` (no network)."""
-    mlflow_tracking_uri: str | None = None
-    """MLflow tracking URI (a server or a database URL); null: a local store under <run>/mlflow."""
-    mlflow_experiment: str = "rlvr"
-    """MLflow experiment name."""
 
 
 class RunConfig(_Section):
@@ -475,165 +391,3 @@ class RunConfig(_Section):
         if problems:
             raise ValueError("\n".join(problems))
         return self
-
-
-def _format_validation_error(err: ValidationError) -> str:
-    lines = []
-    for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"])
-        msg = e["msg"].removeprefix("Value error, ")
-        if not key:  # a check across sections: its message names its keys
-            lines += ["  " + line for line in msg.splitlines()]
-            continue
-        if e["type"] == "extra_forbidden":
-            parent = e["loc"][:-1]
-            msg = f"unknown key; allowed here: {', '.join(_allowed_keys(parent))}"
-        elif "input" in e and not isinstance(e["input"], dict):
-            msg += f" (got {e['input']!r})"
-        lines.append(f"  {key}: {msg}")
-    return "invalid config:\n" + "\n".join(lines)
-
-
-def _section(ann: Any) -> type[BaseModel] | None:
-    """The section model behind a field's annotation (unwrapping `X | None`), or None."""
-    import types
-    import typing
-
-    if isinstance(ann, types.UnionType) or typing.get_origin(ann) is typing.Union:
-        inner = [a for a in typing.get_args(ann) if a is not type(None)]
-        ann = inner[0] if len(inner) == 1 else None
-    return ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
-
-
-def _allowed_keys(path: tuple[Any, ...]) -> list[str]:
-    model: type[BaseModel] = RunConfig
-    for part in path:
-        if str(part) not in model.model_fields:
-            return []
-        sub = _section(model.model_fields[str(part)].annotation)
-        if sub is None:
-            return []
-        model = sub
-    return sorted(model.model_fields)
-
-
-def apply_override(data: dict[str, Any], override: str) -> None:
-    """Apply one `a.b=c` override in place; c is parsed as YAML (so 3, 1e-5, true, [a, b])."""
-    if "=" not in override:
-        raise ConfigError(f"override '{override}' is not of the form key.path=value")
-    key, raw = override.split("=", 1)
-    parts = key.strip().split(".")
-    model: type[BaseModel] = RunConfig
-    node = data
-    for i, part in enumerate(parts):
-        if part not in model.model_fields:
-            where = ".".join(parts[:i]) or "top level"
-            raise ConfigError(
-                f"unknown config key '{key}': '{part}' is not a key of {where}; "
-                f"allowed: {', '.join(sorted(model.model_fields))}"
-            )
-        if i == len(parts) - 1:
-            node[part] = yaml.safe_load(raw) if raw.strip() else ""
-            return
-        sub = _section(model.model_fields[part].annotation)
-        if sub is None:
-            raise ConfigError(f"config key '{'.'.join(parts[: i + 1])}' is a value, not a section")
-        model = sub
-        if node.get(part) is None:
-            node[part] = {}
-        child = node[part]
-        if not isinstance(child, dict):
-            raise ConfigError(f"config key '{'.'.join(parts[: i + 1])}' must be a mapping")
-        node = child
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    """PyYAML's error on one line: the problem and where."""
-    if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
-        mark = e.problem_mark
-        return f"{e.problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return " ".join(str(e).split())
-
-
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
-    """Read a YAML config (or start from defaults), apply overrides, validate."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"config file not found: {p}")
-        try:
-            loaded = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(e)}") from None
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{p}: the top level must be a mapping, got {type(loaded).__name__}")
-        data = loaded
-    for ov in overrides or []:
-        apply_override(data, ov)
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as e:
-        where = f"{path}: " if path else ""
-        raise ConfigError(where + _format_validation_error(e)) from None
-
-
-def load_run_config(run_dir: str | Path) -> RunConfig:
-    """The resolved config a run saved (<run>/config.yaml: every key, defaults included)."""
-    p = Path(run_dir) / "config.yaml"
-    if not p.is_file():
-        raise ConfigError(f"{run_dir}: not a run directory (no config.yaml)")
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-        return RunConfig.model_validate(data, context={"resolved": True})
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(e)}") from None
-    except ValidationError as e:
-        raise ConfigError(f"{p}: " + _format_validation_error(e)) from None
-
-
-_LOADED_PLUGIN_FILES: set[Path] = set()
-
-
-def load_plugins(cfg: RunConfig) -> None:
-    """Import the config's plugin modules (each registers what it defines). Calling it
-    again imports nothing twice (a module imports once; a .py file runs once)."""
-    import importlib
-    import importlib.util
-    import sys
-
-    for name in cfg.plugins:
-        try:
-            if name.endswith(".py"):
-                path = Path(name)
-                if path.resolve() in _LOADED_PLUGIN_FILES:
-                    continue
-                spec = importlib.util.spec_from_file_location(path.stem, path)
-                if spec is None or spec.loader is None or not path.is_file():
-                    raise ImportError(f"no such file: {path}")
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[path.stem] = module
-                spec.loader.exec_module(module)
-                _LOADED_PLUGIN_FILES.add(path.resolve())
-            else:
-                importlib.import_module(name)
-        except Exception as e:
-            raise ConfigError(f"plugins: cannot import '{name}': {type(e).__name__}: {e}") from None
-
-
-def describe_fields(model: type[BaseModel] = RunConfig, prefix: str = "") -> list[tuple[str, str, str]]:
-    """(dotted key, default, description) for every leaf field: the CLI help's source."""
-    rows: list[tuple[str, str, str]] = []
-    for name, info in model.model_fields.items():
-        sub = _section(info.annotation)
-        key = f"{prefix}{name}"
-        if sub is not None:
-            if info.get_default(call_default_factory=True) is None:
-                rows.append((key, "None", " ".join((info.description or "").split())))
-            rows.extend(describe_fields(sub, key + "."))
-        else:
-            default = info.get_default(call_default_factory=True)
-            rows.append((key, repr(default), " ".join((info.description or "").split())))
-    return rows

@@ -1,0 +1,120 @@
+"""The run config's operational sections: where submissions run (sandbox), what generates
+rollouts (engine), and what a run records and reports (trace, log, alerts).
+
+Part of the run configuration (`rlvr.config` re-exports every class here); each field's
+docstring is its documentation and `rlvr train --help` text, as everywhere in the config.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from rlvr.config_base import _Section
+
+__all__ = ["AlertRuleConfig", "AlertsConfig", "EngineConfig", "LogConfig", "SandboxConfig", "TraceConfig"]
+
+
+class SandboxConfig(_Section):
+    timeout_s: float = Field(5.0, gt=0.0)
+    """Wall-clock limit for running one submission against its tests."""
+    memory_mb: int = Field(512, ge=32)
+    """Memory limit of each test's process, in MiB (the run's cgroup holds memory_mb per
+    test running at once)."""
+    parallel_tests: int = Field(2, ge=1)
+    """Tests of one submission run side by side (assert and call formats), each in its own
+    fork of the loaded code; 1 runs them one after another."""
+    workers: int = Field(4, ge=1)
+    """Submissions executed concurrently."""
+    url: str | None = None
+    """A remote sandbox server (`rlvr sandbox serve`), e.g. http://10.0.0.5:8080; null runs
+    submissions in this machine's own sandbox pool."""
+    token_env: str = "RLVR_SANDBOX_TOKEN"
+    """Environment variable holding the remote server's bearer token (only with url)."""
+
+
+class TraceConfig(_Section):
+    uri: str | None = None
+    """Where the Parquet trace store goes (every trajectory and every step's metrics, one
+    part file per step; docs/traces.md): a local path or an fsspec URL such as
+    s3://bucket/run (needs s3fs); null: <run directory>/traces."""
+
+
+class EngineConfig(_Section):
+    kind: Literal["hf", "vllm", "openai"] = "hf"
+    """What generates rollouts and evaluations (docs/engines.md): hf (transformers, in
+    process, the default), vllm (in-process vLLM, needs rlvr[vllm] and a GPU), openai (any
+    server speaking the OpenAI completions API with token ids and log-probs)."""
+    base_url: str | None = None
+    """openai: the server's base URL, e.g. http://127.0.0.1:8000/v1."""
+    served_model: str | None = None
+    """openai: the model name the server knows; null: model.name_or_path."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """openai: environment variable holding the API key (unset: no key sent)."""
+    concurrency: int = Field(8, ge=1)
+    """openai: requests in flight at once."""
+    timeout_s: float = Field(120.0, gt=0)
+    """openai: seconds a request may take before it is retried."""
+    max_retries: int = Field(2, ge=0)
+    """openai: retries of a request that failed to connect, timed out or got a 5xx."""
+    gpu_memory_utilization: float = Field(0.4, gt=0, le=1)
+    """vllm: share of the GPU's memory vLLM may take (the learner needs the rest)."""
+
+    @model_validator(mode="after")
+    def _needs_url(self) -> EngineConfig:
+        if self.kind == "openai" and not self.base_url:
+            raise ValueError("engine.kind openai needs engine.base_url (the server, e.g. http://127.0.0.1:8000/v1)")
+        return self
+
+
+class AlertRuleConfig(_Section):
+    action: Literal["off", "warn", "checkpoint", "stop"] | None = None
+    """off, warn (store, console, sinks, webhook), checkpoint (also save a checkpoint now),
+    stop (save a checkpoint and end the run with exit code 4 and the reason); null: the rule's default."""
+    threshold: float | None = None
+    """The level the rule fires at (docs/alerts.md has each rule's default and unit); null: the default."""
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        return "off" if v is False else v  # YAML reads a bare `off` as false
+
+
+class AlertsConfig(_Section):
+    enabled: bool = True
+    """Evaluate the alert rules after every step (docs/alerts.md)."""
+    window: int = Field(5, ge=2)
+    """Steps each rule looks back over (window means; the baseline median of relative rules)."""
+    webhook: str | None = None
+    """URL that each alert is POSTed to as JSON (e.g. a chat or paging hook); null: none."""
+    webhook_timeout_s: float = Field(5.0, gt=0)
+    """A webhook that does not answer in time is reported once on the console; training goes on."""
+    rules: dict[str, AlertRuleConfig] = Field(default_factory=dict)
+    """Per-rule settings by name, e.g. {hack_rate: {action: stop, threshold: 0.2}}."""
+
+    @model_validator(mode="after")
+    def _known_rules(self) -> AlertsConfig:
+        from rlvr.trace.alerts import check_overrides
+
+        try:
+            check_overrides({k: v.model_dump() for k, v in self.rules.items()})
+        except ValueError as e:
+            raise ValueError(str(e).removeprefix("alerts.rules: ")) from None
+        return self
+
+
+class LogConfig(_Section):
+    sinks: list[Literal["tensorboard", "wandb", "mlflow"]] = Field(default_factory=lambda: ["tensorboard"])  # type: ignore[arg-type]
+    """Where every step's metrics go besides metrics.jsonl and the trace store (always
+    written): tensorboard (event files under <run>/tensorboard), wandb (needs rlvr[wandb];
+    offline by default, under <run>/wandb), mlflow (needs rlvr[mlflow]). Names are the
+    same everywhere: reward/..., domain/<d>/..., hack/..., train/..., time/..., sandbox/..."""
+    wandb_project: str = "rlvr"
+    """Weights & Biases project name."""
+    wandb_mode: Literal["offline", "online"] = "offline"
+    """offline: written under <run>/wandb, uploaded later with `wandb sync` (no network)."""
+    mlflow_tracking_uri: str | None = None
+    """MLflow tracking URI (a server or a database URL); null: a local store under <run>/mlflow."""
+    mlflow_experiment: str = "rlvr"
+    """MLflow experiment name."""
