@@ -1,0 +1,155 @@
+"""The report's summary sections, as HTML: the runs (store, counts, main settings, the
+config), held-out evaluations side by side, and the alerts table. Text from a run is
+escaped; `fmt` is how every value is shown (also used by rlvr.report.trajectories)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from rlvr.report.charts import ALERT_COLORS, RUN_COLORS
+from rlvr.report.data import RunData
+
+__all__ = ["CONFIG_SUMMARY", "alerts_section", "evals_section", "fmt", "runs_section"]
+
+CONFIG_SUMMARY = [  # (label, dotted key) shown in a run's header
+    ("model", "model.name_or_path"),
+    ("tasks", "tasks.source"),
+    ("advantage", "algo.advantage"),
+    ("policy loss", "algo.policy_loss"),
+    ("group size", "algo.group_size"),
+    ("KL coef", "algo.kl_coef"),
+    ("steps", "train.steps"),
+    ("prompts/step", "train.prompts_per_step"),
+    ("lr", "train.lr"),
+    ("rollout", "rollout.mode"),
+    ("max turns", "rollout.max_turns"),
+    ("max new tokens", "generation.max_new_tokens"),
+    ("temperature", "generation.temperature"),
+]
+
+
+def fmt(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return escape(str(v))
+
+
+def _get(cfg: dict[str, Any], dotted: str) -> Any:
+    cur: Any = cfg
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _last(run: RunData, name: str) -> float | None:
+    return next((v for v in reversed(run.series.get(name, [])) if v is not None), None)
+
+
+def runs_section(runs: list[RunData]) -> str:
+    parts = []
+    for ri, run in enumerate(runs):
+        color = RUN_COLORS[ri % len(RUN_COLORS)]
+        steps = f"{len(run.steps)} (steps {run.steps[0]}–{run.steps[-1]})" if run.steps else "none yet"
+        facts = [
+            ("store", escape(run.uri)),
+            ("steps with metrics", steps),
+            ("trajectories", f"{run.num_trajectories} ({run.num_flagged} flagged)"),
+            ("alerts", str(len(run.alerts))),
+            ("last reward/mean", fmt(_last(run, "reward/mean"))),
+            ("last pass rate", fmt(_last(run, "reward/pass_rate"))),
+        ]
+        settings = []
+        if run.config:
+            for label, key in CONFIG_SUMMARY:
+                v = _get(run.config, key)
+                if v is not None:
+                    settings.append((label, fmt(v)))
+        rows = "<div class='cols'>" + "".join(
+            "<table class='kv'>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in table) + "</table>"
+            for table in (facts, settings)
+            if table
+        )
+        rows += "</div>"
+        cfg = ""
+        if run.config_text:
+            cfg = (
+                f"<details class='config'><summary>config.yaml</summary><pre>{escape(run.config_text)}</pre></details>"
+            )
+        parts.append(
+            f"<div class='run' id='run-{ri}'><h3><span class='swatch' style='background:{color}'></span>"
+            f"{escape(run.name)}</h3>{rows}{cfg}</div>"
+        )
+    return "<h2>Runs</h2><div class='runs'>" + "".join(parts) + "</div>"
+
+
+def _eval_label(e: dict[str, Any]) -> str:
+    return f"{e['phase']} (step {e['step']})"
+
+
+def evals_section(runs: list[RunData]) -> str:
+    out = ["<h2>Held-out evaluation</h2>"]
+    if not any(r.evals for r in runs):
+        return out[0] + "<p class='muted'>No evaluations in the store yet.</p>"
+    for run in runs:
+        if not run.evals:
+            continue
+        out.append(f"<div class='evalrun'><h3>{escape(run.name)}</h3>")
+        head = "".join(f"<th>{escape(_eval_label(e))}</th>" for e in run.evals)
+        first, last = run.evals[0], run.evals[-1]
+        delta = len(run.evals) > 1
+
+        def row(label: str, values: list[Any], d: float | None, _delta: bool = delta) -> str:
+            cells = "".join(f"<td>{fmt(v)}</td>" for v in values)
+            if _delta:
+                sign = "" if d is None else ("up" if d > 0 else "down" if d < 0 else "")
+                cells += f"<td class='delta {sign}'>{'' if d is None else f'{d:+.4g}'}</td>"
+            return f"<tr><th>{label}</th>{cells}</tr>"
+
+        def diff(a: Any, b: Any) -> float | None:
+            return b - a if isinstance(a, float) and isinstance(b, float) else None
+
+        rows = [
+            row("pass@1", [e["pass_at_1"] for e in run.evals], diff(first["pass_at_1"], last["pass_at_1"])),
+            row("mean reward", [e["mean_reward"] for e in run.evals], diff(first["mean_reward"], last["mean_reward"])),
+            row("tasks", [e["num_tasks"] for e in run.evals], None),
+        ]
+        for kind, title in (("by_domain", "domain"), ("by_difficulty", "difficulty")):
+            keys = sorted({k for e in run.evals for k in e[kind]}, key=lambda k: (len(k), k))
+            for k in keys:
+                vals = [e[kind].get(k) for e in run.evals]
+                rows.append(row(f"pass@1 · {title} {escape(k)}", vals, diff(first[kind].get(k), last[kind].get(k))))
+        dhead = "<th>change (last − first)</th>" if delta else ""
+        out.append(f"<table class='grid evals'><tr><th></th>{head}{dhead}</tr>{''.join(rows)}</table></div>")
+    return out[0] + "<div class='evalruns'>" + "".join(out[1:]) + "</div>"
+
+
+def alerts_section(runs: list[RunData]) -> str:
+    rows = []
+    for run in runs:
+        for a in run.alerts:
+            cat = str(a.get("category") or "")
+            color = ALERT_COLORS.get(cat, "#7f7f7f")
+            rows.append(
+                f"<tr class='alert {escape(cat)}'>"
+                + (f"<td>{escape(run.name)}</td>" if len(runs) > 1 else "")
+                + f"<td>{int(a['step'])}</td><td><span class='dot' style='background:{color}'></span>"
+                f"{escape(cat)}</td><td>{escape(str(a.get('rule') or ''))}</td>"
+                f"<td>{escape(str(a.get('action') or ''))}</td><td>{fmt(a.get('value'))}</td>"
+                f"<td>{fmt(a.get('threshold'))}</td><td>{escape(str(a.get('message') or ''))}</td></tr>"
+            )
+    if not rows:
+        return "<h2>Alerts</h2><p class='muted'>No alerts.</p>"
+    head = ("<th>run</th>" if len(runs) > 1 else "") + "".join(
+        f"<th>{h}</th>" for h in ("step", "category", "rule", "action", "value", "threshold", "message")
+    )
+    return (
+        f"<h2>Alerts <span class='count'>{len(rows)}</span></h2>"
+        "<p class='muted'>Marked on every chart by a vertical line at the step "
+        "(hover a point there for the message).</p>"
+        f"<table class='grid alerts'><tr>{head}</tr>{''.join(rows)}</table>"
+    )
