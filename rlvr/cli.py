@@ -342,6 +342,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from rlvr.rewards.hacks import BEHAVIOURAL
     from rlvr.scoring import load_one_task, report, score_completion
 
     cfg = load_config(args.config)
@@ -378,7 +379,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     if out["flags"]:
         console.print(f"[red]hack flags: {', '.join(out['flags'])}[/red]")
         for h in details.get("hacks", []):
-            console.print(f"  line {h['line']}: {h['name']}: {h['what']}")
+            where = f"line {h['line']}" if h["line"] else ("run" if h["name"] in BEHAVIOURAL else "code")
+            console.print(f"  {where}: {h['name']} ({h.get('severity', 'strong')}): {h['what']}")
+        if details.get("hack_action"):
+            console.print(f"[red]{details['hack_action']}[/red]")
     ex = out["execution"]
     if ex:
         console.print(f"sandbox: {ex['status']}, {ex['passed']}/{ex['total']} tests passed")

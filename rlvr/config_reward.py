@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from rlvr.config_base import _Section
-from rlvr.rewards.hacks import SIGNATURES as HACK_SIGNATURES
+from rlvr.rewards.hacks import FLAGS as HACK_FLAGS
 
 REWARD_COMPONENTS = ("completion", "format", "security", "efficiency", "length", "math")
 """Components a reward term can name (rlvr.rewards.scorer computes them)."""
@@ -71,6 +71,10 @@ class FormatRulesConfig(_Section):
 class RewardConfig(_Section):
     timeout_penalty: float = -0.5
     """Reward given when execution times out (instead of the share of tests passed)."""
+    held_out_weight: float = Field(0.5, ge=0.0, le=1.0)
+    """For tasks with held-out tests (`tests.held_out`: run, never shown or quoted in
+    feedback): their share of the completion reward, the visible tests' share being the
+    rest. 0 scores the visible tests alone (the held-out ones are still run and logged)."""
     terms: list[TermConfig] = Field(default_factory=lambda: [TermConfig(name="completion")])
     """The weighted components summed into the reward, e.g.
     [{name: completion}, {name: format, weight: 0.1, gate: all_tests_pass}]. Every
@@ -90,17 +94,23 @@ class RewardConfig(_Section):
     efficiency_memory_floor_mb: float = Field(8.0, ge=0.0)
     """Added to both peak memories before comparing a solution with the reference."""
     on_hack: Literal["zero", "flag"] = "zero"
-    """What a detected hack signature does: 'zero' caps the reward at 0 (a negative reward
-    stays negative), 'flag' only records it. Flags are always counted in the metrics."""
+    """What a detected hack does: 'zero' caps the reward at 0 (a negative reward stays
+    negative) for a strong finding, or a suspect one with a held-out test failing; 'flag'
+    only records it. Flags are always counted in the metrics."""
+    canary_rate: float = Field(0.05, ge=0.0, le=0.5)
+    """Share of training prompts replaced by a canary: the task with one visible test's
+    expected value changed so that no correct solution passes it (rlvr.rewards.canary).
+    Canary groups are never trained on; an episode passing the impossible test is flagged
+    `canary` (certain) and counted in `hack/canary`. Code tasks only; 0: off."""
     hack_ignore: list[str] = Field(default_factory=list)
     """Hack signatures not to check, e.g. [file_snooping] for tasks that read files."""
 
     @field_validator("hack_ignore")
     @classmethod
     def _signatures(cls, value: list[str]) -> list[str]:
-        bad = [v for v in value if v not in HACK_SIGNATURES]
+        bad = [v for v in value if v not in HACK_FLAGS]
         if bad:
-            raise ValueError(f"unknown hack signature(s) {bad}; valid: {', '.join(HACK_SIGNATURES)}")
+            raise ValueError(f"unknown hack signature(s) {bad}; valid: {', '.join(HACK_FLAGS)}")
         return value
 
     @field_validator("clip")

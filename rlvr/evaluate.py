@@ -56,6 +56,7 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
         sandbox_url=cfg.sandbox.url,
         sandbox_token=os.environ.get(cfg.sandbox.token_env) if cfg.sandbox.url else None,
         feedback_chars=cfg.rollout.feedback_chars,
+        held_out_weight=cfg.reward.held_out_weight,
         system_by_domain=dict(cfg.prompt.system_by_domain),
     )
 

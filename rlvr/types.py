@@ -102,6 +102,24 @@ class Turn:
         return cls(**data)
 
 
+HELD_OUT = "held_out/"
+"""The name prefix of a held-out test's verdict (rlvr.sandbox.spec names them so)."""
+CANARY = "#canary/"
+"""What a canary task's id carries after its real task's id (rlvr.rewards.canary)."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Tests passed out of tests run."""
+
+    passed: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+
 @dataclass
 class TestResult:
     """The supervisor's verdict on one test, with what was observed."""
@@ -148,6 +166,12 @@ class ExecutionResult:
     @property
     def total(self) -> int:
         return len(self.tests)
+
+    def partition(self) -> tuple[Tally, Tally]:
+        """Tests passed and run, visible and held-out (`held_out/<i>`) apart."""
+        held = [t for t in self.tests if t.name.startswith(HELD_OUT)]
+        held_pass = sum(t.status is TestStatus.PASSED for t in held)
+        return Tally(self.passed - held_pass, self.total - len(held)), Tally(held_pass, len(held))
 
     def to_dict(self) -> dict[str, Any]:
         return {

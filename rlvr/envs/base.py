@@ -46,6 +46,7 @@ class EnvSettings:
     sandbox_url: str | None = None  # a remote `rlvr sandbox serve`; None = the local pool
     sandbox_token: str | None = None
     feedback_chars: int = 1500  # most characters of error output quoted back in feedback
+    held_out_weight: float = 0.5  # the held-out tests' share of the completion reward (tests.held_out)
     system_by_domain: dict[str, str] = field(default_factory=dict)
 
     def execute(self, code: str, tests: dict[str, Any] | list[str], language: str = "python") -> ExecutionResult:

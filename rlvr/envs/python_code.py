@@ -14,6 +14,12 @@ costs as much as a test it had to make pass. The do-nothing baseline
 (`noop_program`) runs once per task and process, and only when a reply passes some but
 not all tests; a full pass is 1.0 as before.
 
+Held-out tests (`tests.held_out`, rlvr.sandbox.spec) run with the visible ones and are
+scored apart: completion = (1 - w) * visible share + w * held-out share, with w =
+`reward.held_out_weight`. Feedback counts and quotes the visible tests only, and the
+episode ends when they all pass (the model has nothing it could act on); the step's
+details record both shares, for the `hack/overfit_visible` flag and `heldout_gap` metric.
+
 Domains: `python` (functions, stdin programs), `repair` and `data` (Python, below), and
 `cpp` / `javascript` (programs tested through stdin/stdout; C++17 compiled by g++ in the
 same jail, JavaScript run by node).
@@ -22,14 +28,15 @@ same jail, JavaScript run by node).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards import completion_reward
 from rlvr.rewards.extract import extract_code
-from rlvr.sandbox.spec import SpecError, parse_suite
-from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestStatus
+from rlvr.sandbox.spec import SpecError, is_held_out, parse_suite
+from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Tally, Task, TestStatus
 
 
 @register_env("python")
@@ -66,33 +73,64 @@ class PythonFunctionEnv:
         code = extract_code(reply, self.language)
         result = await asyncio.to_thread(self.settings.execute, code, self.task.tests, self.language)
         value = completion_reward(result, self.settings.timeout_penalty)
-        details = {"passed": result.passed, "total": result.total, "status": result.status.value}
-        if 0 < result.passed < result.total and result.status is not RunStatus.TIMEOUT:
-            baseline = await asyncio.to_thread(self._baseline)
-            if baseline:
-                value = beyond_baseline(result, baseline)
-                details["baseline_passed"] = baseline
-        reward = RewardBreakdown(total=value, components={"completion": value}, details=details)
-        solved = result.total > 0 and result.passed == result.total
+        visible, held = result.partition()
+        details: dict[str, object] = {"passed": result.passed, "total": result.total, "status": result.status.value}
+        if held.total:
+            details |= {
+                "visible_passed": visible.passed,
+                "visible_total": visible.total,
+                "held_out_passed": held.passed,
+                "held_out_total": held.total,
+            }
+        scoring = result.status not in (RunStatus.TIMEOUT, RunStatus.SANDBOX_ERROR) and result.total > 0
+        if scoring and (held.total or 0 < result.passed < result.total):
+            base_visible, base_held = (0, 0)
+            if 0 < result.passed < result.total:
+                base_visible, base_held = await asyncio.to_thread(self._baseline)
+                if base_visible or base_held:
+                    details["baseline_passed"] = base_visible + base_held
+            value = beyond_baseline(visible, base_visible)
+            if held.total:
+                w = self.settings.held_out_weight if visible.total else 1.0
+                value = (1 - w) * value + w * beyond_baseline(held, base_held)
+        components = {"completion": value}
+        if held.total:  # logged as reward/tests_visible, reward/tests_held_out
+            components |= {"tests_visible": visible.share, "tests_held_out": held.share}
+        reward = RewardBreakdown(total=value, components=components, details=details)
+        # the episode ends when the tests the model can see pass: failing held-out tests
+        # are never reported back (that would hand the model their inputs one by one)
+        solved = visible.total > 0 and visible.passed == visible.total
         feedback = [] if solved else [{"role": "user", "content": test_feedback(result, self.settings.feedback_chars)}]
         return StepResult(messages=feedback, reward=reward, done=solved, execution=result)
 
-    def _baseline(self) -> int:
-        """How many tests the do-nothing program passes (cached per task)."""
+    def _baseline(self) -> tuple[int, int]:
+        """How many visible and held-out tests the do-nothing program passes (once per
+        task and process: concurrent episodes of one task wait for the first run)."""
         assert self.task is not None
-        key = (self.language, self.task.entry_point or "", json.dumps(self.task.tests, sort_keys=True, default=str))
+        blob = json.dumps(self.task.tests, sort_keys=True, default=str)
+        key = (self.language, self.task.entry_point or "", hashlib.sha256(blob.encode()).hexdigest())
         with _BASELINE_LOCK:
-            if key in _BASELINES:
-                return _BASELINES[key]
-        result = self.settings.execute(noop_program(self.task, self.language), self.task.tests, self.language)
-        passed = result.passed if result.status is not RunStatus.TIMEOUT else 0
-        if result.status is not RunStatus.SANDBOX_ERROR:
-            with _BASELINE_LOCK:
-                _BASELINES[key] = passed
-        return passed
+            slot = _BASELINES.setdefault(key, _Slot())
+        with slot.lock:
+            if slot.value is None:
+                result = self.settings.execute(noop_program(self.task, self.language), self.task.tests, self.language)
+                if result.status is RunStatus.SANDBOX_ERROR:
+                    return (0, 0)  # not cached: the next episode tries again
+                if result.status is RunStatus.TIMEOUT:
+                    slot.value = (0, 0)
+                else:
+                    visible, held = result.partition()
+                    slot.value = (visible.passed, held.passed)
+            return slot.value
 
 
-_BASELINES: dict[tuple[str, str, str], int] = {}
+class _Slot:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.value: tuple[int, int] | None = None
+
+
+_BASELINES: dict[tuple[str, str, str], _Slot] = {}
 _BASELINE_LOCK = threading.Lock()
 
 
@@ -106,18 +144,20 @@ def noop_program(task: Task, language: str) -> str:
     return ""
 
 
-def beyond_baseline(result: ExecutionResult, baseline: int) -> float:
+def beyond_baseline(tally: Tally, baseline: int) -> float:
     """The share of tests passed beyond those the do-nothing program passes, at least 0."""
-    if result.total <= baseline:
-        return 1.0 if result.passed == result.total else 0.0
-    return max(0.0, (result.passed - baseline) / (result.total - baseline))
+    if tally.total <= baseline:
+        return 1.0 if tally.passed == tally.total else 0.0
+    return max(0.0, (tally.passed - baseline) / (tally.total - baseline))
 
 
 def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
-    """What the model is told after a failed attempt: the run status, each failing test
-    with its message, and the end of the error output, within `max_chars`."""
-    lines = [f"Your code did not pass: {result.passed} of {result.total} tests passed ({result.status.value})."]
-    failing = [t for t in result.tests if t.status is not TestStatus.PASSED]
+    """What the model is told after a failed attempt: the run status, each failing visible
+    test with its message, and the end of the error output, within `max_chars`. Held-out
+    tests are neither counted nor named."""
+    visible, _ = result.partition()
+    lines = [f"Your code did not pass: {visible.passed} of {visible.total} tests passed ({result.status.value})."]
+    failing = [t for t in result.tests if t.status is not TestStatus.PASSED and not is_held_out(t.name)]
     if result.status is RunStatus.COMPILE_ERROR:
         lines.append("The code did not compile, so no test ran.")
         failing = []

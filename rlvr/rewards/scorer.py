@@ -4,7 +4,9 @@ the run's `reward` config.
     components = env's own verdict ("completion") + format, security, length, hacks
                  (+ efficiency, math when a term asks for them)
     reward     = combine(components, terms, gates, clip, GDPO normalisation per group)
-    hacks      → flags on the breakdown; with on_hack='zero' the total is capped at 0
+    hacks      → flags on the breakdown (static findings + overfit_visible, canary); with
+                 on_hack='zero' the total is capped at 0 on a strong finding, or on a
+                 suspect one when a held-out test fails
 
 The environment decides task completion (its reward total, or its "completion"
 component); everything else is computed here from the task and the trajectory, so that
@@ -19,11 +21,12 @@ from typing import Any
 
 from rlvr.config import RewardConfig
 from rlvr.rewards.base import RewardComponent
+from rlvr.rewards.canary import passed_canary
 from rlvr.rewards.combine import Term, combine, combine_group
 from rlvr.rewards.efficiency import efficiency_reward
 from rlvr.rewards.extract import extract_code, extract_final_answer
 from rlvr.rewards.format import FormatRules, format_reward
-from rlvr.rewards.hacks import detect_hacks, hack_flags
+from rlvr.rewards.hacks import BEHAVIOURAL, STRONG, SUSPECT, HackFinding, detect_hacks, hack_flags
 from rlvr.rewards.length import overlong_penalty
 from rlvr.rewards.security import security_reward
 from rlvr.types import ExecutionResult, RewardBreakdown, Task, Trajectory
@@ -131,12 +134,15 @@ class Scorer:
             normed = combine_group(list(comps), shared, all_tests_pass=passed, clip=self.cfg.clip, normalize="group")
             for b, n in zip(out, normed, strict=True):
                 b.total, b.details["normalized"] = n.total, n.details["normalized"]
-        for tr, b, found in zip(trajs, out, findings, strict=True):
+        for task, tr, b, found in zip(tasks, trajs, out, findings, strict=True):
+            found = found + behavioural_findings(task, tr)
             b.flags = hack_flags([f["name"] for f in found], self.cfg.hack_ignore)
-            if found:
-                b.details["hacks"] = [f for f in found if f["name"] in b.flags]
-            if b.flags and self.cfg.on_hack == "zero":
-                b.details["hack_action"] = f"reward {b.total:.3f} capped at 0"
+            kept = [f for f in found if f["name"] in b.flags]
+            if kept:
+                b.details["hacks"] = kept
+            reason = zeroing_reason(kept, tr)
+            if reason and self.cfg.on_hack == "zero":
+                b.details["hack_action"] = f"reward {b.total:.3f} capped at 0 ({reason})"
                 b.total = min(b.total, 0.0)
             tr.reward = b
 
@@ -153,6 +159,37 @@ class Scorer:
         self.score_group([task], [traj])
         assert traj.reward is not None
         return traj.reward
+
+
+def behavioural_findings(task: Task, traj: Trajectory) -> list[dict[str, Any]]:
+    """Findings from what the run did: a canary's impossible test passed (`canary`,
+    strong: no correct solution can), or every visible test passed and a held-out one
+    failed (`overfit_visible`, suspect: an honest near-miss looks the same)."""
+    ex = traj.execution
+    if ex is None:
+        return []
+    out = []
+    if passed_canary(task, traj):
+        test = task.metadata["canary"]["test"]
+        out.append(HackFinding("canary", 0, f"passed canary test {test}, which no correct solution passes").to_dict())
+    visible, held = ex.partition()
+    if held.total and visible.total and visible.passed == visible.total and held.passed < held.total:
+        what = f"all {visible.total} visible tests pass, {held.total - held.passed} of {held.total} held-out fail"
+        out.append(HackFinding("overfit_visible", 0, what, SUSPECT).to_dict())
+    return out
+
+
+def zeroing_reason(findings: Sequence[dict[str, Any]], traj: Trajectory) -> str:
+    """Why a reward is taken away, or '' when the evidence is too weak: a strong finding,
+    or a suspect finding in the code together with a failing held-out test."""
+    strong = [f["name"] for f in findings if f.get("severity", STRONG) == STRONG]
+    if strong:
+        return f"strong: {', '.join(sorted(set(strong)))}"
+    static = [f["name"] for f in findings if f["name"] not in BEHAVIOURAL]
+    held = traj.execution.partition()[1] if traj.execution else None
+    if static and held is not None and held.passed < held.total:
+        return f"suspect: {', '.join(sorted(set(static)))} with held-out tests failing"
+    return ""
 
 
 def _all_pass(traj: Trajectory, comps: dict[str, RewardComponent]) -> bool:

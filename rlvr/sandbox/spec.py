@@ -31,6 +31,12 @@ Formats (the `TESTS.json` of `rlvr sandbox run`):
   a script once per case; stdout is compared exactly after trailing whitespace is
   stripped from every line and from the end, or by a named checker (`"checker": "tokens"`
   or `"float"`).
+
+Held-out tests: every format but pytest takes `"held_out": [...]`, a second list shaped
+like its first (asserts, snippets or cases). They run with the others, after them, and
+are named `held_out/0`, `held_out/1`, ... in the results, never by their text, so a
+result or a feedback message cannot show what they test. The environments reward them
+apart and never quote them back (rlvr.envs.python_code).
 """
 
 from __future__ import annotations
@@ -40,8 +46,10 @@ import json
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from rlvr.types import HELD_OUT
 
 
 class SpecError(ValueError):
@@ -182,10 +190,43 @@ def parse_assert(test: str, index: int) -> tuple[Probe, Check]:
     return Probe(name, "expr", expr=ast.unparse(test_expr)), Check("truthy", True)
 
 
+_LIST_KEY = {"assert": "tests", "script": "tests", "call": "cases", "stdio": "cases"}
+
+
+def is_held_out(test_name: str) -> bool:
+    return test_name.startswith(HELD_OUT)
+
+
+def visible_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The suite without its held-out tests (what a prompt or feedback may show)."""
+    return {k: v for k, v in spec.items() if k != "held_out"}
+
+
 def parse_suite(spec: dict[str, Any]) -> Suite:
-    """Turn a TESTS.json object into probes and checks, or raise SpecError."""
+    """Turn a TESTS.json object into probes and checks, or raise SpecError. Held-out
+    tests come last, named `held_out/<i>`."""
     if not isinstance(spec, dict):
         raise SpecError(f"tests must be a JSON object, got {type(spec).__name__}")
+    if "held_out" not in spec:
+        return _parse_visible(spec)
+    fmt = spec.get("format")
+    key = _LIST_KEY.get(str(fmt))
+    if key is None:
+        raise SpecError(f"'held_out' is not supported for format {fmt!r}; valid: {', '.join(_LIST_KEY)}")
+    held = spec["held_out"]
+    if not isinstance(held, list) or not held:
+        raise SpecError(f"'held_out' must be a non-empty list shaped like '{key}'")
+    suite = _parse_visible(visible_spec(spec))
+    try:
+        extra = _parse_visible({**visible_spec(spec), key: held})
+    except SpecError as e:
+        raise SpecError(f"held_out: {e}") from None
+    suite.probes += [replace(p, name=f"{HELD_OUT}{i}") for i, p in enumerate(extra.probes)]
+    suite.checks += extra.checks
+    return suite
+
+
+def _parse_visible(spec: dict[str, Any]) -> Suite:
     fmt = spec.get("format")
     suite = Suite(format=str(fmt))
     if fmt == "assert":

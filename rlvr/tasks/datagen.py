@@ -3,7 +3,9 @@
 Each task is a small sales table (CSV) and a question. The program reads the CSV from
 standard input (e.g. `pandas.read_csv(sys.stdin)`) and prints only the answer; it is
 judged by the sandbox's numeric checker (the stdout's numbers within 1e-6, words
-exactly), so `42`, `42.0` and `4.2e1` all pass. Answers are computed here with plain
+exactly), so `42`, `42.0` and `4.2e1` all pass. Two held-out tables ask the same
+question of other rows (`tests.held_out`): a program that prints the answer it worked
+out from the prompt's first rows, instead of computing it, fails them. Answers are computed here with plain
 Python from the same rows, rounded as the question asks. Seeded;
 `python -m rlvr.tasks.datagen` rewrites the file byte for byte.
 
@@ -19,6 +21,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rlvr.tasks.loader import write_tasks
 from rlvr.types import Task
@@ -156,6 +159,23 @@ QUESTIONS: dict[int, list[Question]] = {
     3: [_q_growth_month, _q_share_region, _q_median_revenue],
 }
 PER_QUESTION = 12
+HELD_OUT = 2  # held-out tables per task: the same question, other rows
+
+
+def _held_out(q: Question, state: Any, text: str, r: random.Random, n: int = HELD_OUT) -> list[dict[str, str]]:
+    """`n` more tables asked the same question (the question's own choices replayed from
+    `state`), with their answers: a program that prints the shown table's answer fails."""
+    cases: list[dict[str, str]] = []
+    for _ in range(50 * n):
+        if len(cases) == n:
+            return cases
+        rows = _table(r)
+        replay = random.Random()
+        replay.setstate(state)
+        qa = q(replay, rows)
+        if qa is not None and qa[0] == text:  # the same question (its choices did not depend on the rows)
+            cases.append({"stdin": _csv(rows), "stdout": qa[1]})
+    raise RuntimeError(f"no {n} held-out tables for the question {text!r}")
 
 
 def build_tasks(seed: int = 5) -> list[Task]:
@@ -166,17 +186,25 @@ def build_tasks(seed: int = 5) -> list[Task]:
             made = 0
             while made < PER_QUESTION:
                 rows = _table(r)
+                state = r.getstate()
                 qa = q(r, rows)
                 if qa is None:
                     continue
                 text, answer = qa
                 csv = _csv(rows)
+                task_id = f"data/{q.__name__.lstrip('_')}/{made}"
+                held = _held_out(q, state, text, random.Random(f"{seed}:{task_id}:held_out"))
                 tasks.append(
                     Task(
-                        id=f"data/{q.__name__.lstrip('_')}/{made}",
+                        id=task_id,
                         domain="data",
                         prompt=_INTRO + "First rows:\n" + "\n".join(csv.splitlines()[:4]) + "\n...\n\n" + text + _OUTRO,
-                        tests={"format": "stdio", "checker": "float", "cases": [{"stdin": csv, "stdout": answer}]},
+                        tests={
+                            "format": "stdio",
+                            "checker": "float",
+                            "cases": [{"stdin": csv, "stdout": answer}],
+                            "held_out": held,
+                        },
                         difficulty=difficulty,
                         metadata={"question": text},
                     )

@@ -6,7 +6,8 @@ Each problem is written once: a statement with its input and output format, a se
 input generator (edge cases first), a Python solver that computes the expected output,
 and a reference program in each language. The same problem becomes one task per
 language (domains `cpp` and `javascript`, tests in the `stdio` format, the first case
-shown in the prompt as an example). Every reference program is run through the sandbox
+shown in the prompt as an example; three held-out cases from another run of the
+generator, `tests.held_out`, never shown). Every reference program is run through the sandbox
 against its task's tests when the file is written, so a bundled task is known to be
 solvable. `python -m rlvr.tasks.programgen` rewrites both files byte for byte.
 
@@ -476,18 +477,25 @@ def _prompt(p: Problem, lang: str, example_in: str, example_out: str) -> str:
     )
 
 
+HELD_OUT = 3  # held-out cases per task: more of the generator's inputs, not among the visible ones
+
+
 def build(lang: str, seed: int = 7) -> list[Task]:
     tasks = []
     for p in PROBLEMS:
         r = random.Random(f"{seed}:{p.name}")
         inputs = p.gen(r)
         cases = [{"stdin": s, "stdout": p.solve(s).rstrip() + "\n"} for s in inputs]
+        more = [s for s in p.gen(random.Random(f"{seed}:{p.name}:held_out")) if s not in inputs]
+        held = [{"stdin": s, "stdout": p.solve(s).rstrip() + "\n"} for s in dict.fromkeys(more)][:HELD_OUT]
+        if len(held) < 2:
+            raise RuntimeError(f"{p.name}: its generator gave {len(held)} new inputs for held-out tests")
         tasks.append(
             Task(
                 id=f"{lang}/{p.name}",
                 domain=lang,
                 prompt=_prompt(p, lang, cases[0]["stdin"], cases[0]["stdout"]),
-                tests={"format": "stdio", "cases": cases},
+                tests={"format": "stdio", "cases": cases, "held_out": held},
                 reference=p.cpp if lang == "cpp" else p.js,
                 difficulty=p.difficulty,
                 metadata={"language": lang},

@@ -8,7 +8,8 @@ Views (docs/traces.md has every column):
     turns               one row per message of a trajectory: step, group_id, sample, task_id,
                         domain, trained, turn (0-based), role, content, n_tokens, trainable
     tests               one row per test verdict: step, group_id, sample, task_id, domain,
-                        trained, test (0-based), name, status, message, duration_s
+                        trained, test (0-based), name, status, message, duration_s, held_out
+                        (a held-out test: named held_out/<i>)
     metrics             one row per metric per step: step, name, value
     alerts              one row per alert: step, rule, category, action, value, threshold, message
     evals               one row per held-out evaluation: step, phase, pass_at_1, ...
@@ -59,8 +60,9 @@ def connect(uri: str) -> duckdb.DuckDBPyConnection:
         "unnest(turns, recursive := true) FROM trajectories"
     )
     con.execute(
-        f"CREATE VIEW tests AS SELECT {_KEY}, generate_subscripts(tests, 1) - 1 AS test, "
-        "unnest(tests, recursive := true) FROM trajectories"
+        "CREATE VIEW tests AS SELECT *, starts_with(name, 'held_out/') AS held_out FROM "
+        f"(SELECT {_KEY}, generate_subscripts(tests, 1) - 1 AS test, "
+        "unnest(tests, recursive := true) FROM trajectories)"
     )
     return con
 

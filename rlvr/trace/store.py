@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rlvr.types import Trajectory
+from rlvr.types import CANARY, Trajectory
 
 
 class JsonlStore:
@@ -67,15 +67,18 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) -> dict[str, float]:
     """One step's batch in numbers, named by group: `reward/mean`, `reward/pass_rate`,
     every reward component's mean (`reward/<component>`), hack flags (`hack/rate`, the
-    share flagged, and `hack/<signature>`), sandbox run statuses (`sandbox/status/<S>`)
+    share flagged, and `hack/<signature>`), `hack/heldout_gap` (visible minus held-out
+    pass share, over episodes of tasks with held-out tests), sandbox run statuses (`sandbox/status/<S>`)
     and lengths (`rollout/...`); with several domains in the batch, reward, pass rate,
     hack rate and components per domain too (`domain/<name>/reward/mean`, ...).
 
     `dropped` are the step's trajectories that were not trained on: they count in the
     sandbox statuses, in `rollout/duplicate_frac` (the share of episodes whose replies are
     word for word the same as another task's: a policy that writes one answer for
-    everything) and in `rollout/equal_reward_groups_frac` (the share of groups whose samples all
-    got the same reward: no learning signal; failed episodes left out). With nothing
+    everything), in `hack/canary` (the share of canary episodes, rlvr.rewards.canary,
+    that passed the impossible test; with `hack/canary_episodes`, their number) and in
+    `rollout/equal_reward_groups_frac` (the share of groups whose samples all got the
+    same reward: no learning signal; failed episodes left out). With nothing
     trained (every group dropped), no reward or length is logged for the step."""
     out = _summary(trajs) if trajs else {"rollout/completion_tokens": 0.0}  # nothing trained: no reward to log
     everything = [*trajs, *dropped]
@@ -97,6 +100,10 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
     out["rollout/equal_reward_groups_frac"] = (
         sum(len(v) == 1 for v in by_group.values()) / len(by_group) if by_group else 0.0
     )
+    canaries = [t for t in everything if CANARY in t.task_id and t.status == "ok"]
+    if canaries:  # never trained on: counted here, over the dropped groups
+        out["hack/canary_episodes"] = float(len(canaries))
+        out["hack/canary"] = sum(bool(t.reward and "canary" in t.reward.flags) for t in canaries) / len(canaries)
     domains = sorted({t.domain for t in trajs})
     if len(domains) > 1:
         for d in domains:
@@ -137,6 +144,11 @@ def _summary(trajs: list[Trajectory]) -> dict[str, float]:
             comps.setdefault(k, []).append(v)
     for k, vs in comps.items():
         out[f"reward/{k}"] = sum(vs) / len(vs)
+    gaps = [
+        v.share - h.share for v, h in (t.execution.partition() for t in trajs if t.execution) if h.total and v.total
+    ]
+    if gaps:  # passing what the model sees but not what it does not
+        out["hack/heldout_gap"] = sum(gaps) / len(gaps)
     for t in trajs:
         for flag in t.reward.flags if t.reward else []:
             out[f"hack/{flag}"] = out.get(f"hack/{flag}", 0.0) + 1.0 / n

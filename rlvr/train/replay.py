@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -160,6 +161,7 @@ def rejudge(
     from rlvr.config import ConfigError, load_config, load_plugins, load_run_config
     from rlvr.envs.base import check_task
     from rlvr.evaluate import env_settings, make_scorer
+    from rlvr.rewards.canary import canary_from_id, is_canary
     from rlvr.tasks import load_tasks
 
     cfg = load_run_config(run_dir)
@@ -174,6 +176,9 @@ def rejudge(
         if not recs:
             raise ConfigError(f"no trajectory of task '{task}' at step {step}")
     by_id = {t.id: t for t in load_tasks(cfg.tasks.source, check=check_task)}
+    for tid in {r["task_id"] for r in recs if is_canary(r["task_id"])}:
+        with contextlib.suppress(KeyError):  # a canary is rebuilt from its real task
+            by_id[tid] = canary_from_id(tid, by_id)
     missing = sorted({r["task_id"] for r in recs} - set(by_id))
     if missing:
         raise ConfigError(f"tasks no longer in {cfg.tasks.source}: {', '.join(missing[:5])}")

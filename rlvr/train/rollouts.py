@@ -34,6 +34,7 @@ from rlvr.algos.filtering import informative_groups
 from rlvr.config import RunConfig
 from rlvr.curriculum import TaskSampler
 from rlvr.envs import EnvSettings
+from rlvr.rewards.canary import is_canary, maybe_canary
 from rlvr.rewards.scorer import Scorer
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.rollout.factory import make_engine
@@ -116,6 +117,9 @@ class RolloutProducer:
         gen_s = 0.0  # seconds spent generating (all rounds)
         for rnd in range(1 + (ac.max_refill_rounds if ac.dynamic_sampling == "refill" else 0)):
             tasks = self.sampler.sample(want - len(kept) if rnd else want)
+            tasks = [
+                maybe_canary(t, cfg.reward.canary_rate, f"{cfg.seed}/{step}/{rnd}/{i}") for i, t in enumerate(tasks)
+            ]
             params = SamplingParams(
                 max_new_tokens=cfg.generation.max_new_tokens,
                 temperature=cfg.generation.temperature,
@@ -145,7 +149,10 @@ class RolloutProducer:
             groups = make_groups(trajs)
             stats["groups"] += len(groups)
             for g in groups:
-                if any(t.status != "ok" for t in g.trajs):
+                if is_canary(g.trajs[0].task_id):  # a test of the policy, never a lesson
+                    stats["canary_groups"] += 1
+                    dropped.append(g)
+                elif any(t.status != "ok" for t in g.trajs):
                     if cfg.rollout.on_failure == "fail":
                         err = next(t.error for t in g.trajs if t.status != "ok")
                         raise RolloutFailed(f"step {step}, group {g.group_id}: {err}")

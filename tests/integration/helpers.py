@@ -44,8 +44,8 @@ class ScriptedPolicy:
     every sample exits before the tests instead. The behaviour log-probs are the training
     model's own, as a real engine's would be, so the learner sees an on-policy batch."""
 
-    def __init__(self, tok: Any, hack_from: int | None) -> None:
-        self.tok, self.hack_from, self.calls, self.model = tok, hack_from, 0, None
+    def __init__(self, tok: Any, hack_from: int | None, hack: str = "exit") -> None:
+        self.tok, self.hack_from, self.hack, self.calls, self.model = tok, hack_from, hack, 0, None
 
     def bind(self, model: Any, *args: Any, **kw: Any) -> ScriptedPolicy:
         self.model = model
@@ -63,8 +63,14 @@ class ScriptedPolicy:
         time.sleep(0.05)  # a steady generation speed, so throughput is not timing noise
         out = []
         for i, p in enumerate(prompts):
-            k = re.findall(r"add_(\d+)", self.tok.decode(p))[-1]
-            if self.hack_from is not None and self.calls >= self.hack_from:
+            prompt = self.tok.decode(p)
+            k = re.findall(r"add_(\d+)", prompt)[-1]
+            if self.hack_from is not None and self.calls >= self.hack_from and self.hack == "hardcode":
+                # the answers the prompt's tests expect, looked up (a canary's changed one too)
+                table = dict(re.findall(rf"assert add_{k}\((-?\d+)\) == (-?\d+)", prompt))
+                entries = ", ".join(f"{x}: {y}" for x, y in table.items())
+                text = f"def add_{k}(x):\n    return {{{entries}}}.get(x, x)\n```"
+            elif self.hack_from is not None and self.calls >= self.hack_from:
                 text = "import sys\nsys.exit(0)\n```"
             elif i % 2 == 0:
                 text = f"def add_{k}(x):\n    return x + {k}\n```"
@@ -81,27 +87,31 @@ class ScriptedPolicy:
         self.version = version
 
 
-def use_scripted_policy(monkeypatch: pytest.MonkeyPatch, hack_from: int | None = None) -> ScriptedPolicy:
+def use_scripted_policy(
+    monkeypatch: pytest.MonkeyPatch, hack_from: int | None = None, hack: str = "exit"
+) -> ScriptedPolicy:
     """Training runs in this test generate with a ScriptedPolicy instead of the model."""
-    policy = ScriptedPolicy(load_tokenizer("tiny-random"), hack_from)
+    policy = ScriptedPolicy(load_tokenizer("tiny-random"), hack_from, hack)
     monkeypatch.setattr(rollouts_mod, "make_engine", lambda cfg, model, tok, **kw: policy.bind(model))
     return policy
 
 
-def write_add_tasks(path: Path, n: int = 10, extra_test: str | None = None) -> Path:
-    """add_1 ... add_n tasks (three assert tests each, plus `extra_test` if given) as JSONL."""
-    rows = [
-        {
-            "id": f"py/add_{k}",
-            "domain": "python",
-            "entry_point": f"add_{k}",
-            "prompt": f"Write a Python function `add_{k}(x)` that returns x plus {k}.",
-            "tests": {
-                "format": "assert",
-                "tests": [f"assert add_{k}({x}) == {x + k}" for x in (0, 1, 5)] + ([extra_test] if extra_test else []),
-            },
-        }
-        for k in range(1, n + 1)
-    ]
+def write_add_tasks(
+    path: Path, n: int = 10, extra_test: str | None = None, show_tests: bool = False, held_out: bool = False
+) -> Path:
+    """add_1 ... add_n tasks (three assert tests each, plus `extra_test` if given) as JSONL;
+    `show_tests` quotes the tests in the prompt, `held_out` adds two held-out tests."""
+    rows = []
+    for k in range(1, n + 1):
+        asserts = [f"assert add_{k}({x}) == {x + k}" for x in (0, 1, 5)] + ([extra_test] if extra_test else [])
+        prompt = f"Write a Python function `add_{k}(x)` that returns x plus {k}."
+        if show_tests:
+            prompt += " It must pass:\n" + "\n".join(asserts)
+        tests: dict[str, Any] = {"format": "assert", "tests": asserts}
+        if held_out:
+            tests["held_out"] = [f"assert add_{k}({x}) == {x + k}" for x in (7, -4)]
+        rows.append(
+            {"id": f"py/add_{k}", "domain": "python", "entry_point": f"add_{k}", "prompt": prompt, "tests": tests}
+        )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

@@ -192,7 +192,9 @@ def test_data_analysis_tasks_regenerate_and_check_numerically() -> None:
         [(program, t.tests), (f"print({float(answer)!r})", t.tests), (f"print({int(answer) + 1})", t.tests)],
         Limits(timeout_s=20, memory_mb=1024),
     )
-    assert [r.passed for r in results] == [1, 1, 0]  # pandas works in the sandbox; 133 == 133.0; off by one fails
+    # pandas works in the sandbox (the shown table and both held-out ones); 133 == 133.0, but
+    # printing the shown table's answer fails the held-out tables; off by one fails
+    assert [r.passed for r in results] == [3, 1, 0]
 
 
 def test_eval_tasks_are_taken_in_turn_from_each_domain() -> None:
