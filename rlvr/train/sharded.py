@@ -3,7 +3,9 @@
     torchrun --nproc-per-node 2 -m rlvr.train.sharded CONFIG [key=value ...] [--resume]
 
 runs `rlvr train`'s loop on rank 0 (rollouts, evaluation, logs, checkpoints) with a
-sharded learner across all ranks (`run_lead` / `run_follower`); see docs/sharded.md.
+sharded learner across all ranks (`run_lead` / `run_follower`, in
+`rlvr.train.sharded_launch`; rank 0 drives the others as `rlvr.train.sharded_protocol`
+describes, failures included); see docs/sharded.md. Both are re-exported here.
 
 `ShardedLearner` is a `Learner` whose parameters, gradients and AdamW state are sharded
 over every rank (each decoder layer one FSDP unit, the embeddings, head and value head
@@ -39,15 +41,12 @@ with `Learner`'s to float rounding, not bit for bit.
 
 from __future__ import annotations
 
-import argparse
-import copy
 import dataclasses
-import functools
 import math
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any, cast
 
 import torch
 import torch.distributed as torch_dist
@@ -64,22 +63,30 @@ from torch.distributed.fsdp import FSDPModule, fully_shard
 from torch.distributed.tensor import DTensor
 from transformers import PreTrainedModel
 
-from rlvr.config import RunConfig, load_config
+from rlvr.config import RunConfig
 from rlvr.models import autocast
 from rlvr.train import dist
 from rlvr.train.learner import Learner, MetricSums
 from rlvr.train.logprobs import SharedPrompts, TokenStats, token_stats
 from rlvr.train.prepare import Needs, Normalisers, Prepared
+from rlvr.train.sharded_launch import main, run_follower, run_launched, run_lead
+from rlvr.train.sharded_protocol import LeadFollow, PeerFailed, mirrored
 from rlvr.types import Trajectory
 
-if TYPE_CHECKING:
-    from rlvr.train.loop import TrainSummary
+__all__ = [  # the entry points and the protocol's error are defined in their modules, re-exported here
+    "PAD_GROUP",
+    "TRAINER_FILE",
+    "PeerFailed",
+    "ShardedLearner",
+    "main",
+    "run_follower",
+    "run_launched",
+    "run_lead",
+    "shard_rows",
+]
 
 PAD_GROUP = "__rlvr_shard_pad__"
 """group_id of the masked one-token rows that keep the ranks' passes in step."""
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 TRAINER_FILE = "trainer.pt"  # beside the DCP shards: scheduler, policy version, world size
 
@@ -144,25 +151,7 @@ def shard_rows(trajs: Sequence[Trajectory], world: int, rank: int) -> list[int]:
     return sorted(order[rank::world])
 
 
-def _mirrored(fn: Callable[Concatenate[ShardedLearner, P], R]) -> Callable[Concatenate[ShardedLearner, P], R]:
-    """A collective method: on rank 0 of a leading learner, the other ranks (in
-    `follow()`) are told to make the same call first. Calls made inside another mirrored
-    call are not announced again."""
-
-    @functools.wraps(fn)
-    def call(self: ShardedLearner, *args: P.args, **kwargs: P.kwargs) -> R:
-        if self.lead and self.rank == 0 and not self._busy:
-            dist.broadcast_object((fn.__name__, self._announced(fn.__name__, args, kwargs)))
-        busy, self._busy = self._busy, True
-        try:
-            return fn(self, *args, **kwargs)
-        finally:
-            self._busy = busy
-
-    return call
-
-
-class ShardedLearner(Learner):
+class ShardedLearner(LeadFollow, Learner):
     """`Learner` with FSDP2 across the default process group (`rlvr.train.dist.init`).
 
     Every rank builds it (the weights are rank 0's: they are broadcast before sharding).
@@ -177,6 +166,7 @@ class ShardedLearner(Learner):
       rank 0 calls `close()`. With `publish_to`, rank 0 trains a sharded copy and writes
       the new weights into that unsharded model after every update (rollouts,
       evaluation and Hugging Face checkpoints read it as they read the learner's model).
+      A call that fails on rank 0 aborts the process group (`rlvr.train.sharded_protocol`).
     """
 
     def __init__(
@@ -193,7 +183,7 @@ class ShardedLearner(Learner):
         if not torch_dist.is_initialized():
             raise RuntimeError("ShardedLearner needs a process group: call rlvr.train.dist.init() first")
         self.world, self.rank = torch_dist.get_world_size(), torch_dist.get_rank()
-        self.lead, self.publish_to, self._busy = lead, publish_to if self.rank == 0 else None, False
+        self.lead, self.publish_to = lead, publish_to if self.rank == 0 else None
         _broadcast_module(model)  # every rank starts from rank 0's weights
         super().__init__(model, cfg, pad_id)  # value head, reference copy: before sharding
         device = next(model.parameters()).device
@@ -214,30 +204,14 @@ class ShardedLearner(Learner):
 
     # ---- driving from rank 0 --------------------------------------------------------------------
     def _announced(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-        """What the other ranks receive of a call: the arguments, except the (large)
-        optimizer state of load_state_dict, which they receive as tensors."""
+        """What the other ranks receive of a call (`LeadFollow._announced`): the arguments,
+        except the (large) optimizer state of load_state_dict, which they receive as tensors."""
         if name == "load_state_dict":
             state = dict(args[0] if args else kwargs["state"])
             if "optimizer" in state:
                 state["optimizer"] = None
             return (state,), {}
         return args, kwargs
-
-    def follow(self) -> None:
-        """On a rank other than 0 of a leading learner: make rank 0's collective calls
-        until it calls `close()`."""
-        if self.rank == 0 or not self.lead:
-            raise RuntimeError("follow() is for ranks other than 0 of a learner built with lead=True")
-        while True:
-            msg = cast(tuple[str, tuple[tuple[Any, ...], dict[str, Any]]], dist.broadcast_object(None))
-            name, (args, kwargs) = msg
-            if name == "close":
-                return
-            getattr(self, name)(*args, **kwargs)
-
-    @_mirrored
-    def close(self) -> None:
-        """Rank 0 of a leading learner: release the other ranks from `follow()`."""
 
     # ---- forward passes ---------------------------------------------------------------------
     def _stats(
@@ -353,7 +327,7 @@ class ShardedLearner(Learner):
         return out_prox, out_values, out_kl
 
     # ---- the update -------------------------------------------------------------------------
-    @_mirrored
+    @mirrored
     def step(self, trajs: list[Trajectory]) -> dict[str, float]:
         """The update on the whole batch `trajs` (the same on every rank): see `Learner.step`."""
         version = self.version
@@ -362,7 +336,7 @@ class ShardedLearner(Learner):
             self._publish()
         return out
 
-    @_mirrored
+    @mirrored
     def accumulate_gradients(self, batch: list[Prepared] | list[Trajectory]) -> dict[str, float]:
         """This rank's share of the whole batch's gradient (the sum over ranks, which
         FSDP's reduce-scatter forms, is the batch loss's); metrics over every rank."""
@@ -423,7 +397,7 @@ class ShardedLearner(Learner):
             names += [f"value_head.{n}" for n, _ in self.value_head.named_parameters()]
         return names
 
-    @_mirrored
+    @mirrored
     def state_dict(self, *, optimizer: bool = True) -> dict[str, Any]:
         """`Learner.state_dict`'s contents, unsharded, on rank 0 ({} on the others;
         collective): AdamW's state in `torch.optim` form, indexed in `parameters()` order,
@@ -453,7 +427,7 @@ class ShardedLearner(Learner):
             }
         return {k: out[k] for k in ("optimizer", "scheduler", "version", "value_head") if k in out}
 
-    @_mirrored
+    @mirrored
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Load what `state_dict` (or a single-process `Learner.state_dict`) returned;
         rank 0's optimizer state and value head are broadcast to the other ranks."""
@@ -486,7 +460,7 @@ class ShardedLearner(Learner):
         model_sd, _ = get_state_dict(self.policy, [])
         return {"model": model_sd}
 
-    @_mirrored
+    @mirrored
     def save(self, path: str | Path, *, optimizer: bool = True) -> Path:
         """Write every rank's shards of the weights (policy and value head) and AdamW's
         state to directory `path` (torch.distributed.checkpoint; collective); rank 0 adds
@@ -500,7 +474,7 @@ class ShardedLearner(Learner):
         dist.barrier()
         return path
 
-    @_mirrored
+    @mirrored
     def load(self, path: str | Path) -> None:
         """Load a checkpoint written by `save`, on any number of ranks (collective)."""
         path = Path(path)
@@ -518,7 +492,7 @@ class ShardedLearner(Learner):
         if self.lead:
             self._publish()
 
-    @_mirrored
+    @mirrored
     def full_state(self, *, optimizer: bool = False) -> dict[str, Any]:
         """The unsharded weights (and AdamW state, keyed by parameter name) as CPU
         tensors on rank 0, {} on the others (collective): for a Hugging Face checkpoint,
@@ -564,70 +538,6 @@ def _enable_checkpointing(model: PreTrainedModel) -> None:
         model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
     else:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
-
-
-# ---- entry point ---------------------------------------------------------------------------------
-def run_lead(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: bool = False) -> TrainSummary:
-    """Rank 0: the whole training loop (`rlvr.train.loop.train`: rollouts, logs,
-    checkpoints), with a leading sharded learner in place of `Learner`."""
-    from rlvr.train import loop
-
-    made: list[ShardedLearner] = []
-
-    def make(model: PreTrainedModel, cfg: RunConfig, pad_id: int) -> ShardedLearner:
-        learner = ShardedLearner(copy.deepcopy(model), cfg, pad_id, lead=True, publish_to=model)
-        made.append(learner)
-        return learner
-
-    try:
-        return loop.train(cfg, resume=resume, quiet=quiet, plain=plain, learner_factory=make)
-    finally:
-        for learner in made:
-            learner.close()
-
-
-def run_follower(cfg: RunConfig) -> None:
-    """Ranks other than 0: the model's architecture (weights come from rank 0), then
-    rank 0's learner calls until it closes."""
-    from rlvr.train.loop import load_policy_at
-
-    model, tok = load_policy_at(cfg, None)
-    ShardedLearner(model, cfg, int(tok.pad_token_id), lead=True).follow()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`torchrun --nproc-per-node N -m rlvr.train.sharded CONFIG [key=value ...] [--resume]`."""
-    parser = argparse.ArgumentParser(
-        prog="torchrun --nproc-per-node N -m rlvr.train.sharded",
-        description="rlvr train with the learner sharded (FSDP2) across the launched ranks; "
-        "rank 0 generates, logs and writes checkpoints.",
-    )
-    parser.add_argument("config", help="run config (YAML)")
-    parser.add_argument("overrides", nargs="*", help="key.path=value overrides")
-    parser.add_argument("--resume", action="store_true", help="resume from the run's latest checkpoint")
-    parser.add_argument(
-        "--timeout-s", type=float, default=7200.0, help="how long ranks wait for each other (rollouts included)"
-    )
-    args = parser.parse_args(argv)
-    run_launched(load_config(args.config, args.overrides), resume=args.resume, timeout_s=args.timeout_s)
-    return 0
-
-
-def run_launched(
-    cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: bool = False, timeout_s: float = 7200.0
-) -> TrainSummary | None:
-    """This rank's part of a launched run (`rlvr train` under torchrun lands here): rank 0
-    runs the loop and returns its summary, the others follow its learner and return None."""
-    env, _ = dist.init(cfg.model.device, timeout_s=timeout_s)
-    ok = False
-    try:
-        summary = run_lead(cfg, resume=resume, quiet=quiet, plain=plain) if env.is_main else None
-        if not env.is_main:
-            run_follower(cfg)
-        ok = True
-        return summary
-    finally:
-        dist.shutdown(barrier=ok)
 
 
 if __name__ == "__main__":

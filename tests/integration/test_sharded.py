@@ -331,3 +331,69 @@ def test_torchrun_trains_as_one_process_and_resumes_on_one(tmp_path: Path) -> No
         assert a["train/grad_norm"] == pytest.approx(b["train/grad_norm"], rel=1e-5)
         assert a["weights_fingerprint"] == pytest.approx(b["weights_fingerprint"], rel=1e-7)
     assert sharded[0]["train/loss"] != 0.0 and sharded[0]["train/grad_norm"] > 0
+
+
+# ---- how a launched run ends: a failed learner call on rank 0, an alert's stop ---------------------
+def _launched_worker(rank: int, world: int, port: int, root: str, mode: str) -> None:
+    """`run_launched` on each rank, with a stand-in for the loop: rank 0 builds its leading
+    learner, then either fails inside a mirrored call ('fail': `save` cannot write
+    trainer.pt, a directory, while the follower waits in the barrier after the shards) or
+    stops as an alert with action stop does, between learner calls ('stop')."""
+    _join(rank, world, port)
+    from rlvr.trace.alerts import Alert
+    from rlvr.train import loop
+    from rlvr.train.monitor import RunStopped
+    from rlvr.train.sharded import run_launched
+
+    def stand_in(cfg: Any, *, learner_factory: Any, **_: Any) -> Any:
+        model, tok = load_policy(TINY, seed=0)
+        learner = learner_factory(model, cfg, tok.pad_token_id)
+        if mode == "fail":
+            learner.save(Path(root) / "ckpt")
+        raise RunStopped(Alert(1, "hack_rate", "hacking", "stop", 0.5, 0.2, "test stop"))
+
+    loop.train = stand_in  # type: ignore[assignment]
+    loop.load_policy_at = lambda cfg, ckpt: load_policy(TINY, seed=0)  # type: ignore[assignment]
+    try:
+        run_launched(load_config(None, []), timeout_s=120)
+        result = "returned"
+    except Exception as e:
+        result = f"{type(e).__name__}: {e}"
+    Path(root, f"rank{rank}.txt").write_text(result)
+    if mode == "fail" and rank == 0:
+        time.sleep(120)  # rank 0 lingers: the follower must learn of the failure, not of rank 0's exit
+
+
+def test_a_failed_call_on_rank_0_ends_the_followers(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Rank 0 fails inside `save` while the follower waits in the barrier after the shards
+    (it used to hang there, and rank 0 with it, sending 'close'): rank 0 raises its error,
+    and the follower prints it and exits with code 1 within seconds, while rank 0's process
+    still runs (so not because it exited, nor by a collective's timeout)."""
+    (tmp_path / "ckpt" / "trainer.pt").mkdir(parents=True)
+    ctx = mp.spawn(_launched_worker, args=(2, _free_port(), str(tmp_path), "fail"), nprocs=2, join=False)
+    rank0, rank1 = ctx.processes
+    try:
+        deadline = time.monotonic() + 90
+        while rank1.exitcode is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert rank1.exitcode == 1, "the follower did not end"
+        assert rank0.exitcode is None  # still sleeping: the follower ended on the abort itself
+    finally:
+        for p in ctx.processes:
+            if p.is_alive():
+                p.kill()
+            p.join()
+    assert "Is a directory" in (tmp_path / "rank0.txt").read_text()
+    assert not (tmp_path / "rank1.txt").exists()
+    err = capfd.readouterr().err
+    assert "rank 1: stopping, another rank failed: rank 0 failed in save(): " in err
+    assert "Is a directory" in err
+
+
+def test_a_stop_between_learner_calls_ends_every_rank_together(tmp_path: Path) -> None:
+    """An alert's stop ends rank 0's loop between learner calls: rank 0 closes its learner
+    and every rank meets in the last barrier (rank 0 used to skip it, leaving the follower
+    to fail there when rank 0 left); rank 0 raises RunStopped, the follower returns."""
+    _spawn(_launched_worker, 2, str(tmp_path), "stop")
+    assert (tmp_path / "rank0.txt").read_text().startswith("RunStopped: stopped by alert at step 1")
+    assert (tmp_path / "rank1.txt").read_text() == "returned"
