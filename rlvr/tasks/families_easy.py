@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from rlvr.tasks.pyfamily import INTS, LISTS, NONEMPTY, WORDS, Family, fam
+from rlvr.tasks.pyfamily import (
+    HELD_INTS,
+    HELD_LISTS,
+    HELD_NONEMPTY,
+    HELD_WORDS,
+    INTS,
+    LISTS,
+    NONEMPTY,
+    WORDS,
+    Family,
+    fam,
+)
 
 EASY: tuple[Family, ...] = (
-    fam("add_{k}", "x", 1, "returns x plus {k}", "return x + {k}", INTS, range(2, 21)),
-    fam("times_{k}", "x", 1, "returns x multiplied by {k}", "return x * {k}", INTS, range(2, 16)),
-    fam("minus_{k}", "x", 1, "returns x minus {k}", "return x - {k}", INTS, range(1, 16)),
+    fam("add_{k}", "x", 1, "returns x plus {k}", "return x + {k}", INTS, range(2, 21), held_out=HELD_INTS),
+    fam("times_{k}", "x", 1, "returns x multiplied by {k}", "return x * {k}", INTS, range(2, 16), held_out=HELD_INTS),
+    fam("minus_{k}", "x", 1, "returns x minus {k}", "return x - {k}", INTS, range(1, 16), held_out=HELD_INTS),
     fam(
         "is_multiple_of_{k}",
         "n",
@@ -16,8 +27,18 @@ EASY: tuple[Family, ...] = (
         "return n % {k} == 0",
         (0, 3, 4, 6, 7, 10, 12, 15, 21, 35, -6),
         range(2, 13),
+        held_out=(27720, 13, -22),
     ),
-    fam("power_{k}", "x", 1, "returns x raised to the power {k}", "return x ** {k}", (0, 1, 2, 3, -2, 5), range(2, 9)),
+    fam(
+        "power_{k}",
+        "x",
+        1,
+        "returns x raised to the power {k}",
+        "return x ** {k}",
+        (0, 1, 2, 3, -2, 5),
+        range(2, 9),
+        held_out=(-1, 4, -3),
+    ),
     fam(
         "first_{k}_chars",
         "s",
@@ -26,6 +47,7 @@ EASY: tuple[Family, ...] = (
         "return s[:{k}]",
         WORDS,
         range(1, 9),
+        held_out=HELD_WORDS,
     ),
     fam(
         "last_{k}_chars",
@@ -35,6 +57,7 @@ EASY: tuple[Family, ...] = (
         "return s[-{k}:] if {k} <= len(s) else s",
         WORDS,
         range(1, 9),
+        held_out=HELD_WORDS,
     ),
     fam(
         "repeat_{k}",
@@ -44,6 +67,7 @@ EASY: tuple[Family, ...] = (
         "return s * {k}",
         ("ab", "", "x", "hi "),
         range(2, 9),
+        held_out=("xyz", "a-b", "Z"),
     ),
     fam(
         "is_greater_than_{k}",
@@ -53,6 +77,7 @@ EASY: tuple[Family, ...] = (
         "return x > {k}",
         INTS,
         (0, 1, 2, 3, 5, 7, 10, 20, 50, 100),
+        held_out=HELD_INTS,
     ),
     fam(
         "count_char_{k}",
@@ -62,19 +87,86 @@ EASY: tuple[Family, ...] = (
         "return s.count('{k}')",
         ("banana", "apple", "", "aaa", "bob", "mississippi", "abcabc"),
         ("a", "b", "c", "e", "i", "l", "m", "n", "o", "p", "r", "s", "t"),
+        held_out=("the lemon tree", "Banana split", "cabbage crops"),
     ),
-    fam("sum_list", "lst", 1, "returns the sum of the numbers in the list lst", "return sum(lst)", LISTS),
-    fam("max_of_list", "lst", 1, "returns the largest number in the non-empty list lst", "return max(lst)", NONEMPTY),
-    fam("min_of_list", "lst", 1, "returns the smallest number in the non-empty list lst", "return min(lst)", NONEMPTY),
-    fam("reverse_string", "s", 1, "returns the string s reversed", "return s[::-1]", WORDS),
-    fam("to_upper", "s", 1, "returns the string s in upper case", "return s.upper()", WORDS),
-    fam("string_length", "s", 1, "returns the number of characters in the string s", "return len(s)", WORDS),
-    fam("is_even", "n", 1, "returns True if the integer n is even, else False", "return n % 2 == 0", INTS),
-    fam("absolute_value", "x", 1, "returns the absolute value of x", "return abs(x)", INTS + (-100,)),
-    fam("square", "x", 1, "returns x squared", "return x * x", INTS),
-    fam("list_length", "lst", 1, "returns the number of elements in the list lst", "return len(lst)", LISTS),
-    fam("first_element", "lst", 1, "returns the first element of the non-empty list lst", "return lst[0]", NONEMPTY),
-    fam("last_element", "lst", 1, "returns the last element of the non-empty list lst", "return lst[-1]", NONEMPTY),
+    fam(
+        "sum_list",
+        "lst",
+        1,
+        "returns the sum of the numbers in the list lst",
+        "return sum(lst)",
+        LISTS,
+        held_out=HELD_LISTS,
+    ),
+    fam(
+        "max_of_list",
+        "lst",
+        1,
+        "returns the largest number in the non-empty list lst",
+        "return max(lst)",
+        NONEMPTY,
+        held_out=HELD_NONEMPTY,
+    ),
+    fam(
+        "min_of_list",
+        "lst",
+        1,
+        "returns the smallest number in the non-empty list lst",
+        "return min(lst)",
+        NONEMPTY,
+        held_out=HELD_NONEMPTY,
+    ),
+    fam("reverse_string", "s", 1, "returns the string s reversed", "return s[::-1]", WORDS, held_out=HELD_WORDS),
+    fam("to_upper", "s", 1, "returns the string s in upper case", "return s.upper()", WORDS, held_out=HELD_WORDS),
+    fam(
+        "string_length",
+        "s",
+        1,
+        "returns the number of characters in the string s",
+        "return len(s)",
+        WORDS,
+        held_out=HELD_WORDS,
+    ),
+    fam(
+        "is_even",
+        "n",
+        1,
+        "returns True if the integer n is even, else False",
+        "return n % 2 == 0",
+        INTS,
+        held_out=HELD_INTS,
+    ),
+    fam(
+        "absolute_value", "x", 1, "returns the absolute value of x", "return abs(x)", INTS + (-100,), held_out=HELD_INTS
+    ),
+    fam("square", "x", 1, "returns x squared", "return x * x", INTS, held_out=HELD_INTS),
+    fam(
+        "list_length",
+        "lst",
+        1,
+        "returns the number of elements in the list lst",
+        "return len(lst)",
+        LISTS,
+        held_out=HELD_LISTS,
+    ),
+    fam(
+        "first_element",
+        "lst",
+        1,
+        "returns the first element of the non-empty list lst",
+        "return lst[0]",
+        NONEMPTY,
+        held_out=HELD_NONEMPTY,
+    ),
+    fam(
+        "last_element",
+        "lst",
+        1,
+        "returns the last element of the non-empty list lst",
+        "return lst[-1]",
+        NONEMPTY,
+        held_out=HELD_NONEMPTY,
+    ),
     fam(
         "concat",
         "a, b",
@@ -82,8 +174,17 @@ EASY: tuple[Family, ...] = (
         "returns the two strings a and b joined together",
         "return a + b",
         (("ab", "cd"), ("", "x"), ("hello", " world"), ("1", "2")),
+        held_out=(("foo", "bar"), ("x", ""), ("12", "34")),
     ),
-    fam("add_numbers", "a, b", 1, "returns the sum of a and b", "return a + b", ((1, 2), (0, 0), (-5, 5), (10, 32))),
+    fam(
+        "add_numbers",
+        "a, b",
+        1,
+        "returns the sum of a and b",
+        "return a + b",
+        ((1, 2), (0, 0), (-5, 5), (10, 32)),
+        held_out=((7, -12), (100, 250), (-3, -4)),
+    ),
     fam(
         "max_of_two",
         "a, b",
@@ -91,9 +192,16 @@ EASY: tuple[Family, ...] = (
         "returns the larger of the two numbers a and b",
         "return max(a, b)",
         ((1, 2), (5, 3), (-1, -7), (4, 4)),
+        held_out=((9, 12), (-3, -2), (2.5, 2)),
     ),
     fam(
-        "is_empty", "lst", 1, "returns True if the list lst has no elements, else False", "return len(lst) == 0", LISTS
+        "is_empty",
+        "lst",
+        1,
+        "returns True if the list lst has no elements, else False",
+        "return len(lst) == 0",
+        LISTS,
+        held_out=([0], [3, 3], [7, -2, 7, 4, 0]),
     ),
     fam(
         "celsius_to_fahrenheit",
@@ -102,6 +210,7 @@ EASY: tuple[Family, ...] = (
         "converts a temperature c in degrees Celsius to Fahrenheit (c * 9 / 5 + 32)",
         "return c * 9 / 5 + 32",
         (0, 100, -40, 37, 20),
+        held_out=(-10, 25, 15),
     ),
     fam(
         "mod_{k}",
@@ -111,6 +220,7 @@ EASY: tuple[Family, ...] = (
         "return x % {k}",
         (0, 1, 7, 10, 23, 100),
         range(2, 10),
+        held_out=(9, 64, 1001),
     ),
     fam(
         "floor_div_{k}",
@@ -120,6 +230,7 @@ EASY: tuple[Family, ...] = (
         "return x // {k}",
         (0, 1, 7, 10, 23, 100, -7),
         range(2, 8),
+        held_out=(-1, 15, -20, 99),
     ),
     fam(
         "cap_at_{k}",
@@ -129,6 +240,7 @@ EASY: tuple[Family, ...] = (
         "return min(x, {k})",
         INTS,
         (1, 3, 5, 10, 20, 50, 100),
+        held_out=HELD_INTS,
     ),
     fam(
         "is_less_than_{k}",
@@ -138,6 +250,7 @@ EASY: tuple[Family, ...] = (
         "return x < {k}",
         INTS,
         (0, 1, 3, 5, 10, 50, 100),
+        held_out=HELD_INTS,
     ),
     fam(
         "contains_{k}",
@@ -147,6 +260,7 @@ EASY: tuple[Family, ...] = (
         "return {k} in lst",
         LISTS,
         (0, 1, 2, 3, 4, 5, 7, 9),
+        held_out=HELD_LISTS,
     ),
     fam(
         "starts_with_{k}",
@@ -156,6 +270,7 @@ EASY: tuple[Family, ...] = (
         "return s.startswith('{k}')",
         WORDS + ("apple", "tree", "bob", "cat", "sun", "rock", "pear"),
         ("a", "b", "c", "h", "p", "r", "s", "t"),
+        held_out=("Apple", "apricot", "bread", "cheese", "hat", "plum", "rose", "stone", "tiger"),
     ),
     fam(
         "ends_with_{k}",
@@ -165,6 +280,7 @@ EASY: tuple[Family, ...] = (
         "return s.endswith('{k}')",
         WORDS + ("pizza", "tree", "gas", "bad", "yet", "toy"),
         ("a", "d", "e", "s", "t", "y"),
+        held_out=("sofa", "cold", "stone", "bus", "cat", "day"),
     ),
     fam(
         "swap_case",
@@ -173,6 +289,7 @@ EASY: tuple[Family, ...] = (
         "returns s with upper-case letters made lower case and lower-case letters made upper case",
         "return s.swapcase()",
         WORDS,
+        held_out=HELD_WORDS,
     ),
     fam(
         "greet",
@@ -181,6 +298,7 @@ EASY: tuple[Family, ...] = (
         "returns the greeting 'Hello, NAME!' for the given name, e.g. greet('Ann') == 'Hello, Ann!'",
         "return 'Hello, ' + name + '!'",
         ("Ann", "Bob", "", "World"),
+        held_out=("Zoe", "Mary Jane", "x"),
     ),
     fam(
         "triangle_area",
@@ -189,6 +307,7 @@ EASY: tuple[Family, ...] = (
         "returns the area of a triangle with the given base and height (base * height / 2)",
         "return base * height / 2",
         ((3, 4), (10, 5), (0, 7), (1, 1)),
+        held_out=((6, 3), (5, 5), (2.5, 4)),
     ),
     fam(
         "perimeter_of_square",
@@ -197,5 +316,6 @@ EASY: tuple[Family, ...] = (
         "returns the perimeter of a square with the given side length",
         "return 4 * side",
         (0, 1, 2.5, 10),
+        held_out=(3, 7, 0.5),
     ),
 )

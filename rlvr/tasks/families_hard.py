@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlvr.tasks.pyfamily import LISTS, Family, fam
+from rlvr.tasks.pyfamily import HELD_LISTS, LISTS, Family, fam
 
 HARD: tuple[Family, ...] = (
     fam(
@@ -12,6 +12,10 @@ HARD: tuple[Family, ...] = (
         "returns the second largest distinct value in lst, or None if there is none",
         "u = sorted(set(lst))\n    return u[-2] if len(u) >= 2 else None",
         LISTS + ([4, 4],),
+        # no held-out answer is None (a stub returning None passes 3 visible tests, no held-out
+        # one); one of the four repeats the maximum, which catches a missing dedupe (both are
+        # scored in tests/integration/test_noop_baselines.py)
+        held_out=([7, -2, 7, 4, 0], [-6, 11, 2, 9, 5, 1, 8], [-3, -8], [3, 30, 20]),
     ),
     fam(
         "run_length_encode",
@@ -20,6 +24,7 @@ HARD: tuple[Family, ...] = (
         "returns the run-length encoding of s: each run of a repeated character becomes the character followed by the run length, e.g. 'aaab' -> 'a3b1'",
         "out = ''\n    i = 0\n    while i < len(s):\n        j = i\n        while j < len(s) and s[j] == s[i]:\n            j += 1\n        out += s[i] + str(j - i)\n        i = j\n    return out",
         ("aaab", "", "abc", "zzzzzz", "aabbaa"),
+        held_out=("aaaaaaaaaaaab", "x", "abbbcc"),
     ),
     fam(
         "is_balanced",
@@ -28,6 +33,7 @@ HARD: tuple[Family, ...] = (
         "returns True if the brackets '()', '[]' and '{{}}' in s are balanced and properly nested, else False",
         "pairs = {{')': '(', ']': '[', '}}': '{{'}}\n    st = []\n    for ch in s:\n        if ch in '([{{':\n            st.append(ch)\n        elif ch in pairs:\n            if not st or st.pop() != pairs[ch]:\n                return False\n    return not st",
         ("()", "([]{{}})", "(]", "((", "", "a(b)c", ")("),
+        held_out=("{[()]}", "([)]", "(a[b]c))", "[]{}()"),
     ),
     fam(
         "is_anagram",
@@ -36,6 +42,7 @@ HARD: tuple[Family, ...] = (
         "returns True if the strings a and b contain the same letters with the same counts (case-sensitive), else False",
         "return sorted(a) == sorted(b)",
         (("listen", "silent"), ("abc", "abd"), ("", ""), ("aab", "abb")),
+        held_out=(("evil", "vile"), ("abc", "abcd"), ("Tea", "eat")),
     ),
     fam(
         "rotate_left_{k}",
@@ -45,6 +52,7 @@ HARD: tuple[Family, ...] = (
         "if not lst:\n        return []\n    r = {k} % len(lst)\n    return lst[r:] + lst[:r]",
         LISTS,
         (1, 2, 3, 4, 5),
+        held_out=HELD_LISTS,
     ),
     fam(
         "caesar_shift_{k}",
@@ -54,6 +62,7 @@ HARD: tuple[Family, ...] = (
         "return ''.join(chr((ord(c) - 97 + {k}) % 26 + 97) if 'a' <= c <= 'z' else c for c in s)",
         ("abc", "xyz", "hello world", "", "A-z"),
         (1, 2, 3, 5, 7, 10, 13),
+        held_out=("zebra", "Mixed Case!", "the end."),
     ),
     fam(
         "longest_word",
@@ -62,6 +71,7 @@ HARD: tuple[Family, ...] = (
         "returns the longest whitespace-separated word of s (the first one if tied; '' if there is none)",
         "best = ''\n    for w in s.split():\n        if len(w) > len(best):\n            best = w\n    return best",
         ("the quick brown fox", "", "a bb cc", "hello"),
+        held_out=("hi there you", "one three seven", "  tab\tseparated  words "),
     ),
     fam(
         "char_frequency",
@@ -70,6 +80,7 @@ HARD: tuple[Family, ...] = (
         "returns a dict mapping each character of s to the number of times it occurs",
         "d = {{}}\n    for ch in s:\n        d[ch] = d.get(ch, 0) + 1\n    return d",
         ("hello", "", "aab", "abcabc"),
+        held_out=("mississippi", "a a", "Aa"),
     ),
     fam(
         "flatten",
@@ -78,6 +89,7 @@ HARD: tuple[Family, ...] = (
         "returns one list with the elements of the given list of lists, in order",
         "return [x for sub in lists for x in sub]",
         (([[1, 2], [3]],), ([],), ([[], [4]],), ([[1], [2], [3, 4, 5]],)),
+        held_out=([[5], [], [6, 7]], [[1, 2, 3]], [[], []]),
     ),
     fam(
         "chunk_{k}",
@@ -87,6 +99,7 @@ HARD: tuple[Family, ...] = (
         "return [lst[i:i + {k}] for i in range(0, len(lst), {k})]",
         LISTS,
         (2, 3, 4),
+        held_out=HELD_LISTS,
     ),
     fam(
         "longest_common_prefix",
@@ -95,6 +108,7 @@ HARD: tuple[Family, ...] = (
         "returns the longest common prefix of the list of strings words ('' for an empty list)",
         "if not words:\n        return ''\n    p = words[0]\n    for w in words[1:]:\n        while not w.startswith(p):\n            p = p[:-1]\n    return p",
         ((["flower", "flow", "flight"],), ([],), (["dog", "racecar"],), (["same", "same"],)),
+        held_out=(["interview", "internet", "interval"], ["solo"], ["abc", "ab", "abd"]),
     ),
     fam(
         "digital_root",
@@ -103,6 +117,7 @@ HARD: tuple[Family, ...] = (
         "repeatedly sums the decimal digits of the non-negative integer n until one digit remains, and returns it",
         "while n >= 10:\n        n = sum(int(d) for d in str(n))\n    return n",
         (0, 9, 38, 12345, 99999),
+        held_out=(10, 77, 987654321),
     ),
     fam(
         "words_longer_than_{k}",
@@ -112,6 +127,7 @@ HARD: tuple[Family, ...] = (
         "return [w for w in s.split() if len(w) > {k}]",
         ("the quick brown fox jumps", "", "a bb ccc dddd"),
         (1, 2, 3, 4, 5),
+        held_out=("elephants are enormous", "hi  there\tfriend", "a ab abc abcd abcde abcdef"),
     ),
     fam(
         "collatz_steps",
@@ -120,6 +136,7 @@ HARD: tuple[Family, ...] = (
         "returns how many steps the Collatz rule (n -> n / 2 if even, else 3n + 1) takes to reach 1 from the positive integer n",
         "c = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        c += 1\n    return c",
         (1, 2, 3, 6, 7, 27),
+        held_out=(4, 9, 97),
     ),
     fam(
         "pairs_summing_to_{k}",
@@ -129,6 +146,7 @@ HARD: tuple[Family, ...] = (
         "return sum(1 for i in range(len(lst)) for j in range(i + 1, len(lst)) if lst[i] + lst[j] == {k})",
         LISTS + ([5, 5, 5],),
         (3, 5, 7, 10, 12),
+        held_out=HELD_LISTS,
     ),
     fam(
         "to_roman",
@@ -137,6 +155,7 @@ HARD: tuple[Family, ...] = (
         "returns the Roman numeral for the integer n between 1 and 3999",
         "vals = [(1000, 'M'), (900, 'CM'), (500, 'D'), (400, 'CD'), (100, 'C'), (90, 'XC'), (50, 'L'), (40, 'XL'), (10, 'X'), (9, 'IX'), (5, 'V'), (4, 'IV'), (1, 'I')]\n    out = ''\n    for v, r in vals:\n        while n >= v:\n            out += r\n            n -= v\n    return out",
         (1, 4, 9, 14, 40, 90, 400, 1994, 3999),
+        held_out=(3, 49, 444, 2024),
     ),
     fam(
         "transpose",
@@ -145,6 +164,7 @@ HARD: tuple[Family, ...] = (
         "returns the transpose of the rectangular matrix m given as a list of rows",
         "return [list(r) for r in zip(*m)]",
         (([[1, 2], [3, 4]],), ([[1, 2, 3]],), ([[1], [2]],)),
+        held_out=([[1, 2, 3], [4, 5, 6]], [[7]], [[1, 2], [3, 4], [5, 6]]),
     ),
     fam(
         "count_primes_below",
@@ -153,5 +173,6 @@ HARD: tuple[Family, ...] = (
         "returns how many prime numbers are smaller than n",
         "return sum(1 for m in range(2, n) if all(m % d for d in range(2, int(m ** 0.5) + 1)))",
         (0, 2, 3, 10, 30, 100),
+        held_out=(4, 11, 50),
     ),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlvr.tasks.pyfamily import LISTS, NONEMPTY, WORDS, Family, fam
+from rlvr.tasks.pyfamily import HELD_LISTS, HELD_NONEMPTY, LISTS, NONEMPTY, WORDS, Family, fam
 
 MEDIUM: tuple[Family, ...] = (
     fam(
@@ -12,6 +12,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the number of vowels (a, e, i, o, u, upper or lower case) in the string s",
         "return sum(ch in 'aeiouAEIOU' for ch in s)",
         WORDS + ("AEIOU", "rhythm"),
+        held_out=("Education", "sky", "QUEUE"),
     ),
     fam(
         "is_palindrome",
@@ -20,6 +21,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns True if the string s reads the same forwards and backwards, else False",
         "return s == s[::-1]",
         WORDS + ("abba", "ab"),
+        held_out=("level", "abca", "noon"),
     ),
     fam(
         "factorial",
@@ -28,6 +30,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns n! for a non-negative integer n (0! is 1)",
         "r = 1\n    for i in range(2, n + 1):\n        r *= i\n    return r",
         (0, 1, 2, 5, 7, 10),
+        held_out=(3, 4, 12),
     ),
     fam(
         "fibonacci",
@@ -36,6 +39,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the n-th Fibonacci number, with fibonacci(0) == 0 and fibonacci(1) == 1",
         "a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a",
         (0, 1, 2, 3, 7, 10, 20),
+        held_out=(5, 12, 30),
     ),
     fam(
         "sum_of_digits",
@@ -44,6 +48,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the sum of the decimal digits of the non-negative integer n",
         "return sum(int(d) for d in str(n))",
         (0, 7, 12, 999, 1001, 123456),
+        held_out=(5, 40, 98765),
     ),
     fam(
         "count_words",
@@ -52,6 +57,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the number of words in the string s (words are separated by whitespace)",
         "return len(s.split())",
         ("hello world", "", "one", "a b  c", "  spaced   out  "),
+        held_out=("the quick brown fox", "tab\tand\nnewline", "   "),
     ),
     fam(
         "filter_even",
@@ -60,6 +66,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns a new list with only the even numbers of lst, in order",
         "return [x for x in lst if x % 2 == 0]",
         LISTS,
+        held_out=HELD_LISTS,
     ),
     fam(
         "filter_odd",
@@ -68,6 +75,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns a new list with only the odd numbers of lst, in order",
         "return [x for x in lst if x % 2 != 0]",
         LISTS,
+        held_out=HELD_LISTS,
     ),
     fam(
         "square_all",
@@ -76,6 +84,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns a new list with every number of lst squared",
         "return [x * x for x in lst]",
         LISTS,
+        held_out=HELD_LISTS,
     ),
     fam(
         "add_{k}_to_all",
@@ -85,6 +94,7 @@ MEDIUM: tuple[Family, ...] = (
         "return [x + {k} for x in lst]",
         LISTS,
         (1, 2, 3, 4, 5, 7, 10, 20),
+        held_out=HELD_LISTS,
     ),
     fam(
         "count_greater_than_{k}",
@@ -94,6 +104,7 @@ MEDIUM: tuple[Family, ...] = (
         "return sum(1 for x in lst if x > {k})",
         LISTS,
         (0, 1, 2, 3, 4, 5, 10),
+        held_out=HELD_LISTS,
     ),
     fam(
         "average",
@@ -102,6 +113,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the arithmetic mean of the non-empty list of numbers lst",
         "return sum(lst) / len(lst)",
         NONEMPTY,
+        held_out=HELD_NONEMPTY,
     ),
     fam(
         "is_prime",
@@ -110,6 +122,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns True if the integer n is a prime number, else False",
         "if n < 2:\n        return False\n    i = 2\n    while i * i <= n:\n        if n % i == 0:\n            return False\n        i += 1\n    return True",
         (0, 1, 2, 3, 4, 9, 13, 25, 29, 97, 100),
+        held_out=(49, 91, 101),
     ),
     fam(
         "gcd",
@@ -118,6 +131,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the greatest common divisor of the positive integers a and b",
         "while b:\n        a, b = b, a % b\n    return a",
         ((12, 18), (7, 5), (100, 10), (9, 9), (1, 50)),
+        held_out=((48, 36), (17, 51), (14, 25)),
     ),
     fam(
         "reverse_list",
@@ -126,6 +140,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns a new list with the elements of lst in reverse order",
         "return lst[::-1]",
         LISTS,
+        held_out=HELD_LISTS,
     ),
     fam(
         "unique_sorted",
@@ -134,6 +149,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the distinct values of lst sorted in ascending order",
         "return sorted(set(lst))",
         LISTS + ([3, 1, 3, 1],),
+        held_out=HELD_LISTS,
     ),
     fam(
         "capitalize_words",
@@ -142,6 +158,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns s with the first letter of every space-separated word in upper case and the rest unchanged",
         "return ' '.join(w[:1].upper() + w[1:] for w in s.split(' '))",
         ("hello world", "", "python is fun", "a"),
+        held_out=("make it so", "iPhone sales", "x y z"),
     ),
     fam(
         "remove_char_{k}",
@@ -151,6 +168,7 @@ MEDIUM: tuple[Family, ...] = (
         "return s.replace('{k}', '')",
         ("banana", "apple", "", "aaa", "bob", "mission"),
         ("a", "b", "e", "i", "n", "o", "s"),
+        held_out=("bees knees", "onion", "Basin"),
     ),
     fam(
         "count_digits",
@@ -159,6 +177,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns how many characters of the string s are decimal digits",
         "return sum(ch.isdigit() for ch in s)",
         ("abc", "a1b2c3", "", "2024", "x9"),
+        held_out=("7 days", "route 66!", "3.14"),
     ),
     fam(
         "product_list",
@@ -167,6 +186,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the product of the numbers in the list lst (1 for an empty list)",
         "r = 1\n    for x in lst:\n        r *= x\n    return r",
         LISTS,
+        held_out=HELD_LISTS,
     ),
     fam(
         "multiply_all_by_{k}",
@@ -176,6 +196,7 @@ MEDIUM: tuple[Family, ...] = (
         "return [x * {k} for x in lst]",
         LISTS,
         (2, 3, 4, 5, 7, 10),
+        held_out=HELD_LISTS,
     ),
     fam(
         "running_sum",
@@ -184,6 +205,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the list of running totals of lst: element i is the sum of lst[0..i]",
         "out, t = [], 0\n    for x in lst:\n        t += x\n        out.append(t)\n    return out",
         LISTS,
+        held_out=HELD_LISTS,
     ),
     fam(
         "to_binary",
@@ -192,6 +214,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the binary representation of the non-negative integer n as a string without prefix",
         "return bin(n)[2:]",
         (0, 1, 2, 5, 10, 255),
+        held_out=(3, 8, 1000),
     ),
     fam(
         "count_multiples_of_{k}",
@@ -201,6 +224,7 @@ MEDIUM: tuple[Family, ...] = (
         "return sum(1 for x in lst if x % {k} == 0)",
         LISTS,
         (2, 3, 4, 5, 7),
+        held_out=HELD_LISTS,
     ),
     fam(
         "sum_of_multiples_of_{k}_below",
@@ -210,6 +234,7 @@ MEDIUM: tuple[Family, ...] = (
         "return sum(range({k}, n, {k})) if n > {k} else 0",
         (0, 1, 10, 16, 50, 100),
         (3, 4, 5, 7),
+        held_out=(7, 21, 36),
     ),
     fam(
         "every_{k}th",
@@ -219,6 +244,7 @@ MEDIUM: tuple[Family, ...] = (
         "return lst[::{k}]",
         LISTS + ([1, 2, 3, 4, 5, 6, 7],),
         (2, 3, 4),
+        held_out=HELD_LISTS,
     ),
     fam(
         "sum_first_{k}",
@@ -228,6 +254,7 @@ MEDIUM: tuple[Family, ...] = (
         "return sum(lst[:{k}])",
         LISTS,
         (1, 2, 3, 4, 5),
+        held_out=HELD_LISTS,
     ),
     fam(
         "index_of_{k}",
@@ -237,6 +264,7 @@ MEDIUM: tuple[Family, ...] = (
         "return lst.index({k}) if {k} in lst else -1",
         LISTS,
         (0, 2, 3, 4, 7, 9),
+        held_out=HELD_LISTS,
     ),
     fam(
         "replace_{k}_with_star",
@@ -246,6 +274,7 @@ MEDIUM: tuple[Family, ...] = (
         "return s.replace('{k}', '*')",
         ("banana", "apple", "", "hello world", "eel", "mission"),
         ("a", "e", "i", "l", "n", "o", "s"),
+        held_out=("lemon tea", "Sinai", "onions"),
     ),
     fam(
         "count_uppercase",
@@ -254,6 +283,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns how many characters of s are upper-case letters",
         "return sum(ch.isupper() for ch in s)",
         WORDS + ("ABCdef", "HeLLo"),
+        held_out=("Hello World", "NASA rocks", "lower 123"),
     ),
     fam(
         "remove_duplicates",
@@ -262,6 +292,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns lst without repeated values, keeping the first occurrence of each, in order",
         "out = []\n    for x in lst:\n        if x not in out:\n            out.append(x)\n    return out",
         LISTS + ([3, 1, 3, 2, 1],),
+        held_out=HELD_LISTS,
     ),
     fam(
         "is_perfect_square",
@@ -270,6 +301,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns True if the non-negative integer n is the square of an integer, else False",
         "r = int(n ** 0.5)\n    while r * r > n:\n        r -= 1\n    while (r + 1) * (r + 1) <= n:\n        r += 1\n    return r * r == n",
         (0, 1, 2, 4, 15, 16, 26, 49, 1000000),
+        held_out=(9, 50, 144, 99980001),
     ),
     fam(
         "sum_of_squares",
@@ -278,6 +310,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns 1*1 + 2*2 + ... + n*n for a non-negative integer n (0 for n = 0)",
         "return sum(i * i for i in range(1, n + 1))",
         (0, 1, 2, 3, 10),
+        held_out=(4, 5, 20),
     ),
     fam(
         "triangular_number",
@@ -286,6 +319,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the n-th triangular number 1 + 2 + ... + n (0 for n = 0)",
         "return n * (n + 1) // 2",
         (0, 1, 2, 5, 100),
+        held_out=(3, 10, 44),
     ),
     fam(
         "number_of_digits",
@@ -294,6 +328,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns how many decimal digits the non-negative integer n has (1 for 0)",
         "return len(str(n))",
         (0, 5, 10, 999, 123456),
+        held_out=(9, 100, 1000000),
     ),
     fam(
         "lcm",
@@ -302,6 +337,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the least common multiple of the positive integers a and b",
         "x, y = a, b\n    while y:\n        x, y = y, x % y\n    return a * b // x",
         ((4, 6), (3, 5), (10, 10), (1, 7), (12, 18)),
+        held_out=((8, 12), (7, 13), (5, 20)),
     ),
     fam(
         "middle_element",
@@ -310,6 +346,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns the middle element of the non-empty list lst (for an even length, the element at index len(lst) // 2)",
         "return lst[len(lst) // 2]",
         NONEMPTY,
+        held_out=HELD_NONEMPTY,
     ),
     fam(
         "count_positive",
@@ -318,6 +355,7 @@ MEDIUM: tuple[Family, ...] = (
         "returns how many numbers in lst are strictly positive",
         "return sum(1 for x in lst if x > 0)",
         LISTS,
+        held_out=HELD_LISTS,
     ),
     fam(
         "range_of_list",
@@ -326,5 +364,6 @@ MEDIUM: tuple[Family, ...] = (
         "returns the difference between the largest and the smallest number of the non-empty list lst",
         "return max(lst) - min(lst)",
         NONEMPTY,
+        held_out=HELD_NONEMPTY,
     ),
 )

@@ -14,19 +14,40 @@ class Family:
     difficulty: int
     doc: str  # what the function does; may use {k}
     ref: str  # the body of the reference solution; may use {k}
-    inputs: tuple[tuple[Any, ...], ...]
+    inputs: tuple[tuple[Any, ...], ...]  # the visible tests: shown in prompts and feedback
+    held_out: tuple[tuple[Any, ...], ...]  # more inputs, never shown (tests["held_out"])
     params: tuple[Any, ...] = (None,)
 
 
+def _args(inputs: Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(i if isinstance(i, tuple) else (i,) for i in inputs)
+
+
 def fam(
-    name: str, args: str, d: int, doc: str, ref: str, inputs: Iterable[Any], params: Iterable[Any] = (None,)
+    name: str,
+    args: str,
+    d: int,
+    doc: str,
+    ref: str,
+    inputs: Iterable[Any],
+    params: Iterable[Any] = (None,),
+    *,
+    held_out: Iterable[Any],
 ) -> Family:
-    """A family; single inputs may be given bare instead of as 1-tuples."""
-    ins = tuple(i if isinstance(i, tuple) else (i,) for i in inputs)
-    return Family(name, args, d, doc, ref, ins, tuple(params))
+    """A family; single inputs (visible or held out) may be given bare instead of as 1-tuples."""
+    return Family(name, args, d, doc, ref, _args(inputs), _args(held_out), tuple(params))
 
 
 INTS = (0, 1, 2, 5, -3, 10, 17, 100)
 WORDS = ("hello", "", "abc", "racecar", "Python", "a b c", "banana", "xyz123")
 LISTS: tuple[list[int], ...] = ([1, 2, 3], [], [5], [-1, 4, 0, 9], [2, 2, 7, 3], [10, -10, 3, 8, 1])
 NONEMPTY: tuple[list[int], ...] = ([1, 2, 3], [5], [-1, 4, 0, 9], [2, 2, 7, 3], [10, -10, 3, 8, 1], [-5, -2, -9])
+
+# Held-out counterparts: none of them is among the visible inputs above, and each fits
+# every family that uses the visible constant (any integer; any string; any list of
+# integers, here all non-empty, with repeats, zero and negatives; non-empty lists, one
+# of even length and one with a single negative element).
+HELD_INTS = (-8, 3, 250)
+HELD_WORDS = ("level", "Hello World", "q")
+HELD_LISTS: tuple[list[int], ...] = ([7, -2, 7, 4, 0], [3, 3], [-6, 11, 2, 9, 5, 1, 8])
+HELD_NONEMPTY: tuple[list[int], ...] = ([7, -2, 7, 4, 0], [-4], [6, -1, 8, 3])

@@ -3,9 +3,11 @@
 Each family is a described function with a reference solution, parameterised by
 constants (so one family yields several distinct tasks: `add_7`, `add_12`, ...) and a
 list of test inputs. Expected outputs are computed by running the reference solution
-here, at generation time; the resulting asserts are what the sandbox checks. The output
-is deterministic: `python -m rlvr.tasks.pyfuncs` rewrites `data/python_functions.jsonl`
-byte for byte the same.
+here, at generation time; the resulting asserts are what the sandbox checks. Every family
+also has held-out inputs, none of them visible, turned into asserts the same way and
+written to `tests["held_out"]`: never shown in a prompt or feedback, rewarded apart
+(rlvr.sandbox.spec). The output is deterministic: `python -m rlvr.tasks.pyfuncs`
+rewrites `data/python_functions.jsonl` byte for byte the same.
 
 Difficulty: 1 = a one-line function, 2 = a short loop or a standard algorithm,
 3 = several cases or a less common algorithm.
@@ -31,9 +33,22 @@ def _call(fn_name: str, args: tuple[Any, ...]) -> str:
     return f"{fn_name}({', '.join(repr(a) for a in args)})"
 
 
+def _asserts(fam: Family, name: str, fn: Any, inputs: tuple[tuple[Any, ...], ...]) -> list[str]:
+    out = []
+    for args in inputs:
+        try:
+            expected = fn(*[json.loads(json.dumps(a)) for a in args])
+        except Exception as e:
+            raise RuntimeError(f"family {fam.name}: the reference {_call(name, args)} raises {e!r}") from e
+        out.append(f"assert {_call(name, args)} == {expected!r}")
+    return out
+
+
 def build_tasks() -> list[Task]:
     tasks: list[Task] = []
     for fam in FAMILIES:
+        if not fam.held_out:
+            raise RuntimeError(f"family {fam.name} has no held-out inputs")
         for k in fam.params:
             fmt = {"k": k} if k is not None else {}
             name = fam.name.format(**fmt)
@@ -42,17 +57,18 @@ def build_tasks() -> list[Task]:
             reference = f"def {name}({fam.args}):\n    {body}\n"
             namespace: dict[str, Any] = {}
             exec(reference, namespace)  # trusted: our own reference solutions
-            asserts = []
-            for args in fam.inputs:
-                expected = namespace[name](*[json.loads(json.dumps(a)) for a in args])
-                asserts.append(f"assert {_call(name, args)} == {expected!r}")
+            asserts = _asserts(fam, name, namespace[name], fam.inputs)
+            held = _asserts(fam, name, namespace[name], fam.held_out)
+            repeated = [a for i, a in enumerate(held) if a in asserts or a in held[:i]]
+            if repeated:
+                raise RuntimeError(f"family {fam.name}: held-out tests repeat visible or held-out ones: {repeated}")
             prompt = f"Write a Python function `{name}({fam.args})` that {doc}."
             tasks.append(
                 Task(
                     id=f"py/{name}",
                     domain="python",
                     prompt=prompt,
-                    tests={"format": "assert", "tests": asserts},
+                    tests={"format": "assert", "tests": asserts, "held_out": held},
                     entry_point=name,
                     difficulty=fam.difficulty,
                     reference=reference,

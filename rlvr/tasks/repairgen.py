@@ -3,10 +3,13 @@
 Each task starts from a bundled Python function task: its reference solution gets one
 seeded mutation (an operator swapped, a comparison loosened, a constant off by one,
 `and`/`or` exchanged) and is kept only if the sandbox confirms that the buggy version
-still runs but fails some of the tests. The prompt shows the buggy code and what the
-failing tests observed; the model must return the corrected function, which is judged
-by the same tests. `python -m rlvr.tasks.repairgen` rewrites the file (it runs the
-sandbox, so it needs a machine where the sandbox works).
+still runs but fails some of the visible tests. The prompt shows the buggy code and what
+the failing tests observed; the model must return the corrected function, which is
+judged by the same tests and the source task's held-out ones. Mutations are run and
+quoted against the visible tests only (rlvr.sandbox.spec.visible_spec), so a held-out
+test never appears in a prompt and the held-out lists do not change which mutation is
+chosen. `python -m rlvr.tasks.repairgen` rewrites the file (it runs the sandbox, so it
+needs a machine where the sandbox works).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 
 from rlvr.sandbox import execute_many
 from rlvr.sandbox.api import Tests
+from rlvr.sandbox.spec import visible_spec
 from rlvr.tasks.loader import load_tasks, write_tasks
 from rlvr.types import ExecutionResult, RunStatus, Task, TestStatus
 
@@ -90,7 +94,7 @@ def build_tasks(seed: int = 11) -> list[Task]:
         order = rng.sample(range(n), min(n, 6))
         muts = [m for m in (mutate(t.reference, i) for i in order) if m is not None]
         candidates.append((t, muts))
-    jobs: list[tuple[str, Tests]] = [(code, t.tests) for t, muts in candidates for code, _ in muts]
+    jobs: list[tuple[str, Tests]] = [(code, visible_spec(t.tests)) for t, muts in candidates for code, _ in muts]
     results = iter(execute_many(jobs, workers=4))
     tasks: list[Task] = []
     for t, muts in candidates:
@@ -104,7 +108,7 @@ def build_tasks(seed: int = 11) -> list[Task]:
                 id=t.id.replace("py/", "repair/", 1),
                 domain="repair",
                 prompt=_prompt(code, result),
-                tests=t.tests,
+                tests=t.tests,  # with the held-out tests
                 entry_point=t.entry_point,
                 difficulty=t.difficulty,
                 reference=t.reference,
