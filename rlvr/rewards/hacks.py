@@ -362,9 +362,10 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, "always_equal", "__ne__ = lambda: False")
         if isinstance(target, ast.Attribute | ast.Subscript):
             name = self.resolve(target)
-            root = name.split(".")[0]
-            if root in _PATCHED_MODULES or name.startswith("__builtins__"):
-                self.add(node, "harness_tampering", f"assigns {name}")
+            container = self.resolve(target.value)  # sys.modules["pytest"] = ...: sys.modules
+            roots = {name.split(".")[0], container.split(".")[0]}
+            if roots & (_PATCHED_MODULES | _TAMPER_MODULES) or name.startswith("__builtins__"):
+                self.add(node, "harness_tampering", f"assigns {name if name != container else ast.unparse(target)}")
         elif isinstance(target, ast.Name) and target.id == "__builtins__":
             self.add(node, "harness_tampering", "rebinds __builtins__")
 

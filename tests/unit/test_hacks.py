@@ -78,6 +78,8 @@ POSITIVE = [
     ("harness_tampering", "import builtins\nsetattr(builtins, 'print', lambda *a: None)"),
     ("harness_tampering", "getattr(__import__('sys'), '_getframe')(1)"),
     ("harness_tampering", "import builtins as b\nvars(b)['len'] = lambda x: 0"),
+    ("harness_tampering", "import sys\nsys.modules['pytest'] = object()"),
+    ("harness_tampering", "import sys\nsys.modules['o' + 's'].getcwd = lambda: '/'"),
 ]
 
 
