@@ -57,6 +57,7 @@ from rlvr.rollout.engine import Completion, EngineError, Report, SamplingParams
 
 _TOKEN_ID_PREFIX = "token_id:"  # vLLM's return_tokens_as_token_ids form
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_REFUSAL_STATUS = frozenset({400, 422})  # what a server answers a request body it does not accept
 _MAX_BACKOFF_S = 30.0
 
 
@@ -76,7 +77,7 @@ class RemoteWeightsUnsupported(NotImplementedError):
 
 
 class _PromptRefused(Exception):
-    """The first request's token-id prompt was answered with an error about the prompt."""
+    """The first request's token-id prompt was refused (`_refuses_prompt`)."""
 
     def __init__(self, status: int, body: str):
         super().__init__(status, body)
@@ -251,7 +252,10 @@ class OpenAIEngine:
 
     def _probe(self, prompt: list[int], params: SamplingParams, seed: int) -> tuple[dict[str, Any], float]:
         """The first request: the prompt as token ids. A server that refuses them because of
-        the prompt, and takes the same prompt as text, is a text-only server."""
+        the prompt (`_refuses_prompt`), and takes the same prompt as text, is a text-only
+        server. Any other failure (a connection error, a timeout, another 5xx, 429) is
+        retried as every request is and then raised as OpenAIEngineError, deciding
+        nothing: the next call probes again."""
         try:
             answer = self._complete(prompt, params, seed, as_text=False, probing=True)
         except _PromptRefused as refused:
@@ -282,7 +286,8 @@ class OpenAIEngine:
     def _post(self, path: str, body: dict[str, Any] | None, probing: bool = False) -> dict[str, Any]:
         """POST (GET when body is None) with retries on connection errors, timeouts, 408,
         429 and 5xx, waiting backoff_s * 2^attempt (or the server's Retry-After). When
-        `probing`, an error answer that is about the prompt raises _PromptRefused at once."""
+        `probing`, an answer refusing the token-id prompt (`_refuses_prompt`) raises
+        _PromptRefused at once."""
         url = self.root + path
         method = "GET" if body is None else "POST"
         for attempt in range(self.max_retries + 1):
@@ -297,7 +302,7 @@ class OpenAIEngine:
                 time.sleep(self._backoff(attempt, None))
                 continue
             if r.status_code >= 400:
-                if probing and "prompt" in r.text.lower():
+                if probing and _refuses_prompt(r.status_code, r.text):
                     raise _PromptRefused(r.status_code, r.text)
                 if last or r.status_code not in _RETRY_STATUS:
                     raise self._error(r.status_code, r.text, path, attempt + 1, method)
@@ -488,6 +493,18 @@ class OpenAIEngine:
         if key not in self._warned:
             self._warned.add(key)
             warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _refuses_prompt(status: int, body: str) -> bool:
+    """Whether an error answer to a token-id prompt refuses the prompt's form: a client
+    error (400, 422) about the prompt, or the request-validation error about the prompt
+    that llama-cpp-python's server answers with HTTP 500 (its error handler turns every
+    exception into a 500). Other errors mentioning a prompt (a 503 "prompt queue full", a
+    500 from a crash while processing it) are failures of the request, not a refusal."""
+    text = body.lower()
+    if "prompt" not in text:
+        return False
+    return status in _REFUSAL_STATUS or (status == 500 and "validation error" in text)
 
 
 def _excerpt(text: str, limit: int = 300) -> str:
