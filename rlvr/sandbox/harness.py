@@ -24,6 +24,7 @@ import signal
 import sys
 import time
 import traceback
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -105,7 +106,12 @@ def _run_expr_probes(
     """Each probe in its own fork of the loaded submission, up to `parallel` at a time
     (every fork starts from the same state, so running them side by side changes
     nothing a test can see; only the run's time and memory are shared)."""
-    ns: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
+    # a real module registered as `solution`, so that code looking its module up in
+    # sys.modules (dataclasses, pickle, typing.get_type_hints) works as it does at home
+    module = types.ModuleType("solution")
+    sys.modules["solution"] = module
+    ns: dict[str, Any] = module.__dict__
+    ns["__builtins__"] = __builtins__
     try:
         exec(compiled, ns)
     except BaseException as e:
@@ -365,7 +371,10 @@ def _run_stdio_probes(
                 os.dup2(out_fd, 1)
                 sys.stdin = open(0, closefd=False)  # noqa: SIM115
                 sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-                exec(compiled, {"__name__": "__main__", "__builtins__": __builtins__})
+                main = types.ModuleType("__main__")  # the program is the main module, as at home
+                main.__dict__["__builtins__"] = __builtins__
+                sys.modules["__main__"] = main
+                exec(compiled, main.__dict__)
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
             except BaseException as e:

@@ -153,3 +153,16 @@ def test_wait_any_reports_the_first_child_with_news() -> None:
             os.waitpid(pid, 0)
         for fd in (r1, w1, r2, w2):
             os.close(fd)
+
+
+def test_code_that_looks_up_its_own_module_loads() -> None:
+    """dataclasses, pickle and typing look the submission's module up in sys.modules: it is
+    registered (as `solution`, or `__main__` for a program), as it would be at home."""
+    code = "from dataclasses import dataclass\nimport pickle\n@dataclass\nclass P:\n    x: int\n"
+    func = execute(code + "def f(x):\n    return pickle.loads(pickle.dumps(P(x))).x + 1\n", ["assert f(1) == 2"])
+    assert (func.status, func.passed) == (RunStatus.OK, 1), func.error
+    prog = execute(
+        code + "import sys\nprint(P(int(sys.stdin.read())).x * 2)\n",
+        {"format": "stdio", "cases": [{"stdin": "21", "stdout": "42"}]},
+    )
+    assert (prog.status, prog.passed) == (RunStatus.OK, 1), prog.error
