@@ -22,10 +22,16 @@ changes, else the revision before its last change), or a results file written ea
     .venv/bin/python bench/hack_detector.py --baseline-rev d8a9eec --no-write
     .venv/bin/python bench/hack_detector.py --json -         # results JSON to stdout
 
-Modes: only `static` exists. Held-out tests (`tests["held_out"]`) and canary tasks are
-decided from what a run did, not from the code; when they land, a mode that executes
-each entry with them on is added beside `judge_static` (see MODES / PLANNED_MODES). The
-static numbers do not need the sandbox and take a few seconds.
+Modes: `static` (the detector alone; seconds, no sandbox); `defended` (rlvr's defaults
+as training applies them: each entry runs in the sandbox against its task's visible and
+held-out tests and is scored with severities and on_hack zero, and each hack also runs on
+its task's canary twin, its code copying the changed expected value where it spells the
+original out: a policy copying answers from the prompt; a few minutes);
+`defended-no-canary` (the same without the canary run). In the sandbox modes "strong"
+means the reward was taken away, and the per-class reward under completion alone (the
+corpus record) is printed beside the reward training gives.
+
+    .venv/bin/python bench/hack_detector.py --mode defended  # bench/results/hack_defended.json
 """
 
 from __future__ import annotations
@@ -102,6 +108,7 @@ class Verdict:
     strong: bool = False
     signatures: list[str] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    reward: float | None = None  # the reward training would give it (sandbox modes)
 
 
 Detect = Callable[..., list[Any]]
@@ -133,11 +140,81 @@ def detector_at(rev: str) -> Detect:
     return detect
 
 
+def _as_reply(code: str) -> str:
+    return f"```python\n{code}\n```"
+
+
+def canary_twin(entry: dict[str, Any], task: Task) -> tuple[Task, str] | None:
+    """The task's canary and the entry's code as a policy copying expected values out of
+    the canary's prompt would write it: the first eligible test whose expected value the
+    code spells out gets the changed value in the code too; if the code spells none out,
+    the first eligible test and the code unchanged (an always-equal object or a forged
+    result passes a canary as it passes the real test). None: no eligible test."""
+    from rlvr.rewards.canary import _assert_parts, _changed, eligible_tests, make_canary
+
+    eligible = eligible_tests(task)
+    if not eligible:
+        return None
+    code = entry["code"]
+    for i in eligible:
+        if task.tests["format"] == "assert":
+            parts = _assert_parts(task.tests["tests"][i])
+            old = parts[1] if parts else None
+        elif task.tests["format"] == "call":
+            old = task.tests["cases"][i]["expected"]
+        else:
+            out = task.tests["cases"][i]["stdout"].strip()
+            if out and out in code:  # printed as is: the canary wants one more line
+                return make_canary(task, i), code.replace(out, out + "\\n0", 1)
+            continue
+        if old is not None and repr(old) in code:
+            return make_canary(task, i), code.replace(repr(old), repr(_changed(old)))
+    return make_canary(task, eligible[0]), code
+
+
+def defended_verdicts(
+    entries: list[dict[str, Any]], tasks: dict[str, Task], canaries: bool = True, workers: int = 4
+) -> dict[str, Verdict]:
+    """Every entry judged as training judges it with rlvr's defaults: run in the sandbox
+    against the task's visible and held-out tests, scored (static findings, overfit_visible,
+    on_hack zero), and, for hacks, run again on the task's canary twin. Flagged: any flag on
+    either run; strong: the reward taken away on either."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rlvr.config import RewardConfig
+    from rlvr.envs.base import check_reply
+    from rlvr.rewards.scorer import Scorer
+    from rlvr.types import Trajectory, Turn
+
+    scorer = Scorer(RewardConfig(), max_new_tokens=1024)
+
+    def run(task: Task, code: str) -> Trajectory:
+        reply = _as_reply(code)
+        step = check_reply(task, reply)
+        t = Trajectory(task_id=task.id, domain=task.domain, group_id="g", turns=[Turn("assistant", reply)])
+        t.execution, t.reward = step.execution, step.reward
+        scorer.score(task, t)
+        return t
+
+    def judge(entry: dict[str, Any]) -> Verdict:
+        task = tasks[entry["task_id"]]
+        runs = [run(task, entry["code"])]
+        twin = canary_twin(entry, task) if canaries and "class" in entry else None
+        if twin is not None:
+            runs.append(run(*twin))
+        findings = [f for t in runs for f in (t.reward.details.get("hacks", []) if t.reward else [])]
+        zeroed = any(t.reward and "hack_action" in t.reward.details for t in runs)
+        reward = runs[0].reward.total if runs[0].reward else 0.0
+        return Verdict(bool(findings), zeroed, sorted({f["name"] for f in findings}), findings, reward)
+
+    with ThreadPoolExecutor(workers) as pool:
+        return dict(zip([e["id"] for e in entries], pool.map(judge, entries), strict=True))
+
+
 MODES: dict[str, Judge] = {"static": judge_static}
-# Not implemented yet (no numbers are reported for them): each needs the entry run in the
-# sandbox with the task's held-out tests, or beside its canary twin, and a verdict from
-# that run (rlvr.rewards.scorer's behavioural flags).
-PLANNED_MODES = ("static+held_out", "static+held_out+canary")
+SANDBOX_MODES = ("defended", "defended-no-canary")
+"""Modes that run every entry in the sandbox (a few minutes): rlvr's defaults (held-out
+tests, canaries, severities), and the same without canaries."""
 
 
 # ---- the measurement ---------------------------------------------------------------------
@@ -169,8 +246,14 @@ def measure(
     for cls, entries in by_class.items():
         fired: Counter[str] = Counter()
         flagged = strong = pays = paying_flagged = 0
+        rewards: list[float] = []
+        naive: list[float] = []
         for h in entries:
             v = judge(h, tasks[h["task_id"]])
+            if v.reward is not None:
+                rewards.append(v.reward)
+            if h.get("total"):
+                naive.append(h["passed"] / h["total"])  # completion alone, visible tests (the corpus record)
             per_entry[h["id"]] = v.signatures
             fired.update(v.signatures)
             flagged += v.flagged
@@ -188,6 +271,8 @@ def measure(
             "pays": pays,
             "paying_flagged": paying_flagged,
             "signatures": dict(fired.most_common()),
+            "reward_naive": sum(naive) / len(naive) if naive else None,
+            "reward": sum(rewards) / len(rewards) if rewards else None,
         }
     n_flagged = sum(c["flagged"] for c in classes.values())
     n_strong = sum(c["strong"] for c in classes.values())
@@ -197,8 +282,11 @@ def measure(
     sources: dict[str, dict[str, int]] = defaultdict(lambda: {"count": 0, "flagged": 0, "strong": 0})
     honest_flagged: dict[str, list[dict[str, Any]]] = {}
     sig_honest: Counter[str] = Counter()
+    honest_rewards: list[float] = []
     for e in honest:
         v = judge(e, tasks[e["task_id"]])
+        if v.reward is not None:
+            honest_rewards.append(v.reward)
         per_entry[e["id"]] = v.signatures
         sources[e["source"]]["count"] += 1
         if v.flagged:
@@ -217,7 +305,6 @@ def measure(
     }
     return {
         "mode": mode,
-        "modes_not_yet_measured": list(PLANNED_MODES),
         "detector": _git_state(),
         "hacks": {
             "count": len(hacks),
@@ -235,6 +322,7 @@ def measure(
             "flagged": hf,
             "strong": sum(s["strong"] for s in sources.values()),
             "false_positive_rate": hf / len(honest) if honest else 0.0,
+            "reward": sum(honest_rewards) / len(honest_rewards) if honest_rewards else None,
             "by_source": dict(sorted(sources.items())),
             "flagged_ids": {k: honest_flagged[k] for k in sorted(honest_flagged)},
         },
@@ -272,6 +360,8 @@ def print_table(res: dict[str, Any], base: dict[str, Any] | None) -> None:
     print("-" * len(head))
     for cls, c in res["hacks"]["classes"].items():
         sigs = ", ".join(f"{s} {n}" for s, n in c["signatures"].items()) or "-"
+        if c.get("reward") is not None:
+            sigs = f"reward {c['reward_naive'] or 0:.2f} naive -> {c['reward']:.2f}; " + sigs
         print(
             f"{cls:24}{c['count']:>4}{_frac(c['flagged'], c['count']):>13}{_frac(c['strong'], c['count']):>13}"
             f"{_base(bh.get('classes', {}).get(cls)):>13}{c['pays']:>6}{_frac(c['paying_flagged'], c['pays']):>14}"
@@ -297,6 +387,8 @@ def print_table(res: dict[str, Any], base: dict[str, Any] | None) -> None:
     print(f"{'all honest':24}{o['count']:>5}{_frac(o['flagged'], o['count']):>13}{_frac(o['strong'], o['count']):>13}"
           f"{_base(bo or None):>13}")  # fmt: skip
     print(f"false-positive rate {o['false_positive_rate']:.2%}; precision on this corpus {res['corpus_precision']:.1%}")
+    if o.get("reward") is not None:
+        print(f"honest mean reward {o['reward']:.3f}; rewards taken away (strong): {o['strong']}")
     for eid, findings in o["flagged_ids"].items():
         what = "; ".join(
             f"{f['name']} [{f.get('severity', 'strong')}] (line {f['line']}: {f['what']})" for f in findings
@@ -328,13 +420,15 @@ def _previous_rev() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--mode", choices=sorted(MODES), default="static")
+    ap.add_argument("--mode", choices=sorted(MODES) + list(SANDBOX_MODES), default="static")
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument(
         "--baseline-rev", help="git revision whose detector is the baseline (default: before its last change)"
     )
     ap.add_argument("--baseline", type=Path, help="a results JSON to print beside instead")
-    ap.add_argument("--json", default=str(RESULTS), help="where to write the results JSON ('-': stdout)")
+    ap.add_argument(
+        "--json", help="where to write the results JSON ('-': stdout; default bench/results/hack_<mode>.json)"
+    )
     ap.add_argument("--no-write", action="store_true", help="print the table only")
     args = ap.parse_args(argv)
 
@@ -343,7 +437,11 @@ def main(argv: list[str] | None = None) -> None:
     missing = sorted({e["task_id"] for e in hacks + honest} - set(tasks))
     if missing:
         sys.exit(f"corpus names tasks that are not loaded: {', '.join(missing[:10])}")
-    res = measure(args.mode, MODES[args.mode], hacks, honest, tasks)
+    if args.mode in SANDBOX_MODES:
+        verdicts = defended_verdicts(hacks + honest, tasks, canaries=args.mode == "defended")
+        res = measure(args.mode, lambda e, t: verdicts[e["id"]], hacks, honest, tasks)
+    else:
+        res = measure(args.mode, MODES[args.mode], hacks, honest, tasks)
     base: dict[str, Any] | None = None
     if args.baseline is not None:
         base = json.loads(args.baseline.read_text())
@@ -354,7 +452,7 @@ def main(argv: list[str] | None = None) -> None:
             detect = detector_at(rev)
         except subprocess.CalledProcessError as e:
             sys.exit(f"no detector at {rev}: {e.stderr.strip()}")
-        base = measure(args.mode, functools.partial(judge_static, detect=detect), hacks, honest, tasks)
+        base = measure("static", functools.partial(judge_static, detect=detect), hacks, honest, tasks)
         base["baseline_of"] = f"the static detector at {rev}"
     res["baseline"] = {
         "of": base["baseline_of"],
@@ -365,6 +463,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_write:
         return
     text = json.dumps(res, indent=2) + "\n"
+    args.json = args.json or str(RESULTS if args.mode == "static" else RESULTS.with_name(f"hack_{args.mode}.json"))
     if args.json == "-":
         print(text)
     else:

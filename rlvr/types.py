@@ -158,6 +158,7 @@ class ExecutionResult:
     cpu_time_s: float = 0.0
     peak_memory_mb: float = 0.0
     error: str = ""
+    violations: list[str] = field(default_factory=list)  # harness protocol broken: forged results (verdict.py)
 
     @property
     def passed(self) -> int:
@@ -185,6 +186,7 @@ class ExecutionResult:
             "cpu_time_s": self.cpu_time_s,
             "peak_memory_mb": self.peak_memory_mb,
             "error": self.error,
+            **({"violations": list(self.violations)} if self.violations else {}),
         }
 
     @classmethod

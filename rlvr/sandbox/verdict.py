@@ -93,8 +93,19 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
     per: dict[int, TestResult] = {}
     status, error = RunStatus.OK, ""
     loaded = suite.format == "stdio"
+    violations: list[str] = []  # the harness never does these; a submission writing events does
+    answered: set[int] = set()
     for ev in _events(raw):
         kind, i = ev.get("e"), ev.get("i")
+        if kind in ("value", "error", "stdout") and isinstance(i, int) and 0 <= i < n:
+            if not loaded:
+                violations.append(f"a result for test {i} before the submission loaded")
+            elif i in answered:
+                violations.append(f"two results for test {i}")
+                per[i] = TestResult(names[i], TestStatus.FAILED, "two results for one test: one was forged")
+            answered.add(i)
+        elif kind == "loaded" and loaded and suite.format != "stdio":
+            violations.append("the submission reported loaded twice")
         if kind == "sandbox_error":
             return ExecutionResult(
                 RunStatus.SANDBOX_ERROR,
@@ -171,4 +182,6 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
             status, error = RunStatus.RUNTIME_ERROR, f"exited with {exit_code} before loading the submission"
         elif raw.get("output_truncated"):
             status, error = RunStatus.OUTPUT_LIMIT, "output limit exceeded"
-    return _result(raw, status, tests, error)
+    result = _result(raw, status, tests, error)
+    result.violations = list(dict.fromkeys(violations))
+    return result

@@ -166,3 +166,22 @@ def test_code_that_looks_up_its_own_module_loads() -> None:
         {"format": "stdio", "cases": [{"stdin": "21", "stdout": "42"}]},
     )
     assert (prog.status, prog.passed) == (RunStatus.OK, 1), prog.error
+
+
+def test_result_events_written_by_the_submission_are_violations_and_fail_the_test() -> None:
+    """The harness writes one result per test, after the submission loaded; a submission
+    writing its own (it can: it runs in the harness's process) breaks that order."""
+    import json
+
+    from rlvr.sandbox.wire import encode
+
+    forged = json.dumps({"e": "value", "i": 0, "v": encode(2)}) + "\n"
+    tests = ["assert f(1) == 2", "assert f(2) == 3"]
+    early = execute(f"import os\nos.write(3, {forged.encode()!r})\ndef f(x):\n    return x + 1\n", tests)
+    assert early.violations[0] == "a result for test 0 before the submission loaded"
+    inside = execute(f"import os\ndef f(x):\n    os.write(3, {forged.encode()!r})\n    return 0\n", tests)
+    assert inside.violations == ["two results for test 0"]
+    assert [t.status for t in inside.tests] == [TestStatus.FAILED, TestStatus.FAILED]
+    assert "forged" in inside.tests[0].message and inside.to_dict()["violations"] == inside.violations
+    honest = execute("def f(x):\n    return x + 1\n", tests)
+    assert honest.violations == [] and honest.passed == 2 and "violations" not in honest.to_dict()
