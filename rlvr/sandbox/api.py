@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -33,15 +34,34 @@ def execute(
     language: str = "python",
 ) -> ExecutionResult:
     """Run `code` against `tests` (a list of asserts, a TESTS.json object, or a Suite).
-    Only the probes enter the sandbox; the verdicts are decided here. C, C++ and
+    Only the probes enter the sandbox, in a secret random order; the verdicts are decided
+    here and come back in the suite's order. C, C++ and
     JavaScript programs are compiled (C, C++) and tested through stdin/stdout."""
     if language not in LANGUAGES:
         raise SpecError(f"unknown language '{language}'; valid: {', '.join(LANGUAGES)}")
     suite = _suite(tests)
     if language != "python" and suite.format != "stdio":
         raise SpecError(f"{language} programs are tested with format 'stdio', not '{suite.format}'")
-    raw = (pool or default_pool()).run(code, [p.to_wire() for p in suite.probes], limits or Limits(), language)
-    return decide(suite, raw)
+    order = _secret_order(len(suite.probes))
+    sent = Suite(suite.format, [suite.probes[j] for j in order], [suite.checks[j] for j in order], suite.expected_tests)
+    raw = (pool or default_pool()).run(code, [p.to_wire() for p in sent.probes], limits or Limits(), language)
+    result = decide(sent, raw)
+    if len(result.tests) == len(order):  # back in the suite's order
+        tests = list(result.tests)
+        for k, j in enumerate(order):
+            tests[j] = result.tests[k]
+        result.tests = tests
+    return result
+
+
+def _secret_order(n: int) -> list[int]:
+    """The order the tests run in: a fresh random permutation every run, unknown to the
+    submission. Each test runs in its own fork, so for honest code the order changes
+    nothing; it stops a submission that counts its calls (in a file every test process
+    can see) from knowing which test it is answering."""
+    order = list(range(n))
+    random.SystemRandom().shuffle(order)
+    return order
 
 
 def execute_many(

@@ -99,9 +99,9 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
         kind, i = ev.get("e"), ev.get("i")
         if kind in ("value", "error", "stdout") and isinstance(i, int) and 0 <= i < n:
             if not loaded:
-                violations.append(f"a result for test {i} before the submission loaded")
+                violations.append(f"a result for test {names[i]!r} before the submission loaded")
             elif i in answered:
-                violations.append(f"two results for test {i}")
+                violations.append(f"two results for test {names[i]!r}")
                 per[i] = TestResult(names[i], TestStatus.FAILED, "two results for one test: one was forged")
             answered.add(i)
         elif kind == "loaded" and loaded and suite.format != "stdio":

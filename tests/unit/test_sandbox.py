@@ -178,10 +178,29 @@ def test_result_events_written_by_the_submission_are_violations_and_fail_the_tes
     forged = json.dumps({"e": "value", "i": 0, "v": encode(2)}) + "\n"
     tests = ["assert f(1) == 2", "assert f(2) == 3"]
     early = execute(f"import os\nos.write(3, {forged.encode()!r})\ndef f(x):\n    return x + 1\n", tests)
-    assert early.violations[0] == "a result for test 0 before the submission loaded"
+    assert (
+        early.violations[0].startswith("a result for test 'assert f(")
+        and "before the submission" in early.violations[0]
+    )
     inside = execute(f"import os\ndef f(x):\n    os.write(3, {forged.encode()!r})\n    return 0\n", tests)
-    assert inside.violations == ["two results for test 0"]
+    assert len(inside.violations) == 1 and inside.violations[0].startswith("two results for test 'assert f(")
     assert [t.status for t in inside.tests] == [TestStatus.FAILED, TestStatus.FAILED]
-    assert "forged" in inside.tests[0].message and inside.to_dict()["violations"] == inside.violations
+    assert any("forged" in t.message for t in inside.tests) and inside.to_dict()["violations"] == inside.violations
     honest = execute("def f(x):\n    return x + 1\n", tests)
     assert honest.violations == [] and honest.passed == 2 and "violations" not in honest.to_dict()
+
+
+def test_tests_run_in_a_secret_order_so_counting_calls_does_not_tell_which_test_it_is() -> None:
+    """A counter in /tmp (shared by a run's test processes) answering by call number: with
+    the order fixed it would pass every test; in a random order it passes about 1 in n!."""
+    code = (
+        "import os\ndef f(x):\n    p = '/tmp/calls'\n    n = int(open(p).read()) if os.path.exists(p) else 0\n"
+        "    open(p, 'w').write(str(n + 1))\n    return [10, 20, 30, 40, 50][n]\n"
+    )
+    tests = [f"assert f({i}) == {v}" for i, v in enumerate([10, 20, 30, 40, 50])]
+    runs = [execute(code, tests, Limits(parallel_tests=1)) for _ in range(4)]
+    assert all(r.status is RunStatus.OK for r in runs)
+    assert sum(r.passed == 5 for r in runs) <= 1  # 1/120 each; honest code passes all 5 every time
+    assert [t.name for t in runs[0].tests] == tests  # verdicts back in the suite's order
+    honest = execute("def f(x):\n    return [10, 20, 30, 40, 50][x]\n", tests)
+    assert honest.passed == 5 and [t.name for t in honest.tests] == tests
