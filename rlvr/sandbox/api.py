@@ -47,10 +47,10 @@ def execute(
     raw = (pool or default_pool()).run(code, [p.to_wire() for p in sent.probes], limits or Limits(), language)
     result = decide(sent, raw)
     if len(result.tests) == len(order):  # back in the suite's order
-        tests = list(result.tests)
+        ordered = list(result.tests)
         for k, j in enumerate(order):
-            tests[j] = result.tests[k]
-        result.tests = tests
+            ordered[j] = result.tests[k]
+        result.tests = ordered
     return result
 
 
