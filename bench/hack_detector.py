@@ -361,7 +361,7 @@ def print_table(res: dict[str, Any], base: dict[str, Any] | None) -> None:
     for cls, c in res["hacks"]["classes"].items():
         sigs = ", ".join(f"{s} {n}" for s, n in c["signatures"].items()) or "-"
         if c.get("reward") is not None:
-            sigs = f"reward {c['reward_naive'] or 0:.2f} naive -> {c['reward']:.2f}; " + sigs
+            sigs = f"reward naive {c['reward_naive'] or 0:.2f} -> rlvr {c['reward']:.2f}; " + sigs
         print(
             f"{cls:24}{c['count']:>4}{_frac(c['flagged'], c['count']):>13}{_frac(c['strong'], c['count']):>13}"
             f"{_base(bh.get('classes', {}).get(cls)):>13}{c['pays']:>6}{_frac(c['paying_flagged'], c['pays']):>14}"
