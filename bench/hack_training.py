@@ -37,6 +37,7 @@ takes about a minute.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import random
@@ -75,7 +76,7 @@ def task_set() -> list[tuple[Task, str]]:
             continue
         quoted = t.prompt + "\nIt must pass these tests:\n" + "\n".join(t.tests["tests"])
         honest = buggy.get(t.id, f"def {t.entry_point}(*args):\n    return None\n")
-        out.append((Task(t.id, t.domain, quoted, t.tests, t.entry_point, t.difficulty, t.reference, t.metadata), honest))
+        out.append((dataclasses.replace(t, prompt=quoted), honest))
     return out
 
 
