@@ -16,7 +16,10 @@ REWARD_COMPONENTS = ("completion", "format", "security", "efficiency", "length",
 
 class TermConfig(_Section):
     name: str
-    """Component: completion, format, security, efficiency, length or math."""
+    """Component: completion, format, security, efficiency, length, math, or one an
+    environment computes itself (e.g. itops 'safety', trading 'rules', python
+    'tests_held_out'; `rlvr config --keys` does not list them: a name no environment
+    computes is refused when the run starts, with the valid names)."""
     weight: float = 1.0
     """Multiplier of the component's value in the total."""
     gate: Literal["all_tests_pass"] | None = None
@@ -27,8 +30,8 @@ class TermConfig(_Section):
     @field_validator("name")
     @classmethod
     def _known(cls, value: str) -> str:
-        if value not in REWARD_COMPONENTS:
-            raise ValueError(f"'{value}' is not a reward component; valid: {', '.join(REWARD_COMPONENTS)}")
+        if not value.isidentifier():
+            raise ValueError(f"'{value}' is not a component name; e.g. {', '.join(REWARD_COMPONENTS)}")
         return value
 
 

@@ -44,6 +44,23 @@ def pick_eval_tasks(tasks: list[Task], n: int | None) -> list[Task]:
     return out
 
 
+def check_terms(cfg: RunConfig) -> None:
+    """Every reward term names a component something computes: the scorer's, or an
+    environment's own (with plugins loaded). Raises ConfigError listing the valid names."""
+    from rlvr.config import ConfigError
+    from rlvr.config_reward import REWARD_COMPONENTS
+    from rlvr.envs.base import env_components
+
+    own = env_components()
+    for i, term in enumerate(cfg.reward.terms):
+        if term.name not in REWARD_COMPONENTS and term.name not in own:
+            theirs = ", ".join(f"{n} ({'/'.join(d)})" for n, d in sorted(own.items()))
+            raise ConfigError(
+                f"reward.terms[{i}].name: no component '{term.name}'; valid: {', '.join(REWARD_COMPONENTS)}, "
+                f"or an environment's own: {theirs}"
+            )
+
+
 def env_settings(cfg: RunConfig) -> EnvSettings:
     return EnvSettings(
         system_prompt=cfg.prompt.system,
@@ -62,6 +79,7 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
 
 
 def make_scorer(cfg: RunConfig, settings: EnvSettings) -> Scorer:
+    check_terms(cfg)
     return Scorer(cfg.reward, max_new_tokens=cfg.generation.max_new_tokens, execute=settings.execute)
 
 

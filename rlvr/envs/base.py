@@ -93,6 +93,17 @@ def opening_messages(task: Task, settings: EnvSettings) -> list[dict[str, str]]:
 ENVS: dict[str, type] = {}
 
 
+def env_components() -> dict[str, list[str]]:
+    """Reward components environments compute besides 'completion' (an environment class
+    lists them in `components`), each with the domains that compute it; a reward term may
+    name any of them."""
+    out: dict[str, list[str]] = {}
+    for domain, cls in sorted(ENVS.items()):
+        for name in getattr(cls, "components", ()):
+            out.setdefault(name, []).append(domain)
+    return out
+
+
 def register_env(domain: str):  # type: ignore[no-untyped-def]
     def deco(cls: type) -> type:
         if domain in ENVS:

@@ -77,6 +77,7 @@ def validate_spec(task: Task) -> None:
 
 @register_env("itops")
 class ItOpsEnv:
+    components = ("goal", "safety", "commands", "constraints")  # reward terms may name them
     check_task = staticmethod(validate_spec)
 
     def __init__(self, settings: EnvSettings) -> None:

@@ -43,6 +43,7 @@ from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Tally, Task,
 class PythonFunctionEnv:
     language = "python"
     formats: tuple[str, ...] = ("assert", "call", "stdio", "script")
+    components = ("tests_visible", "tests_held_out")  # with held-out tests: each share
 
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings

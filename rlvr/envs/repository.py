@@ -79,6 +79,8 @@ def is_editable(path: str, editable: list[str]) -> bool:
 
 @register_env("repository")
 class RepositoryEnv:
+    components = ("tests", "protected")  # reward terms may name them
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
         self.task: Task | None = None

@@ -168,6 +168,7 @@ def validate_spec(task: Task) -> None:
 
 @register_env("trading")
 class TradingEnv:
+    components = ("goal", "rules", "calls", "constraints")  # reward terms may name them
     check_task = staticmethod(validate_spec)
 
     def __init__(self, settings: EnvSettings) -> None:

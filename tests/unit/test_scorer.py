@@ -173,8 +173,8 @@ def test_metrics_per_component_domain_and_hack() -> None:
 def test_config_rejects_bad_reward_settings() -> None:
     from pydantic import ValidationError
 
-    with pytest.raises(ValidationError, match="not a reward component"):
-        TermConfig(name="speed")
+    with pytest.raises(ValidationError, match="'no such' is not a component name"):
+        TermConfig(name="no such")
     with pytest.raises(ValidationError, match="clip low"):
         RewardConfig(clip=(1.0, 0.0))
     with pytest.raises(ValidationError, match="at least one term"):
@@ -183,3 +183,24 @@ def test_config_rejects_bad_reward_settings() -> None:
         RewardConfig(format={"json_schema": {"type": "nonsense"}})
     with pytest.raises(ValidationError, match="regular expression"):
         RewardConfig(format={"regex": "("})
+
+
+def test_terms_may_name_an_environments_own_components() -> None:
+    """itops computes 'safety' itself: a term may weigh it; a name nothing computes is
+    refused when the scorer is built, with the valid names."""
+    from rlvr.config import ConfigError, RunConfig
+    from rlvr.evaluate import check_terms
+
+    ops = Task(id="ops/1", domain="itops", prompt="fix it", tests={"format": "itops"})
+    t = Trajectory(task_id=ops.id, domain="itops", group_id="g", turns=[Turn("assistant", "rm -rf /")])
+    t.reward = RewardBreakdown(0.25, {"completion": 0.25, "goal": 0.75, "safety": -0.5})
+    terms = [{"name": "completion"}, {"name": "safety", "weight": 2.0, "domains": ["itops"]}]
+    b = Scorer(RewardConfig(terms=terms), max_new_tokens=100).score(ops, t)
+    assert b.total == pytest.approx(0.25 + 2.0 * -0.5) and b.components["safety"] == -0.5
+    code = traj("def f(x):\n    return x * 2\n", run(2))
+    assert Scorer(RewardConfig(terms=terms), max_new_tokens=100).score(TASK, code).total == 1.0  # not itops: no term
+    check_terms(RunConfig(reward=RewardConfig(terms=terms)))
+    with pytest.raises(
+        ConfigError, match=r"reward.terms\[1\].name: no component 'speed'; valid: completion, .*safety \(itops\)"
+    ):
+        check_terms(RunConfig(reward=RewardConfig(terms=[{"name": "completion"}, {"name": "speed"}])))
