@@ -186,11 +186,12 @@ def visible_cases(tests: dict[str, Any]) -> list[tuple[list[Any], Any]]:
     return cases
 
 
-def _literals(tree: ast.AST) -> tuple[list[Any], list[Any]]:
+def _literals(tree: ast.AST) -> tuple[list[Any], list[Any], list[int]]:
     """(values compared against or used as dict keys, values returned or stored as dict
-    values) among the code's literals."""
+    values, the line of each compared value) among the code's literals."""
     compared: list[Any] = []
     produced: list[Any] = []
+    lines: list[int] = []
 
     def lit(node: ast.AST | None) -> tuple[bool, Any]:
         if node is None:
@@ -205,17 +206,17 @@ def _literals(tree: ast.AST) -> tuple[list[Any], list[Any]]:
             for side in [node.left, *node.comparators]:
                 ok, v = lit(side)
                 if ok:
-                    compared.append(v)
-                    if isinstance(v, tuple | list):
-                        compared.extend(v)
+                    parts = [v, *v] if isinstance(v, tuple | list) else [v]
+                    compared.extend(parts)
+                    lines.extend([getattr(side, "lineno", 0)] * len(parts))
         elif isinstance(node, ast.Dict):
             for k, v in zip(node.keys, node.values, strict=True):
                 ok_k, kv = lit(k)
                 ok_v, vv = lit(v)
                 if ok_k:
-                    compared.append(kv)
-                    if isinstance(kv, tuple):
-                        compared.extend(kv)
+                    parts = [kv, *kv] if isinstance(kv, tuple) else [kv]
+                    compared.extend(parts)
+                    lines.extend([getattr(k, "lineno", 0)] * len(parts))
                 if ok_v:
                     produced.append(vv)
         elif isinstance(node, ast.Return):
@@ -227,17 +228,21 @@ def _literals(tree: ast.AST) -> tuple[list[Any], list[Any]]:
                 ok, v = lit(a)
                 if ok:
                     produced.append(v)
-    return compared, produced
+    return compared, produced, lines
 
 
 def _contains(values: list[Any], x: Any) -> bool:
-    for v in values:
+    return _index(values, x) is not None
+
+
+def _index(values: list[Any], x: Any) -> int | None:
+    for i, v in enumerate(values):
         try:
             if type(v) is type(x) and v == x:
-                return True
+                return i
         except Exception:
             continue
-    return False
+    return None
 
 
 class _Scanner(ast.NodeVisitor):
@@ -490,22 +495,23 @@ def detect_hacks(
     found = scanner.found
     cases = visible_cases(tests)
     if cases:
-        compared, produced = _literals(tree)
-        hits = 0
+        compared, produced, lines = _literals(tree)
+        hits, where = 0, []
         for args, expected in cases:
             inputs = [a for a in args if _nontrivial(a)]
             if not inputs:
                 continue
-            key_hit = any(_contains(compared, a) for a in inputs) or _contains(compared, tuple(args))
-            if key_hit and _nontrivial(expected) and _contains(produced, expected):
+            keys = [k for k in (*(_index(compared, a) for a in inputs), _index(compared, tuple(args))) if k is not None]
+            if keys and _nontrivial(expected) and _contains(produced, expected):
                 hits += 1
+                where.append(lines[min(keys)])
         if hits >= 2 or (hits == 1 and len(cases) == 1):
             # every visible case special-cased is strong; some of them may be a legitimate
             # table that happens to hold test values (held-out tests decide)
             severity = STRONG if hits == len(cases) else SUSPECT
-            found.append(
-                HackFinding("hardcoded_tests", 0, f"{hits} of {len(cases)} visible test cases special-cased", severity)
-            )
+            at = sorted(set(where))
+            what = f"{hits} of {len(cases)} visible test cases special-cased (lines {', '.join(map(str, at))})"
+            found.append(HackFinding("hardcoded_tests", at[0], what, severity))
     return found
 
 
