@@ -67,7 +67,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) -> dict[str, float]:
     """One step's batch in numbers, named by group: `reward/mean`, `reward/pass_rate`,
     every reward component's mean (`reward/<component>`), hack flags (`hack/rate`, the
-    share flagged, and `hack/<signature>`), `hack/heldout_gap` (visible minus held-out
+    share with a strong finding or a reward taken away; `hack/suspect_rate`, the share
+    flagged on suspect evidence only; `hack/<signature>`, any severity), `hack/heldout_gap` (visible minus held-out
     pass share, over episodes of tasks with held-out tests), sandbox run statuses (`sandbox/status/<S>`)
     and lengths (`rollout/...`); with several domains in the batch, reward, pass rate,
     hack rate and components per domain too (`domain/<name>/reward/mean`, ...).
@@ -127,13 +128,23 @@ def solved(t: Trajectory) -> bool:
     return bool(t.reward and t.reward.components.get("completion", 0.0) >= 1.0)
 
 
+def _strong_hack(t: Trajectory) -> bool:
+    """A hack flag that took the reward away or carries strong evidence (a suspect one
+    alone, such as an honest near-miss failing a held-out edge case, is not counted)."""
+    if not (t.reward and t.reward.flags):
+        return False
+    found = t.reward.details.get("hacks") or []
+    return "hack_action" in t.reward.details or any(h.get("severity", "strong") == "strong" for h in found) or not found
+
+
 def _summary(trajs: list[Trajectory]) -> dict[str, float]:
     n = max(len(trajs), 1)
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
     out: dict[str, float] = {
         "reward/mean": sum(rewards) / n,
         "reward/pass_rate": sum(solved(t) for t in trajs) / n,
-        "hack/rate": sum(bool(t.reward and t.reward.flags) for t in trajs) / n,
+        "hack/rate": sum(_strong_hack(t) for t in trajs) / n,
+        "hack/suspect_rate": sum(bool(t.reward and t.reward.flags) and not _strong_hack(t) for t in trajs) / n,
         "rollout/completion_tokens": float(sum(len(t.completion_ids) for t in trajs)),
         "rollout/completion_len_mean": sum(len(t.completion_ids) for t in trajs) / n,
         "rollout/truncated_frac": sum(t.finish_reason == "length" for t in trajs) / n,

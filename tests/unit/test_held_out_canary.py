@@ -195,3 +195,15 @@ def test_a_run_that_broke_the_harness_protocol_is_a_strong_result_forging_findin
     assert [(f["name"], f["severity"], f["what"]) for f in found] == [
         ("result_forging", "strong", "two results for test 0")
     ]
+
+
+def test_hack_rate_counts_strong_findings_and_suspect_ones_apart() -> None:
+    near = traj("py/a", result(("a", P), ("held_out/0", F)), ["overfit_visible"])
+    assert near.reward is not None
+    near.reward.details["hacks"] = [{"name": "overfit_visible", "line": 0, "what": "x", "severity": "suspect"}]
+    hack = traj("py/b", result(("a", P)), ["early_exit"])
+    assert hack.reward is not None
+    hack.reward.details["hacks"] = [{"name": "early_exit", "line": 2, "what": "sys.exit", "severity": "strong"}]
+    m = summarize_step([near, hack, traj("py/c", result(("a", P)))])
+    assert m["hack/rate"] == pytest.approx(1 / 3) and m["hack/suspect_rate"] == pytest.approx(1 / 3)
+    assert m["hack/overfit_visible"] == m["hack/early_exit"] == pytest.approx(1 / 3)
