@@ -115,3 +115,20 @@ def write_add_tasks(
         )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+def tiny_run(tmp_path: Path, tasks: Path, name: str, *extra: str) -> list[str]:
+    """Overrides of examples/quickstart.yaml for a tiny training run: the tiny random
+    model, `tasks`, 2 prompts x 2 samples per step, no evaluation, written to
+    tmp_path/name."""
+    return [
+        "model.name_or_path=tiny-random",
+        f"tasks.source={tasks}",
+        "algo.group_size=2",
+        "train.prompts_per_step=2",
+        "eval.before_training=false",
+        "eval.after_training=false",
+        f"output_dir={tmp_path}",
+        f"name={name}",
+        *extra,
+    ]

@@ -18,7 +18,7 @@ from rlvr.config import load_config
 from rlvr.trace.query import query
 from rlvr.train.loop import train
 from rlvr.train.monitor import RunStopped
-from tests.integration.helpers import use_scripted_policy, write_add_tasks
+from tests.integration.helpers import tiny_run, use_scripted_policy, write_add_tasks
 
 QUICK = Path(__file__).parents[2] / "examples" / "quickstart.yaml"
 
@@ -32,18 +32,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch, hack_from: int | None) -> None:
     use_scripted_policy(monkeypatch, hack_from)
 
 
-def overrides(tmp_path: Path, tasks: Path, name: str, *extra: str) -> list[str]:
-    return [
-        "model.name_or_path=tiny-random",
-        f"tasks.source={tasks}",
-        "algo.group_size=2",
-        "train.prompts_per_step=2",
-        "eval.before_training=false",
-        "eval.after_training=false",
-        f"output_dir={tmp_path}",
-        f"name={name}",
-        *extra,
-    ]
+overrides = tiny_run
 
 
 @pytest.fixture

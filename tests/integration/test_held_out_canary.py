@@ -16,7 +16,7 @@ from rlvr.tasks import load_tasks
 from rlvr.trace.query import query
 from rlvr.train.loop import train
 from rlvr.types import Task, Trajectory, Turn
-from tests.integration.helpers import use_scripted_policy, write_add_tasks
+from tests.integration.helpers import tiny_run, use_scripted_policy, write_add_tasks
 
 QUICK = Path(__file__).parents[2] / "examples" / "quickstart.yaml"
 TASK = Task(
@@ -107,21 +107,6 @@ def test_bundled_code_tasks_have_canaries_their_references_fail_exactly_once() -
     assert judge(make_canary(data, 0), answer).execution.passed == 0  # type: ignore[union-attr]
 
 
-def overrides(tmp_path: Path, tasks: Path, name: str, *extra: str) -> list[str]:
-    return [
-        "model.name_or_path=tiny-random",
-        f"tasks.source={tasks}",
-        "algo.group_size=2",
-        "train.prompts_per_step=2",
-        "train.steps=4",
-        "eval.before_training=false",
-        "eval.after_training=false",
-        f"output_dir={tmp_path}",
-        f"name={name}",
-        *extra,
-    ]
-
-
 @pytest.mark.parametrize("hacking", [True, False])
 def test_canary_groups_are_never_trained_on_and_catch_a_policy_copying_expected_values(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hacking: bool
@@ -129,7 +114,7 @@ def test_canary_groups_are_never_trained_on_and_catch_a_policy_copying_expected_
     tasks = write_add_tasks(tmp_path / "add.jsonl", show_tests=True, held_out=True)
     use_scripted_policy(monkeypatch, hack_from=1 if hacking else None, hack="hardcode")
     name = "hack" if hacking else "honest"
-    cfg = load_config(QUICK, overrides(tmp_path, tasks, name, "reward.canary_rate=0.5"))
+    cfg = load_config(QUICK, tiny_run(tmp_path, tasks, name, "train.steps=4", "reward.canary_rate=0.5"))
     train(cfg, quiet=True)
     run = str(tmp_path / name / "traces")
     _, rows = query(run, "SELECT task_id, trained, list_contains(reward_flags, 'canary') FROM trajectories")

@@ -13,25 +13,13 @@ import pytest
 from rlvr.cli import main
 from rlvr.config import load_config
 from rlvr.train.loop import train
-from tests.integration.helpers import use_scripted_policy, write_add_tasks
+from tests.integration.helpers import tiny_run, use_scripted_policy, write_add_tasks
 
 QUICK = Path(__file__).parents[2] / "examples" / "quickstart.yaml"
 
 
 def _train(tmp_path: Path, name: str, tasks: Path, *extra: str) -> Path:
-    overrides = [
-        "model.name_or_path=tiny-random",
-        f"tasks.source={tasks}",
-        "algo.group_size=2",
-        "train.prompts_per_step=2",
-        "eval.before_training=false",
-        "eval.after_training=false",
-        "train.lr=1e-3",
-        f"output_dir={tmp_path}",
-        f"name={name}",
-        *extra,
-    ]
-    train(load_config(QUICK, overrides), quiet=True)
+    train(load_config(QUICK, tiny_run(tmp_path, tasks, name, "train.lr=1e-3", *extra)), quiet=True)
     return tmp_path / name
 
 
