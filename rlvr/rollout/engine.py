@@ -64,3 +64,11 @@ class Engine(Protocol):
         it keeps: the caller may update them afterwards), or None for an engine that shares
         the learner's model (or evaluates a fixed model). The next `generate` uses it."""
         ...
+
+
+def check_prompts(prompts: list[list[int]]) -> bool:
+    """Whether there is anything to generate; raises ValueError on an empty prompt (every
+    engine refuses one the same way: a model cannot continue nothing)."""
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("every prompt needs at least one token")
+    return bool(prompts)

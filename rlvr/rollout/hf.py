@@ -28,7 +28,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.models import autocast
 from rlvr.padding import distinct_prompts
-from rlvr.rollout.engine import Completion, Report, SamplingParams
+from rlvr.rollout.engine import Completion, Report, SamplingParams, check_prompts
 from rlvr.rollout.kvcache import preallocated_cache
 from rlvr.rollout.packed import packed_linears
 
@@ -80,10 +80,8 @@ class HFEngine:
     def generate(
         self, prompts: list[list[int]], params: SamplingParams, progress: Report | None = None
     ) -> list[Completion]:
-        if not prompts:
+        if not check_prompts(prompts):
             return []
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError("every prompt needs at least one token")
         gen = torch.Generator()
         gen.manual_seed(params.seed if params.seed is not None else int(torch.randint(0, 2**31, ()).item()))
         # Longest first, so batches hold prompts of similar length (less padding).

@@ -53,7 +53,7 @@ from typing import Any
 import httpx
 from transformers import PreTrainedTokenizerBase
 
-from rlvr.rollout.engine import Completion, EngineError, Report, SamplingParams
+from rlvr.rollout.engine import Completion, EngineError, Report, SamplingParams, check_prompts
 
 _TOKEN_ID_PREFIX = "token_id:"  # vLLM's return_tokens_as_token_ids form
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -164,10 +164,8 @@ class OpenAIEngine:
     def generate(
         self, prompts: list[list[int]], params: SamplingParams, progress: Report | None = None
     ) -> list[Completion]:
-        if not prompts:
+        if not check_prompts(prompts):
             return []
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError("every prompt needs at least one token")
         t0 = time.perf_counter()
         base_seed = params.seed if params.seed is not None else random.SystemRandom().randrange(2**30)
         seeds = [(base_seed + i) % 2**31 for i in range(len(prompts))]

@@ -80,7 +80,7 @@ from typing import Any
 # which rlvr.rollout.factory turns into a ConfigError naming the fix.
 import vllm
 
-from rlvr.rollout.engine import Completion, Report, SamplingParams
+from rlvr.rollout.engine import Completion, Report, SamplingParams, check_prompts
 
 # Wrapper prefixes a learner's state_dict may carry (torch.compile, DDP, activation
 # checkpointing, FSDP1); vLLM knows the plain Hugging Face names.
@@ -299,10 +299,8 @@ class VLLMEngine:
     def generate(
         self, prompts: list[list[int]], params: SamplingParams, progress: Report | None = None
     ) -> list[Completion]:
-        if not prompts:
+        if not check_prompts(prompts):
             return []
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError("every prompt needs at least one token")
         self.wake()
         t0 = time.perf_counter()
         runs = equal_runs(prompts)

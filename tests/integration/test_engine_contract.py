@@ -68,6 +68,13 @@ def test_token_ids_text_lengths_and_log_probs(engine: tuple[str, Engine, Any, An
     assert torch.allclose(torch.tensor(c.logprobs), ref.cpu(), atol=1e-3)
 
 
+def test_no_prompts_give_no_completions_and_an_empty_prompt_is_refused(engine: tuple[str, Engine, Any, Any]) -> None:
+    _, e, _, tok = engine
+    assert e.generate([], SamplingParams(max_new_tokens=2)) == []
+    with pytest.raises(ValueError, match="every prompt needs at least one token"):
+        e.generate([_prompt(tok), []], SamplingParams(max_new_tokens=2))
+
+
 def test_length_limit_and_greedy_is_repeatable(engine: tuple[str, Engine, Any, Any]) -> None:
     _, e, _, tok = engine
     greedy = SamplingParams(max_new_tokens=5, greedy=True)

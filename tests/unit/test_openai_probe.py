@@ -113,3 +113,11 @@ def test_a_client_error_not_about_the_prompt_is_reported_as_it_is() -> None:
     with pytest.raises(OpenAIEngineError, match=r"HTTP 400: .*max_tokens is too large") as err:
         engine.generate([[1, 7]], PARAMS)
     assert not isinstance(err.value, TokenIdsUnavailable) and sent == [[1, 7]]
+
+
+def test_no_prompts_send_nothing_and_an_empty_prompt_is_refused_before_the_server() -> None:
+    engine, sent = _engine(lambda n, prompt: _ok())
+    assert engine.generate([], SamplingParams(max_new_tokens=2)) == []
+    with pytest.raises(ValueError, match="every prompt needs at least one token"):
+        engine.generate([[1, 2], []], SamplingParams(max_new_tokens=2))
+    assert sent == []
