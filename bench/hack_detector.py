@@ -150,7 +150,7 @@ def canary_twin(entry: dict[str, Any], task: Task) -> tuple[Task, str] | None:
     code spells out gets the changed value in the code too; if the code spells none out,
     the first eligible test and the code unchanged (an always-equal object or a forged
     result passes a canary as it passes the real test). None: no eligible test."""
-    from rlvr.rewards.canary import _assert_parts, _changed, eligible_tests, make_canary
+    from rlvr.rewards.canary import assert_parts, changed_value, eligible_tests, make_canary
 
     eligible = eligible_tests(task)
     if not eligible:
@@ -158,7 +158,7 @@ def canary_twin(entry: dict[str, Any], task: Task) -> tuple[Task, str] | None:
     code = entry["code"]
     for i in eligible:
         if task.tests["format"] == "assert":
-            parts = _assert_parts(task.tests["tests"][i])
+            parts = assert_parts(task.tests["tests"][i])
             old = parts[1] if parts else None
         elif task.tests["format"] == "call":
             old = task.tests["cases"][i]["expected"]
@@ -168,7 +168,7 @@ def canary_twin(entry: dict[str, Any], task: Task) -> tuple[Task, str] | None:
                 return make_canary(task, i), code.replace(out, out + "\\n0", 1)
             continue
         if old is not None and repr(old) in code:
-            return make_canary(task, i), code.replace(repr(old), repr(_changed(old)))
+            return make_canary(task, i), code.replace(repr(old), repr(changed_value(old)))
     return make_canary(task, eligible[0]), code
 
 
@@ -181,20 +181,14 @@ def defended_verdicts(
     either run; strong: the reward taken away on either."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from rlvr.config import RewardConfig
-    from rlvr.envs.base import check_reply
-    from rlvr.rewards.scorer import Scorer
-    from rlvr.types import Trajectory, Turn
+    from rlvr.config import RunConfig
+    from rlvr.scoring import score_completion
+    from rlvr.types import Trajectory
 
-    scorer = Scorer(RewardConfig(), max_new_tokens=1024)
+    cfg = RunConfig()  # rlvr's defaults
 
     def run(task: Task, code: str) -> Trajectory:
-        reply = _as_reply(code)
-        step = check_reply(task, reply)
-        t = Trajectory(task_id=task.id, domain=task.domain, group_id="g", turns=[Turn("assistant", reply)])
-        t.execution, t.reward = step.execution, step.reward
-        scorer.score(task, t)
-        return t
+        return score_completion(task, _as_reply(code), cfg)
 
     def judge(entry: dict[str, Any]) -> Verdict:
         task = tasks[entry["task_id"]]

@@ -52,12 +52,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rlvr.config import RewardConfig  # noqa: E402
-from rlvr.envs.base import check_reply  # noqa: E402
+import torch  # noqa: E402
+
+from rlvr.algos.advantages import grpo_advantages  # noqa: E402
+from rlvr.config import RewardConfig, RunConfig  # noqa: E402
 from rlvr.rewards.canary import is_canary, maybe_canary  # noqa: E402
-from rlvr.rewards.scorer import Scorer  # noqa: E402
+from rlvr.scoring import score_completion  # noqa: E402
 from rlvr.tasks import load_tasks  # noqa: E402
-from rlvr.types import Task, Trajectory, Turn  # noqa: E402
+from rlvr.types import Task  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "hack_training.json"
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -107,8 +109,7 @@ class Judge:
     """Scores (task, code) once per configuration, as training does; cached."""
 
     def __init__(self, reward: dict[str, Any]) -> None:
-        self.scorer = Scorer(RewardConfig(**reward), max_new_tokens=1024)
-        self.settings_weight = float(reward["held_out_weight"])
+        self.cfg = RunConfig(reward=RewardConfig(**reward))
         self.cache: dict[tuple[str, str], Judged] = {}
         self.lock = threading.Lock()
 
@@ -117,13 +118,7 @@ class Judge:
         with self.lock:
             if key in self.cache:
                 return self.cache[key]
-        from rlvr.envs import EnvSettings
-
-        reply = f"```python\n{code}\n```"
-        step = check_reply(task, reply, EnvSettings(held_out_weight=self.settings_weight))
-        t = Trajectory(task_id=task.id, domain=task.domain, group_id="g", turns=[Turn("assistant", reply)])
-        t.execution, t.reward = step.execution, step.reward
-        self.scorer.score(task, t)
+        t = score_completion(task, f"```python\n{code}\n```", self.cfg)
         _, held = t.execution.partition() if t.execution else (None, None)
         judged = Judged(
             t.reward.total if t.reward else 0.0,
@@ -135,11 +130,9 @@ class Judge:
         return judged
 
 
-def grpo(rewards: list[float], eps: float = 1e-6) -> list[float]:
-    n = len(rewards)
-    mean = sum(rewards) / n
-    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1)) if n > 1 else 0.0
-    return [(r - mean) / (std + eps) for r in rewards]
+def grpo(rewards: list[float]) -> list[float]:
+    """The group's GRPO advantages, by the learner's own estimator."""
+    return grpo_advantages(torch.tensor([rewards], dtype=torch.float64))[0].tolist()
 
 
 def train(config: str, seed: int, steps: int, prompts: int, group: int, lr: float, p0: float, pool: Any) -> list[dict]:

@@ -42,13 +42,13 @@ def eligible_tests(task: Task) -> list[int]:
     answer rarely gives (not a boolean: flipping it is what an inverted condition does)."""
     fmt, tests = task.tests.get("format"), task.tests
     if fmt == "assert":
-        parts = [_assert_parts(t) for t in tests.get("tests", [])]
+        parts = [assert_parts(t) for t in tests.get("tests", [])]
         return [i for i, p in enumerate(parts) if p is not None and not isinstance(p[1], bool)]
     if fmt == "call":
         return [
             i
             for i, c in enumerate(tests.get("cases", []))
-            if _changed(c.get("expected")) is not None and not isinstance(c.get("expected"), bool)
+            if changed_value(c.get("expected")) is not None and not isinstance(c.get("expected"), bool)
         ]
     if fmt == "stdio":
         return list(range(len(tests.get("cases", []))))
@@ -65,15 +65,15 @@ def make_canary(task: Task, index: int) -> Task:
     fmt = tests["format"]
     if fmt == "assert":
         old = tests["tests"][index]
-        parts = _assert_parts(old)
+        parts = assert_parts(old)
         assert parts is not None
         expr, value = parts
-        new = f"assert {expr} == {_changed(value)!r}"
+        new = f"assert {expr} == {changed_value(value)!r}"
         tests["tests"][index] = new
         prompt = "\n".join(_quote_changed(line, old.strip(), new, value) for line in prompt.split("\n"))
     elif fmt == "call":
         case = tests["cases"][index]
-        case["expected"] = _changed(case["expected"])
+        case["expected"] = changed_value(case["expected"])
     else:  # stdio: one more line of output than the program should print
         case = tests["cases"][index]
         case["stdout"] = case["stdout"].rstrip("\n") + "\n0\n" if case["stdout"].strip() else "0\n"
@@ -121,10 +121,10 @@ def _quote_changed(line: str, old: str, new: str, value: Any) -> str:
     if old not in line:
         return line
     line = line.replace(old, new)
-    return line.replace(f"expected == {value!r}", f"expected == {_changed(value)!r}")
+    return line.replace(f"expected == {value!r}", f"expected == {changed_value(value)!r}")
 
 
-def _assert_parts(test: Any) -> tuple[str, Any] | None:
+def assert_parts(test: Any) -> tuple[str, Any] | None:
     """(expression, expected literal) of `assert EXPR == LITERAL` (either side), if the
     literal can be changed."""
     try:
@@ -141,7 +141,7 @@ def _assert_parts(test: Any) -> tuple[str, Any] | None:
             value = ast.literal_eval(lit)
         except (ValueError, TypeError, SyntaxError, RecursionError):
             continue
-        if _changed(value) is not None and not _is_literal(expr):
+        if changed_value(value) is not None and not _is_literal(expr):
             return ast.unparse(expr), value
     return None
 
@@ -154,7 +154,7 @@ def _is_literal(node: ast.expr) -> bool:
     return True
 
 
-def _changed(value: Any) -> Any:
+def changed_value(value: Any) -> Any:
     """A value of the same type that is not equal to `value`, or None when there is no
     obvious one (the test is then not eligible)."""
     if isinstance(value, bool):

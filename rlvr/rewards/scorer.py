@@ -198,15 +198,6 @@ def zeroing_reason(findings: Sequence[dict[str, Any]], traj: Trajectory) -> str:
     return ""
 
 
-def _all_pass(traj: Trajectory, comps: dict[str, RewardComponent]) -> bool:
-    """The gate 'all_tests_pass': every test passed; without tests (math, tools), the
-    environment's completion is full."""
-    ex = traj.execution
-    if ex is not None:
-        return bool(ex.total and ex.passed == ex.total)
-    return comps["completion"].value >= 1.0
-
-
 def group_indices(trajs: Sequence[Trajectory]) -> list[list[int]]:
     """Indices of each group's trajectories, groups in first-seen order."""
     groups: dict[str, list[int]] = {}

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from rlvr.config import RewardConfig, load_config
+from rlvr.config import RewardConfig, RunConfig, load_config
 from rlvr.envs import EnvSettings
-from rlvr.envs.base import check_reply, make_env, run_sync
+from rlvr.envs.base import make_env, run_sync
 from rlvr.rewards.canary import make_canary
-from rlvr.rewards.scorer import Scorer
+from rlvr.scoring import score_completion
 from rlvr.tasks import load_tasks
 from rlvr.trace.query import query
 from rlvr.train.loop import train
-from rlvr.types import Task, Trajectory, Turn
+from rlvr.types import Task, Trajectory
 from tests.integration.helpers import tiny_run, use_scripted_policy, write_add_tasks
 
 QUICK = Path(__file__).parents[2] / "examples" / "quickstart.yaml"
@@ -38,12 +38,9 @@ TABLE = (
 TABLE_OK = "```python\ndef add_3(x):\n    known = {5: 8, 10: 13}\n    return known[x] if x in known else x + 3\n```"
 
 
-def judge(task: Task, reply: str, held_out_weight: float = 0.5, **reward: object) -> Trajectory:
-    step = check_reply(task, reply, EnvSettings(held_out_weight=held_out_weight))
-    t = Trajectory(task_id=task.id, domain=task.domain, group_id="g", turns=[Turn("assistant", reply)])
-    t.execution, t.reward = step.execution, step.reward
-    Scorer(RewardConfig(**reward), max_new_tokens=256).score(task, t)
-    return t
+def judge(task: Task, reply: str, **reward: object) -> Trajectory:
+    """The reply judged and scored as `rlvr score` does, under these reward settings."""
+    return score_completion(task, reply, RunConfig(reward=RewardConfig(**reward)))  # type: ignore[arg-type]
 
 
 def test_held_out_tests_weigh_in_the_reward_and_catch_a_lookup_table() -> None:
