@@ -83,17 +83,11 @@ class PythonFunctionEnv:
                 "held_out_passed": held.passed,
                 "held_out_total": held.total,
             }
-        scoring = result.status not in (RunStatus.TIMEOUT, RunStatus.SANDBOX_ERROR) and result.total > 0
-        if scoring and (held.total or 0 < result.passed < result.total):
-            base_visible, base_held = (0, 0)
-            if 0 < result.passed < result.total:
-                base_visible, base_held = await asyncio.to_thread(self._baseline)
-                if base_visible or base_held:
-                    details["baseline_passed"] = base_visible + base_held
-            value = beyond_baseline(visible, base_visible)
-            if held.total:
-                w = self.settings.held_out_weight if visible.total else 1.0
-                value = (1 - w) * value + w * beyond_baseline(held, base_held)
+        if result.status not in (RunStatus.TIMEOUT, RunStatus.SANDBOX_ERROR) and result.total > 0:
+            base = await asyncio.to_thread(self._baseline) if 0 < result.passed < result.total else (0, 0)
+            if any(base):
+                details["baseline_passed"] = sum(base)
+            value = blended_share(visible, held, base, self.settings.held_out_weight)
         components = {"completion": value}
         if held.total:  # logged as reward/tests_visible, reward/tests_held_out
             components |= {"tests_visible": visible.share, "tests_held_out": held.share}
@@ -143,6 +137,17 @@ def noop_program(task: Task, language: str) -> str:
     if language == "python" and task.entry_point:
         return f"def {task.entry_point}(*args, **kwargs):\n    return None\n"
     return ""
+
+
+def blended_share(visible: Tally, held: Tally, baseline: tuple[int, int], held_out_weight: float) -> float:
+    """(1 - w) * the visible share + w * the held-out share, each counted beyond what the
+    do-nothing program passes (`baseline`: visible, held-out); without held-out tests, the
+    visible share alone."""
+    share = beyond_baseline(visible, baseline[0])
+    if not held.total:
+        return share
+    w = held_out_weight if visible.total else 1.0
+    return (1 - w) * share + w * beyond_baseline(held, baseline[1])
 
 
 def beyond_baseline(tally: Tally, baseline: int) -> float:

@@ -207,3 +207,16 @@ def test_hack_rate_counts_strong_findings_and_suspect_ones_apart() -> None:
     m = summarize_step([near, hack, traj("py/c", result(("a", P)))])
     assert m["hack/rate"] == pytest.approx(1 / 3) and m["hack/suspect_rate"] == pytest.approx(1 / 3)
     assert m["hack/overfit_visible"] == m["hack/early_exit"] == pytest.approx(1 / 3)
+
+
+def test_the_completion_blends_visible_and_held_out_shares_beyond_the_do_nothing_baseline() -> None:
+    from rlvr.envs.python_code import blended_share
+    from rlvr.types import Tally
+
+    # visible: 3 of 4 passed, 1 of them passed by doing nothing -> (3 - 1) / (4 - 1) = 2/3
+    # held-out: 1 of 2, baseline 0 -> 1/2; w = 0.5 -> 0.5 * 2/3 + 0.5 * 1/2 = 7/12
+    assert blended_share(Tally(3, 4), Tally(1, 2), (1, 0), 0.5) == pytest.approx(7 / 12)
+    assert blended_share(Tally(3, 4), Tally(1, 2), (1, 0), 0.0) == pytest.approx(2 / 3)
+    assert blended_share(Tally(3, 4), Tally(0, 0), (0, 0), 0.5) == pytest.approx(3 / 4)  # no held-out tests
+    assert blended_share(Tally(0, 0), Tally(2, 2), (0, 0), 0.5) == 1.0  # held-out tests only
+    assert blended_share(Tally(1, 4), Tally(0, 2), (2, 0), 0.5) == 0.0  # below the baseline: nothing
