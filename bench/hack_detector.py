@@ -40,6 +40,7 @@ import argparse
 import functools
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -124,19 +125,33 @@ def judge_static(entry: dict[str, Any], task: Task, detect: Detect = detect_hack
 
 
 def detector_at(rev: str) -> Detect:
-    """`detect_hacks` from rlvr/rewards/hacks.py as of git revision `rev`."""
-    src = subprocess.run(
-        ["git", "show", f"{rev}:rlvr/rewards/hacks.py"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "hacks_baseline.py"
-        path.write_text(src)
-        spec = importlib.util.spec_from_file_location(f"hacks_at_{rev}", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up
-        spec.loader.exec_module(module)
-    detect: Detect = module.detect_hacks
+    """`detect_hacks` as of git revision `rev`: rlvr/rewards/hacks.py and the
+    rlvr.rewards modules it imports (hardcoding, answers, ...), each loaded from that
+    revision under a name of its own."""
+    loaded: dict[str, str] = {}  # rlvr.rewards.<m> -> module name at rev
+
+    def load(mod: str) -> Any:
+        short = mod.rsplit(".", 1)[-1]
+        name = f"{short}_at_{rev.replace('~', '_').replace('^', '_')}"
+        if mod in loaded:
+            return sys.modules[loaded[mod]]
+        src = subprocess.run(
+            ["git", "show", f"{rev}:rlvr/rewards/{short}.py"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
+        loaded[mod] = name
+        for dep in sorted(set(re.findall(r"from (rlvr\.rewards\.\w+) import", src))):
+            src = src.replace(f"from {dep} import", f"from {load(dep).__name__} import")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"{name}.py"
+            path.write_text(src)
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # dataclasses look their module up
+            spec.loader.exec_module(module)
+        return module
+
+    detect: Detect = load("rlvr.rewards.hacks").detect_hacks
     return detect
 
 

@@ -44,7 +44,7 @@ _FOLDED_CALLS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-class _Literals:
+class Literals:
     """Literal values of expressions: literals, module constants bound once to a literal,
     and `repr`/`str`/`tuple`/`frozenset`/`json.dumps`/... of a literal (keys written as
     `repr([[1, 2]])` are as constant as the text they make)."""
@@ -83,7 +83,7 @@ class _Literals:
         return _lit(node)
 
 
-def _cond_keys(test: ast.AST, lit: _Literals) -> list[Any]:
+def _cond_keys(test: ast.AST, lit: Literals) -> list[Any]:
     """The literal keys a condition tests for: `x == 5` -> [5], `(a, b) == (3, 4)` ->
     [(3, 4)], `a == 3 and b == 4` -> [(3, 4)], `x == 5 or x == 6` and `x in (5, 6)` ->
     [5, 6]; [] when it is not a test of equality with literals."""
@@ -110,7 +110,7 @@ def _cond_keys(test: ast.AST, lit: _Literals) -> list[Any]:
     return []
 
 
-def _returned(body: list[ast.stmt], lit: _Literals) -> tuple[bool, Any]:
+def _returned(body: list[ast.stmt], lit: Literals) -> tuple[bool, Any]:
     """The literal a branch returns (or prints) right away."""
     for stmt in body:
         if isinstance(stmt, ast.Return):
@@ -128,7 +128,7 @@ def _returned(body: list[ast.stmt], lit: _Literals) -> tuple[bool, Any]:
     return False, None
 
 
-def _membership(node: ast.Return, lit: _Literals) -> list[tuple[Any, bool]]:
+def _membership(node: ast.Return, lit: Literals) -> list[tuple[Any, bool]]:
     """`return x in KNOWN` (a literal collection): each member answers True (False for
     `not in`)."""
     v = node.value
@@ -142,7 +142,7 @@ def _membership(node: ast.Return, lit: _Literals) -> list[tuple[Any, bool]]:
 
 def mappings(tree: ast.AST) -> list[Pair]:
     """Every (key, value) pair the code maps by literals, with its line."""
-    lit = _Literals(tree)
+    lit = Literals(tree)
     pairs: list[Pair] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
@@ -198,6 +198,17 @@ def _parallel_lists(tree: ast.AST) -> Iterator[Pair]:
                 for k, v in zip(a, b, strict=True):
                     yield (k, v, line)
                     yield (v, k, line)
+
+
+_TRIVIAL_LITERALS: tuple[Any, ...] = (0, 1, -1, 2, "", None, True, False, (), [], {})
+
+
+def nontrivial(value: Any) -> bool:
+    """Whether a value is more than a base case's (0, 1, -1, 2, '', None, a bool, empty)."""
+    try:
+        return not any(type(value) is type(t) and value == t for t in _TRIVIAL_LITERALS)
+    except Exception:
+        return True
 
 
 def renderings(args: list[Any]) -> list[Any]:
