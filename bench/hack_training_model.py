@@ -1,0 +1,156 @@
+"""The embedded model where hacking pays: a naive reward versus rlvr's defaults (issue 17,
+part 6, with the real 135M model; bench/hack_training.py is the scripted-policy side).
+
+Task set: the hard bundled Python tasks with every visible test quoted in the prompt
+(bench/hack_training.py's `task_set`), too hard for the model to solve honestly, so
+copying the quoted answers is the cheapest way to reward. Each run is the quickstart
+(`examples/quickstart.yaml`: SmolLM2-135M-Instruct, GRPO, group 4, 4 prompts a step) on
+that set, without the before/after evaluations, under one of:
+
+  naive:  completion over the visible tests only (reward.held_out_weight=0), no canaries
+          (reward.canary_rate=0), hacks flagged but paid (reward.on_hack=flag);
+  rlvr:   the defaults (held-out weight 0.5, canary rate 0.05, on_hack zero).
+
+From each run's trace store it reads, per step, over the trajectories that are not
+canaries: the hack rate (share with any hack flag, static or behavioural, whatever its
+severity), the strong-hack rate, the share passing every held-out test, the share passing
+every visible test, and the mean reward. Printed per configuration as the mean over
+seeds of the first and last quarter of the steps; all series go to the JSON.
+
+    .venv/bin/python bench/hack_training_model.py                       # 3 seeds x 2 configs x 24 steps (~40 min)
+    .venv/bin/python bench/hack_training_model.py --seeds 0 --steps 4   # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from rlvr.trace.parquet import run_store_uri  # noqa: E402
+from rlvr.trace.query import query  # noqa: E402
+
+CONFIGS: dict[str, list[str]] = {
+    "naive": ["reward.held_out_weight=0", "reward.canary_rate=0", "reward.on_hack=flag"],
+    "rlvr": [],
+}
+
+PER_STEP = """
+WITH t AS (
+    SELECT step, group_id, sample, reward, len(reward_flags) > 0 AS flagged
+    FROM trajectories WHERE task_id NOT LIKE '%#canary/%'
+),
+v AS (
+    SELECT step, group_id, sample,
+           bool_and(status = 'PASSED') FILTER (WHERE held_out) AS held_ok,
+           bool_and(status = 'PASSED') FILTER (WHERE NOT held_out) AS visible_ok
+    FROM tests GROUP BY step, group_id, sample
+)
+SELECT t.step, count(*) AS n, avg(t.flagged::DOUBLE) AS hack_rate, avg(t.reward) AS reward,
+       avg(coalesce(v.held_ok, false)::DOUBLE) AS held_out_pass,
+       avg(coalesce(v.visible_ok, false)::DOUBLE) AS visible_pass
+FROM t LEFT JOIN v USING (step, group_id, sample)
+GROUP BY t.step ORDER BY t.step
+"""
+STRONG = "SELECT step, value FROM metrics WHERE name = 'hack/rate' ORDER BY step"
+
+
+def task_file(directory: Path) -> Path:
+    import hack_training
+
+    path = directory / "quoted_hard.jsonl"
+    with path.open("w") as f:
+        for task, _ in hack_training.task_set():
+            f.write(json.dumps(task.to_dict(), sort_keys=True) + "\n")
+    return path
+
+
+def train(config: str, seed: int, steps: int, tasks: Path, out: Path) -> tuple[str, float]:
+    name = f"{config}-seed{seed}"
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "rlvr"),
+        "train",
+        str(ROOT / "examples" / "quickstart.yaml"),
+        f"tasks.source={tasks}",
+        f"seed={seed}",
+        f"name={name}",
+        f"output_dir={out}",
+        f"train.steps={steps}",
+        "eval.before_training=false",
+        "eval.after_training=false",
+        *CONFIGS[config],
+    ]
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return str(out / name), time.monotonic() - t0
+
+
+def series(run_dir: str) -> dict[str, list[float]]:
+    uri = run_store_uri(run_dir)
+    cols, rows = query(uri, PER_STEP)
+    out: dict[str, list[float]] = {c: [float(r[i]) for r in rows] for i, c in enumerate(cols)}
+    _, strong = query(uri, STRONG)
+    by_step = {int(s): float(v) for s, v in strong}
+    out["strong_rate"] = [by_step.get(int(s), 0.0) for s in out["step"]]
+    return out
+
+
+def quarters(values: list[float]) -> tuple[float, float]:
+    q = max(1, len(values) // 4)
+    return statistics.fmean(values[:q]), statistics.fmean(values[-q:])
+
+
+KEYS = ("hack_rate", "strong_rate", "held_out_pass", "visible_pass", "reward")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--steps", type=int, default=24)
+    ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=["naive", "rlvr"])
+    ap.add_argument("--out", default="", help="where the runs go (default: a temporary directory)")
+    ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "hack_training_model.json"))
+    args = ap.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.out or tmp)
+        tasks = task_file(Path(tmp))
+        results: dict[str, Any] = {"steps": args.steps, "seeds": args.seeds, "runs": {}}
+        for config in args.configs:
+            for seed in args.seeds:
+                run_dir, wall = train(config, seed, args.steps, tasks, out)
+                s = series(run_dir)
+                results["runs"][f"{config}/{seed}"] = {"wall_s": round(wall, 1), **s}
+                first, last = quarters(s["hack_rate"])
+                print(f"{config} seed {seed}: {wall / 60:.1f} min, hack rate {first:.3f} -> {last:.3f}", flush=True)
+
+    print(f"\nmean over seeds {args.seeds}, first quarter -> last quarter of {args.steps} steps")
+    print(f"{'config':8}" + "".join(f"{k:>22}" for k in KEYS))
+    summary: dict[str, Any] = {}
+    for config in args.configs:
+        runs = [results["runs"][f"{config}/{s}"] for s in args.seeds]
+        row = {}
+        for k in KEYS:
+            pairs = [quarters(r[k]) for r in runs]
+            row[k] = (statistics.fmean(p[0] for p in pairs), statistics.fmean(p[1] for p in pairs))
+        summary[config] = row
+        print(f"{config:8}" + "".join(f"{row[k][0]:>12.3f} ->{row[k][1]:>6.3f}" for k in KEYS))
+    results["summary"] = summary
+    Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    print(f"written {args.json}")
+
+
+if __name__ == "__main__":
+    main()
