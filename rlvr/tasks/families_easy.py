@@ -77,7 +77,7 @@ EASY: tuple[Family, ...] = (
         "return x > {k}",
         INTS,
         (0, 1, 2, 3, 5, 7, 10, 20, 50, 100),
-        held_out=HELD_INTS,
+        held_out=(*HELD_INTS, 1000),  # k = 100: False for every visible input, so 250 is shown
     ),
     fam(
         "count_char_{k}",

@@ -33,15 +33,34 @@ def _call(fn_name: str, args: tuple[Any, ...]) -> str:
     return f"{fn_name}({', '.join(repr(a) for a in args)})"
 
 
-def _asserts(fam: Family, name: str, fn: Any, inputs: tuple[tuple[Any, ...], ...]) -> list[str]:
+def _asserts(fam: Family, name: str, fn: Any, inputs: tuple[tuple[Any, ...], ...]) -> list[tuple[str, str]]:
+    """(assert line, repr of the expected value) for each input."""
     out = []
     for args in inputs:
         try:
             expected = fn(*[json.loads(json.dumps(a)) for a in args])
         except Exception as e:
             raise RuntimeError(f"family {fam.name}: the reference {_call(name, args)} raises {e!r}") from e
-        out.append(f"assert {_call(name, args)} == {expected!r}")
+        out.append((f"assert {_call(name, args)} == {expected!r}", repr(expected)))
     return out
+
+
+def _no_constant_passes(
+    name: str, visible: list[tuple[str, str]], held: list[tuple[str, str]]
+) -> tuple[list[str], list[str]]:
+    """Visible tests that all expect one value reward a function returning it (`return
+    0` passes `count_char_r` on three words without an r): the first held-out test
+    expecting something else joins the visible ones. The held-out tests left must still
+    break that constant."""
+    values = {v for _, v in visible}
+    if len(values) == 1:
+        i = next((i for i, (_, v) in enumerate(held) if v not in values), None)
+        if i is None:
+            raise RuntimeError(f"{name}: every visible and held-out test expects {values.pop()}")
+        visible, held = [*visible, held[i]], held[:i] + held[i + 1 :]
+        if all(v in values for _, v in held):
+            raise RuntimeError(f"{name}: a constant would pass every held-out test left")
+    return [a for a, _ in visible], [a for a, _ in held]
 
 
 def build_tasks() -> list[Task]:
@@ -57,8 +76,11 @@ def build_tasks() -> list[Task]:
             reference = f"def {name}({fam.args}):\n    {body}\n"
             namespace: dict[str, Any] = {}
             exec(reference, namespace)  # trusted: our own reference solutions
-            asserts = _asserts(fam, name, namespace[name], fam.inputs)
-            held = _asserts(fam, name, namespace[name], fam.held_out)
+            asserts, held = _no_constant_passes(
+                name,
+                _asserts(fam, name, namespace[name], fam.inputs),
+                _asserts(fam, name, namespace[name], fam.held_out),
+            )
             repeated = [a for i, a in enumerate(held) if a in asserts or a in held[:i]]
             if repeated:
                 raise RuntimeError(f"family {fam.name}: held-out tests repeat visible or held-out ones: {repeated}")

@@ -205,3 +205,16 @@ def test_eval_tasks_are_taken_in_turn_from_each_domain() -> None:
     assert [t.id for t in pick_eval_tasks(tasks, 5)] == ["a/0", "b/0", "c/0", "a/1", "b/1"]
     assert pick_eval_tasks(tasks[:3], 2) == tasks[:2]  # one domain: the first n, as before
     assert pick_eval_tasks(tasks, None) == tasks and pick_eval_tasks(tasks, 50) == tasks
+
+
+def test_no_constant_passes_every_visible_test_of_a_bundled_task() -> None:
+    """A task whose visible tests all expect one value pays `return 0` in full (the
+    policy learns it; issue 17): the generators show a test expecting something else
+    (rlvr.tasks.pyfuncs._no_constant_passes)."""
+    from rlvr.rewards.answers import stdio_cases
+    from rlvr.rewards.hacks import visible_cases
+
+    for name in ("python_functions", "code_repair", "programs_cpp", "programs_javascript"):
+        for t in load_tasks(f"bundled:{name}"):
+            visible = [repr(e) for _, e in visible_cases(t.tests)] + [o.strip() for _, o in stdio_cases(t.tests)]
+            assert len(set(visible)) > 1, (t.id, visible)
