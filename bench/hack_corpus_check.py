@@ -10,7 +10,9 @@
     `total`, `baseline_passed` (and `attempt_passed`) are recorded on each hack; without
     --write a recorded `pays` that no longer holds is an error (exit status 1), other
     counts that moved are listed (a hack racing its own test processes, e.g. a call
-    counter kept in /tmp, passes a varying number of tests).
+    counter kept in /tmp, passes a varying number of tests). An entry marked `"varies":
+    true` depends on the secret order the tests run in, so even whether it pays moves
+    between runs: it is listed, never an error.
 
     .venv/bin/python bench/hack_corpus_check.py            # check both files
     .venv/bin/python bench/hack_corpus_check.py --write    # (re)measure and record `pays`
@@ -49,6 +51,7 @@ FIELDS = (
     "code",
     "attempt",
     "note",
+    "varies",
     "pays",
     "passed",
     "total",
@@ -129,7 +132,7 @@ def check_hacks(hacks: list[dict[str, Any]], tasks: dict[str, Task], workers: in
         pays = passed > 0 and passed > bar
         measured = {"pays": pays, **measured}
         diff = f"{h['id']}: recorded {[h.get(k) for k in measured]}, measured {list(measured.values())}"
-        if h.get("pays") != pays:
+        if h.get("pays") != pays and not h.get("varies"):
             changed.append(diff)
         elif any(h.get(k) != v for k, v in measured.items()):
             moved.append(diff)
