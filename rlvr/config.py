@@ -17,6 +17,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from rlvr.algos import ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES
 from rlvr.config_base import ConfigError, _Section
+from rlvr.config_curriculum import CurriculumConfig
 from rlvr.config_load import apply_override, describe_fields, load_config, load_plugins, load_run_config
 from rlvr.config_ops import AlertRuleConfig, AlertsConfig, EngineConfig, LogConfig, SandboxConfig, TraceConfig
 from rlvr.config_reward import REWARD_COMPONENTS, FormatRulesConfig, RewardConfig, TermConfig
@@ -330,6 +331,7 @@ class RunConfig(_Section):
     where your own environments register their domains and reward code lives."""
     model: ModelConfig = Field(default_factory=ModelConfig)
     tasks: TasksConfig = Field(default_factory=TasksConfig)
+    curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     algo: AlgoConfig = Field(default_factory=AlgoConfig)

@@ -30,7 +30,7 @@ import yaml
 from safetensors.torch import load_file
 
 from rlvr.config import ConfigError, RunConfig
-from rlvr.curriculum import TaskSampler
+from rlvr.curriculum import Curriculum
 from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
 from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.models import load_policy
@@ -96,7 +96,7 @@ def train(
     run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     learner = learner_factory(model, cfg, int(tok.pad_token_id))
-    sampler = TaskSampler(train_tasks, cfg.seed)
+    sampler = Curriculum(train_tasks, cfg.seed, cfg.curriculum, cfg.algo.group_size)
     b = cfg.buffer
     buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
     start, rewards, eval_before, pending = 0, [], None, []
@@ -163,6 +163,7 @@ def train(
             **summary,
             **{f"train/{k}": v for k, v in stats.items()},
             **{f"rollout/{k}": v for k, v in batch.stats.items()},
+            **{f"curriculum/{k}": v for k, v in batch.curriculum.items()},
             **{f"buffer/{k}": float(v) for k, v in buffer.counters.items()},
             "buffer/size": float(len(buffer)),
             "time/rollout_wait_s": t[1] - t[0],

@@ -32,13 +32,14 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.algos.filtering import informative_groups
 from rlvr.config import RunConfig
-from rlvr.curriculum import TaskSampler
+from rlvr.curriculum import Curriculum, Outcome
 from rlvr.envs import EnvSettings
 from rlvr.rewards.canary import is_canary, maybe_canary
 from rlvr.rewards.scorer import Scorer
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.rollout.factory import make_engine
 from rlvr.rollout.runner import PhaseReport, run_episodes
+from rlvr.trace.store import solved
 from rlvr.train.buffer import Group, make_groups
 from rlvr.types import Trajectory
 
@@ -54,6 +55,7 @@ class RolloutBatch:
     groups: list[Group]
     dropped: list[Group] = field(default_factory=list)  # failed or uninformative, kept for the trace
     stats: dict[str, float] = field(default_factory=dict)
+    curriculum: dict[str, float] = field(default_factory=dict)  # the sampler's figures for this step
 
     @property
     def trajs(self) -> list[Trajectory]:
@@ -66,6 +68,7 @@ class RolloutBatch:
             "groups": [g.to_dict() for g in self.groups],
             "dropped": [g.to_dict() for g in self.dropped],
             "stats": self.stats,
+            "curriculum": self.curriculum,
         }
 
     @classmethod
@@ -76,6 +79,7 @@ class RolloutBatch:
             [Group.from_dict(g) for g in d["groups"]],
             [Group.from_dict(g) for g in d["dropped"]],
             dict(d["stats"]),
+            dict(d.get("curriculum", {})),
         )
 
 
@@ -87,7 +91,7 @@ class RolloutProducer:
         tokenizer: PreTrainedTokenizerBase,
         settings: EnvSettings,
         scorer: Scorer,
-        sampler: TaskSampler,
+        sampler: Curriculum,
     ) -> None:
         self.cfg, self.tokenizer, self.settings, self.scorer, self.sampler = cfg, tokenizer, settings, scorer, sampler
         self.model = model
@@ -148,6 +152,7 @@ class RolloutProducer:
             gen_s += max((t.timings.get("generate_s", 0.0) for t in trajs), default=0.0)
             groups = make_groups(trajs)
             stats["groups"] += len(groups)
+            self.sampler.observe([_outcome(g) for g in groups if all(t.status == "ok" for t in g.trajs)])
             for g in groups:
                 if is_canary(g.trajs[0].task_id):  # a test of the policy, never a lesson
                     stats["canary_groups"] += 1
@@ -167,8 +172,19 @@ class RolloutProducer:
             if ac.dynamic_sampling != "refill" or len(kept) >= want:
                 break
         return RolloutBatch(
-            step, version, kept[:want], dropped, {**{k: float(v) for k, v in stats.items()}, "generate_s": gen_s}
+            step,
+            version,
+            kept[:want],
+            dropped,
+            {**{k: float(v) for k, v in stats.items()}, "generate_s": gen_s},
+            self.sampler.metrics(),
         )
+
+
+def _outcome(g: Group) -> Outcome:
+    return Outcome(
+        g.trajs[0].task_id, [t.reward.total if t.reward else 0.0 for t in g.trajs], [solved(t) for t in g.trajs]
+    )
 
 
 def _informative(g: Group) -> bool:

@@ -84,6 +84,29 @@ def test_resume_matches_uninterrupted_run(tmp_path: Path) -> None:
         assert torch.equal(pa, pb), n
 
 
+def test_a_curriculum_run_resumes_exactly_and_logs_its_figures(tmp_path: Path) -> None:
+    """Learnability sampling with the prefilter: the estimates, skip counters and draw
+    counter travel in the checkpoint, so the resumed run draws what the straight one did."""
+    extra = ["curriculum.strategy=learnability", "curriculum.prefilter=0.6", "eval.before_training=false"]
+    straight = train(_toy_cfg(tmp_path, "name=straight", "train.steps=3", *extra), quiet=True)
+    train(_toy_cfg(tmp_path, "name=resumed", "train.steps=1", *extra), quiet=True)
+    resumed = train(_toy_cfg(tmp_path, "name=resumed", "train.steps=3", *extra), quiet=True, resume=True)
+    assert resumed.rewards == straight.rewards
+
+    def steps(name: str) -> list[dict]:
+        rows = [json.loads(line) for line in (tmp_path / name / "metrics.jsonl").read_text().splitlines()]
+        return [r for r in rows if r["event"] == "step"]
+
+    def drawn(name: str) -> list[tuple[int, str]]:
+        rows = [json.loads(line) for line in (tmp_path / name / "trajectories.jsonl").read_text().splitlines()]
+        return [(r["step"], r["task_id"]) for r in rows]
+
+    assert drawn("resumed") == drawn("straight")
+    for row in steps("straight"):
+        assert {"curriculum/informative", "curriculum/calibration_error", "curriculum/retired"} <= set(row)
+        assert row["curriculum/domain_share/toy-length"] == 1.0
+
+
 def test_lora_trains_adapters_only_and_resumes_exactly(tmp_path: Path) -> None:
     from safetensors.torch import load_file
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from rlvr.curriculum import TaskSampler
+from rlvr.curriculum import Curriculum
 from rlvr.envs.base import run_sync
 from rlvr.sandbox import Limits, execute_many
 from rlvr.tasks import TaskLoadError, load_tasks, split_tasks
@@ -76,13 +76,13 @@ def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
 
 def test_sampler_is_deterministic_and_resumable() -> None:
     tasks = load_tasks("bundled:python_functions")[:10]
-    a = TaskSampler(tasks, seed=1)
+    a = Curriculum(tasks, seed=1)
     first = [t.id for t in a.sample(7)]
     state = a.state_dict()
     rest = [t.id for t in a.sample(8)]  # crosses an epoch boundary
-    b = TaskSampler(tasks, seed=1)
+    b = Curriculum(tasks, seed=1)
     assert [t.id for t in b.sample(7)] == first
-    c = TaskSampler(tasks, seed=1)
+    c = Curriculum(tasks, seed=1)
     c.load_state_dict(state)
     assert [t.id for t in c.sample(8)] == rest
     assert len(set(first + rest[:3])) == 10  # every task once per epoch

@@ -1,0 +1,70 @@
+"""The `curriculum` section of the run config: how tasks are chosen for each step
+(rlvr.curriculum). Two choices compose: the mix across domains (`domain_mix`) and the
+strategy inside each domain's pool (`strategy`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from rlvr.config_base import _Section
+
+
+class CurriculumConfig(_Section):
+    strategy: Literal["uniform", "learnability", "ladder"] = "uniform"
+    """Which tasks of a pool to draw: 'uniform' (a seeded permutation per epoch, every
+    task once per epoch), 'learnability' (in proportion to p(1-p), p a per-task success
+    estimate, with an exploration floor; tasks always or never solved are retired to a
+    low rate and revisited), 'ladder' (difficulty bands: up when the current band's
+    rolling pass rate reaches ladder_up, down when it falls to ladder_down)."""
+    domain_mix: Literal["pooled", "fixed", "bandit"] = "pooled"
+    """How draws are shared among domains: 'pooled' (one pool of every task, as today),
+    'fixed' (domain_weights), 'bandit' (a softmax over each domain's recent mean absolute
+    advantage: domains whose groups disagree get more rollouts, none below
+    min_domain_share)."""
+    domain_weights: dict[str, float] = Field(default_factory=dict)
+    """Relative draw weights per domain for domain_mix 'fixed' (and the starting weights of
+    'bandit'); a domain not named gets 1.0."""
+    min_domain_share: float = Field(0.05, ge=0.0, lt=1.0)
+    """The least share of draws any domain gets under 'bandit' (so none starves)."""
+    bandit_temperature: float = Field(0.1, gt=0.0)
+    """domain_mix 'bandit': softmax temperature over the domains' scores (each an average,
+    faded by `memory`, of its groups' mean absolute advantage, 0..1); lower is greedier."""
+    prior_strength: float = Field(2.0, gt=0.0)
+    """Pseudo-observations behind each task's prior success estimate (its mean set by the
+    task's difficulty: 1 -> 0.7, 2 -> 0.4, 3 -> 0.15, none -> 0.5)."""
+    memory: float = Field(0.9, gt=0.0, le=1.0)
+    """Weight kept by a task's older evidence at each new group (1.0 = never forget): the
+    model changes, so old outcomes count less."""
+    floor: float = Field(0.02, ge=0.0)
+    """learnability: weight added to every active task (p(1-p) is at most 0.25), so no task
+    starves."""
+    retire_after: int = Field(3, ge=1)
+    """learnability: a task whose last N groups were all solved (or all failed) is retired."""
+    retired_weight: float = Field(0.005, ge=0.0)
+    """learnability: the weight of a retired task (it is revisited now and then; one mixed
+    group brings it back)."""
+    ladder_up: float = Field(0.6, gt=0.0, le=1.0)
+    """ladder: move to the next harder band when the current band's rolling pass rate
+    reaches this."""
+    ladder_down: float = Field(0.1, ge=0.0, lt=1.0)
+    """ladder: move back a band when the rolling pass rate falls to this."""
+    ladder_window: int = Field(16, ge=1)
+    """ladder: samples (replies) in the rolling pass rate; a move needs a full window."""
+    ladder_review: float = Field(0.25, ge=0.0, le=1.0)
+    """ladder: share of draws from the easier bands already passed (so they are not
+    forgotten)."""
+    prefilter: float | None = Field(None, gt=0.5, lt=1.0)
+    """Skip a drawn task before generating when its estimate says the whole group will
+    agree (all solved or all failed) with at least this probability, e.g. 0.95; every
+    fourth such draw is generated anyway so the estimate can change. null: off."""
+
+    @model_validator(mode="after")
+    def _bands(self) -> CurriculumConfig:
+        if self.ladder_down >= self.ladder_up:
+            raise ValueError(f"curriculum.ladder_down ({self.ladder_down}) must be below ladder_up ({self.ladder_up})")
+        bad = {d: w for d, w in self.domain_weights.items() if w < 0}
+        if bad:
+            raise ValueError(f"curriculum.domain_weights must not be negative: {bad}")
+        return self

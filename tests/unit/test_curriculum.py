@@ -1,0 +1,275 @@
+"""The curriculum's strategies on hand-worked cases, and exact resumption."""
+
+import json
+import random
+
+import pytest
+
+from rlvr.config import load_config
+from rlvr.config_curriculum import CurriculumConfig
+from rlvr.curriculum import Curriculum, Outcome
+from rlvr.curriculum.estimates import TaskEstimates, prior_mean
+from rlvr.curriculum.mix import DomainMix, group_signal
+from rlvr.curriculum.pools import LadderPool, LearnabilityPool, weighted_without_replacement
+from rlvr.types import Task
+
+
+def task(i: int, domain: str = "python", difficulty: int = 1) -> Task:
+    return Task(id=f"{domain}/{i}", domain=domain, prompt="p", tests={}, difficulty=difficulty)
+
+
+def cfg(**kw: object) -> CurriculumConfig:
+    return CurriculumConfig(**kw)  # type: ignore[arg-type]
+
+
+# ---- estimates ----------------------------------------------------------------------
+
+
+def test_prior_follows_difficulty() -> None:
+    assert [prior_mean(d) for d in (1, 2, 3, 4, None)] == [0.7, 0.4, 0.15, 0.1, 0.5]
+    est = TaskEstimates([task(0, difficulty=2)], prior_strength=2.0, memory=0.5, retire_after=2)
+    assert est.p("python/0") == pytest.approx(0.4)
+
+
+def test_posterior_update_with_memory_by_hand() -> None:
+    est = TaskEstimates([task(0, difficulty=2)], prior_strength=2.0, memory=0.5, retire_after=2)
+    # a0 = 0.8, b0 = 1.2; 3 of 4 solved: a = 0.8 + 3, b = 1.2 + 1
+    est.observe("python/0", 3, 4)
+    assert est.p("python/0") == pytest.approx(3.8 / 6.0)
+    # then 0 of 4, the old evidence halved: a = 0.8 + 0.5 * 3, b = 1.2 + 0.5 * 1 + 4
+    est.observe("python/0", 0, 4)
+    assert est.p("python/0") == pytest.approx(2.3 / 8.0)
+
+
+def test_probability_that_a_group_agrees() -> None:
+    est = TaskEstimates([task(0)], prior_strength=2.0, memory=1.0, retire_after=2)
+    e = est.by_id["python/0"]
+    e.a = e.b = 1.0  # p uniform on [0, 1]: E[p^2] + E[(1-p)^2] = 1/3 + 1/3
+    assert est.p_all_equal("python/0", 2) == pytest.approx(2 / 3)
+    e.a, e.b = 1.0, 9.0  # E[(1-p)^4] = 9*10*11*12 / (10*11*12*13), E[p^4] = 1*2*3*4 / (10*11*12*13)
+    assert est.p_all_equal("python/0", 4) == pytest.approx((9 * 10 * 11 * 12 + 24) / (10 * 11 * 12 * 13))
+
+
+def test_retire_after_k_agreeing_groups_and_revive_on_a_mixed_one() -> None:
+    est = TaskEstimates([task(0)], prior_strength=2.0, memory=0.9, retire_after=2)
+    est.observe("python/0", 4, 4)
+    assert not est.retired("python/0")
+    est.observe("python/0", 4, 4)
+    assert est.retired("python/0")
+    est.observe("python/0", 2, 4)
+    assert not est.retired("python/0")
+    est.observe("python/0", 0, 4)
+    est.observe("python/0", 0, 4)
+    assert est.retired("python/0")  # failed every time counts too
+
+
+# ---- learnability ---------------------------------------------------------------------
+
+
+def test_learnability_weights_by_hand() -> None:
+    tasks = [task(0), task(1)]
+    c = cfg(strategy="learnability", floor=0.02, retired_weight=0.005, retire_after=1, prior_strength=2.0, memory=1.0)
+    est = TaskEstimates(tasks, c.prior_strength, c.memory, c.retire_after)
+    pool = LearnabilityPool(tasks, "0", c, est)
+    assert pool.weight(tasks[0]) == pytest.approx(0.7 * 0.3 + 0.02)  # prior only
+    est.observe("python/0", 1, 2)  # a = 1.4 + 1, b = 0.6 + 1: p = 0.6
+    assert pool.weight(tasks[0]) == pytest.approx(0.6 * 0.4 + 0.02)
+    est.observe("python/1", 2, 2)  # all solved, retire_after 1: retired
+    assert pool.weight(tasks[1]) == 0.005
+
+
+def test_weighted_draws_follow_the_weights_and_never_repeat_within_a_round() -> None:
+    items = [task(i) for i in range(3)]
+    rng = random.Random(0)
+    counts = [0, 0, 0]
+    for _ in range(4000):
+        (pick,) = weighted_without_replacement(items, [0.25, 0.5, 0.25], 1, rng)
+        counts[items.index(pick)] += 1
+    assert [abs(c / 4000 - w) < 0.03 for c, w in zip(counts, [0.25, 0.5, 0.25], strict=True)] == [True] * 3
+    draw = weighted_without_replacement(items, [1.0, 0.0, 1.0], 3, random.Random(1))
+    assert sorted(t.id for t in draw[:2]) == ["python/0", "python/2"] and draw[2].id == "python/1"
+    assert len(weighted_without_replacement(items, [1.0, 1.0, 1.0], 7, rng)) == 7
+
+
+def test_learnability_spends_draws_on_tasks_the_model_sometimes_solves() -> None:
+    tasks = [task(0), task(1), task(2)]  # always solved, sometimes, never
+    cur = Curriculum(tasks, seed=3, cfg=cfg(strategy="learnability", retire_after=2), group_size=4)
+    rate = {"python/0": 1.0, "python/1": 0.5, "python/2": 0.0}
+    picks = []
+    for _ in range(60):
+        drawn = cur.sample(1)
+        picks += [t.id for t in drawn]
+        cur.observe([_outcome(t.id, rate[t.id]) for t in drawn])
+    late = picks[20:]
+    assert late.count("python/1") > 0.8 * len(late)
+    assert cur.metrics()["retired"] == 2.0
+    assert {"python/0", "python/2"} & set(late)  # retired tasks are still revisited now and then
+
+
+# ---- ladder ---------------------------------------------------------------------------
+
+
+def test_ladder_moves_up_and_down_by_hand() -> None:
+    tasks = [task(0, difficulty=1), task(1, difficulty=2), task(2, difficulty=3)]
+    c = cfg(strategy="ladder", ladder_up=0.6, ladder_down=0.1, ladder_window=4, ladder_review=0.0)
+    pool = LadderPool(tasks, "0", c, TaskEstimates(tasks, 2.0, 0.9, 3))
+    assert [t.id for t in pool.draw(3, random.Random(0))] == ["python/0"] * 3
+    pool.observe(tasks[0], 2, 2)  # window 2 of 4: no move yet
+    assert pool.band == 0
+    pool.observe(tasks[0], 1, 2)  # 3 of 4 = 0.75 >= 0.6: up
+    assert pool.band == 1 and pool.window == []
+    pool.observe(tasks[0], 0, 4)  # a review draw does not move the ladder
+    assert pool.band == 1
+    pool.observe(tasks[1], 0, 4)  # 0 of 4 <= 0.1: down
+    assert pool.band == 0
+    assert pool.metrics()["band"] == 1.0
+
+
+def test_ladder_review_draws_from_easier_bands_only() -> None:
+    tasks = [task(i, difficulty=1 + i % 3) for i in range(9)]
+    c = cfg(strategy="ladder", ladder_review=0.5)
+    pool = LadderPool(tasks, "0", c, TaskEstimates(tasks, 2.0, 0.9, 3))
+    pool.band = 1
+    drawn = pool.draw(200, random.Random(0))
+    levels = [t.difficulty for t in drawn]
+    assert set(levels) == {1, 2} and 70 < levels.count(1) < 130
+
+
+# ---- domains ----------------------------------------------------------------------------
+
+
+def test_group_signal_by_hand() -> None:
+    assert group_signal([0.0, 1.0, 0.0, 1.0]) == 1.0
+    assert group_signal([1.0, 1.0, 1.0, 1.0]) == 0.0
+    assert group_signal([0.0, 0.0, 0.0, 1.0]) == pytest.approx(0.75)  # mean |r - 0.25| = 0.375
+
+
+def test_fixed_weights_and_a_misnamed_domain() -> None:
+    mix = DomainMix(["math", "python"], cfg(domain_mix="fixed", domain_weights={"python": 3.0}))
+    assert mix.shares() == {"math": 0.25, "python": 0.75}
+    with pytest.raises(ValueError, match=r"names \['pyhton'\], not among"):
+        DomainMix(["math", "python"], cfg(domain_mix="fixed", domain_weights={"pyhton": 3.0}))
+
+
+def test_bandit_update_and_shares_by_hand() -> None:
+    c = cfg(domain_mix="bandit", bandit_temperature=0.1, min_domain_share=0.05, memory=0.9)
+    mix = DomainMix(["math", "python"], c)
+    assert mix.shares() == pytest.approx({"math": 0.5, "python": 0.5})
+    mix.observe("python", [0.0, 1.0, 0.0, 1.0])  # signal 1: 0.9 * 0.5 + 0.1 = 0.55
+    mix.observe("math", [1.0, 1.0, 1.0, 1.0])  # signal 0: 0.45
+    assert mix.score == pytest.approx({"math": 0.45, "python": 0.55})
+    soft = 2.718281828 / (1 + 2.718281828)  # exp(5.5) / (exp(5.5) + exp(4.5))
+    assert mix.shares()["python"] == pytest.approx(0.9 * soft + 0.05)
+
+
+def test_bandit_moves_rollouts_to_the_domain_that_teaches_and_keeps_a_floor() -> None:
+    tasks = [task(i, "math") for i in range(4)] + [task(i, "python") for i in range(4)]
+    c = cfg(domain_mix="bandit", strategy="learnability", min_domain_share=0.1)
+    cur = Curriculum(tasks, seed=0, cfg=c, group_size=4)
+    for _ in range(30):
+        drawn = cur.sample(4)
+        cur.observe([_outcome(t.id, 0.5 if t.domain == "python" else 1.0) for t in drawn])
+    m = cur.metrics()
+    assert m["domain_weight/python"] > 0.8 and m["domain_weight/math"] >= 0.1
+
+
+# ---- the composed curriculum ---------------------------------------------------------------
+
+
+def _outcome(task_id: str, rate: float, n: int = 4) -> Outcome:
+    k = round(rate * n)
+    return Outcome(task_id, [1.0] * k + [0.0] * (n - k), [True] * k + [False] * (n - k))
+
+
+def test_defaults_sample_what_the_old_uniform_sampler_did() -> None:
+    tasks = [task(i) for i in range(5)]
+    cur = Curriculum(tasks, seed=7)
+    got = [t.id for t in cur.sample(12)]
+    want = []
+    for epoch in range(3):
+        order = list(range(5))
+        random.Random(f"7:{epoch}").shuffle(order)
+        want += [tasks[i].id for i in order]
+    assert got == want[:12]
+
+
+def test_prefilter_skips_predictable_tasks_but_revisits_them() -> None:
+    tasks = [task(0), task(1)]
+    cur = Curriculum(tasks, seed=0, cfg=cfg(strategy="uniform", prefilter=0.9, memory=1.0), group_size=4)
+    for _ in range(6):
+        cur.observe([_outcome("python/0", 1.0)])  # solved every time: the group will agree
+    drawn = [t.id for _ in range(12) for t in cur.sample(1)]
+    skipped = int(cur.metrics()["prefiltered"])
+    total = skipped + drawn.count("python/0")  # times python/0 came up
+    assert skipped >= 3 and drawn.count("python/0") == total // 4  # every fourth one is generated
+    assert cur.skips["python/0"] == total
+
+
+def test_metrics_informative_share_and_calibration() -> None:
+    tasks = [task(0, difficulty=2), task(1, difficulty=2)]
+    cur = Curriculum(tasks, seed=0, cfg=cfg(prior_strength=2.0), group_size=4)
+    cur.sample(2)
+    cur.observe([_outcome("python/0", 0.5), _outcome("python/1", 1.0)])
+    m = cur.metrics()
+    assert m["informative"] == 0.5
+    assert m["predicted_pass"] == pytest.approx(0.4) and m["observed_pass"] == pytest.approx(0.75)
+    assert m["calibration_error"] == pytest.approx((0.1 + 0.6) / 2)
+    assert m["difficulty_share/2"] == 1.0 and m["domain_share/python"] == 1.0
+    assert "informative" not in cur.metrics()  # counted per step
+
+
+def test_canary_and_unknown_outcomes_are_ignored() -> None:
+    cur = Curriculum([task(0)], seed=0, group_size=2)
+    cur.observe([Outcome("python/0#canary/1", [1.0, 1.0], [True, True]), Outcome("other/1", [0.0], [False])])
+    assert cur.est.by_id["python/0"].groups == 0
+
+
+SETTINGS = [
+    {},
+    {"strategy": "learnability"},
+    {"strategy": "learnability", "prefilter": 0.8},
+    {"strategy": "ladder", "ladder_window": 4},
+    {"domain_mix": "fixed", "domain_weights": {"math": 2.0}},
+    {"domain_mix": "bandit", "strategy": "learnability"},
+    {"domain_mix": "bandit", "strategy": "ladder", "ladder_window": 4},
+]
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "default")
+def test_a_resumed_curriculum_samples_what_the_uninterrupted_one_would(settings: dict) -> None:
+    tasks = [task(i, d, 1 + i % 3) for d in ("math", "python") for i in range(6)]
+    rate = {t.id: (hash(t.id) % 5) / 4 for t in tasks}
+
+    def run(c: Curriculum, rounds: int) -> list[str]:
+        out = []
+        for _ in range(rounds):
+            drawn = c.sample(3)
+            out += [t.id for t in drawn]
+            c.observe([_outcome(t.id, rate[t.id]) for t in drawn])
+            c.metrics()
+        return out
+
+    straight = Curriculum(tasks, seed=5, cfg=cfg(**settings), group_size=4)
+    whole = run(straight, 12)
+    first = Curriculum(tasks, seed=5, cfg=cfg(**settings), group_size=4)
+    head = run(first, 5)
+    state = first.state_dict()
+    resumed = Curriculum(tasks, seed=5, cfg=cfg(**settings), group_size=4)
+    resumed.load_state_dict(json.loads(json.dumps(state)))  # as a checkpoint stores it
+    assert head + run(resumed, 7) == whole
+
+
+def test_an_old_checkpoint_resumes_the_uniform_sampler_only() -> None:
+    tasks = [task(i) for i in range(4)]
+    cur = Curriculum(tasks, seed=1)
+    cur.load_state_dict({"epoch": 2, "pos": 1})
+    assert cur.pools["*"].state_dict() == {"epoch": 2, "pos": 1}
+    with pytest.raises(ValueError, match=r"curriculum\.strategy uniform"):
+        Curriculum(tasks, seed=1, cfg=cfg(strategy="learnability")).load_state_dict({"epoch": 2, "pos": 1})
+
+
+def test_config_errors_name_the_key() -> None:
+    with pytest.raises(ValueError, match="ladder_down"):
+        cfg(ladder_up=0.3, ladder_down=0.5)
+    with pytest.raises(ValueError, match="strategy"):
+        load_config(None, ["curriculum.strategy=lilo"])
