@@ -224,6 +224,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     n = next((r.num_tasks for r in (b, a) if r is not None), 0)
     table.add_row(f"held-out pass@1 ({n} tasks, greedy)", fmt(b, lambda r: r.pass_at_1), fmt(a, lambda r: r.pass_at_1))
     table.add_row("held-out mean reward", fmt(b, lambda r: r.mean_reward), fmt(a, lambda r: r.mean_reward))
+    for name, (sb, sa) in s.suites.items():
+        n = next((r.num_tasks for r in (sb, sa) if r is not None), 0)
+        label = f"{name} pass@1 ({n} tasks, greedy)"
+        table.add_row(label, fmt(sb, lambda r: r.pass_at_1), fmt(sa, lambda r: r.pass_at_1))
     q = max(len(s.rewards) // 4, 1)
     first, last = sum(s.rewards[:q]) / q, sum(s.rewards[-q:]) / q
     table.add_row(f"train reward (mean of the first / last {steps(q)})", f"{first:.3f}", f"{last:.3f}")

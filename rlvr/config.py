@@ -314,6 +314,11 @@ class EvalConfig(_Section):
     """`rlvr train` evaluates pass@1 after training (off for pure throughput measurements)."""
     max_new_tokens: int | None = Field(None, ge=1)
     """Token budget for evaluation; null = generation.max_new_tokens."""
+    sources: list[str] = Field(default_factory=list)
+    """Further evaluation suites, each a task source evaluated whole (not split, never
+    trained on) before and after training, e.g. [bundled:humaneval]: logged as
+    eval/<suite>/pass_at_1 (the suite named by its set or file name) and printed beside the
+    held-out split's pass@1."""
     every: int = Field(0, ge=0)
     """`rlvr train` also evaluates every N steps (logged as eval/pass_at_1 at that step, so the
     heldout_divergence alert can compare held-out pass@1 with the training reward); 0: never."""

@@ -8,7 +8,9 @@ behind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from rlvr.config import ConfigError, RunConfig, load_plugins
 from rlvr.envs.base import check_task
@@ -24,6 +26,21 @@ class RunInputs:
 
     train_tasks: list[Task]
     eval_tasks: list[Task]
+    suites: dict[str, list[Task]] = field(default_factory=dict)  # eval.sources, by suite name
+
+
+def suite_name(source: str) -> str:
+    """A suite's name in metrics and tables: `bundled:humaneval` -> humaneval, a file -> its
+    stem, `hf:DIR:SPLIT` -> the directory's name and the split; lowercase, anything but
+    letters, digits and _ made _."""
+    if source.startswith("bundled:"):
+        name = source.split(":", 1)[1]
+    elif source.startswith("hf:"):
+        path, _, split = source[3:].partition(":")
+        name = "_".join(p for p in (Path(path).name, split) if p)
+    else:
+        name = Path(source).stem
+    return re.sub(r"[^a-z0-9_]", "_", name.lower()) or "suite"
 
 
 def check_run(cfg: RunConfig, *, evaluating: bool | None = None, model: str | None = None) -> RunInputs:
@@ -57,4 +74,14 @@ def check_run(cfg: RunConfig, *, evaluating: bool | None = None, model: str | No
         resolve_device(cfg.model.device)
     except RuntimeError as e:
         raise ConfigError(str(e)) from None
-    return RunInputs(train, evals)
+    return RunInputs(train, evals, _suites(cfg) if evaluating else {})
+
+
+def _suites(cfg: RunConfig) -> dict[str, list[Task]]:
+    suites: dict[str, list[Task]] = {}
+    for source in cfg.eval.sources:
+        name = suite_name(source)
+        if name in suites:
+            raise ConfigError(f"eval.sources: two sources are both named {name!r}")
+        suites[name] = load_tasks(source, check=check_task)
+    return suites

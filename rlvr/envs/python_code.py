@@ -62,6 +62,14 @@ class PythonFunctionEnv:
             parse_suite(task.tests)
         except SpecError as e:
             raise ValueError(f"task {task.id}: field 'tests': {e}") from None
+        prelude = task.tests.get("prelude")
+        if prelude is not None and not isinstance(prelude, str):
+            raise ValueError(f"task {task.id}: field 'tests.prelude': code as a string, got {type(prelude).__name__}")
+        if prelude and cls.language == "python":
+            try:
+                compile(prelude, "prelude", "exec")
+            except (SyntaxError, ValueError) as e:
+                raise ValueError(f"task {task.id}: field 'tests.prelude': not valid Python: {e}") from None
 
     async def reset(self, task: Task) -> list[dict[str, str]]:
         self.check_task(task)
@@ -71,7 +79,7 @@ class PythonFunctionEnv:
     async def step(self, reply: str) -> StepResult:
         if self.task is None:
             raise RuntimeError("step() before reset()")
-        code = extract_code(reply, self.language)
+        code = with_prelude(self.task, extract_code(reply, self.language))
         result = await asyncio.to_thread(self.settings.execute, code, self.task.tests, self.language)
         value = completion_reward(result, self.settings.timeout_penalty)
         visible, held = result.partition()
@@ -108,7 +116,8 @@ class PythonFunctionEnv:
             slot = _BASELINES.setdefault(key, _Slot())
         with slot.lock:
             if slot.value is None:
-                result = self.settings.execute(noop_program(self.task, self.language), self.task.tests, self.language)
+                noop = with_prelude(self.task, noop_program(self.task, self.language))
+                result = self.settings.execute(noop, self.task.tests, self.language)
                 if result.status is RunStatus.SANDBOX_ERROR:
                     return (0, 0)  # not cached: the next episode tries again
                 if result.status is RunStatus.TIMEOUT:
@@ -127,6 +136,13 @@ class _Slot:
 
 _BASELINES: dict[tuple[str, str, str], _Slot] = {}
 _BASELINE_LOCK = threading.Lock()
+
+
+def with_prelude(task: Task, code: str) -> str:
+    """The reply's code after the task's `tests.prelude` (imports and helper functions the
+    prompt shows before the function to write, as HumanEval's problems do)."""
+    prelude = task.tests.get("prelude")
+    return f"{prelude.rstrip()}\n\n{code}" if isinstance(prelude, str) and prelude.strip() else code
 
 
 def noop_program(task: Task, language: str) -> str:

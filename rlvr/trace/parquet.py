@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from rlvr.types import Trajectory
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: evals.suite
 
 
 class StoreError(ValueError):
@@ -37,7 +37,7 @@ class StoreError(ValueError):
 
 
 TABLES = ("trajectories", "metrics", "alerts", "evals", "eval_trajectories")
-_PART = re.compile(r"step-(\d+)(?:-([a-z]+))?\.parquet$")
+_PART = re.compile(r"step-(\d+)(?:-([a-z]+(?:-[a-z0-9_]+)?))?\.parquet$")  # step-N[-phase[-suite]]
 
 _TURN = pa.struct(
     [("role", pa.string()), ("content", pa.string()), ("n_tokens", pa.int32()), ("trainable", pa.bool_())]
@@ -103,6 +103,7 @@ EVALS_SCHEMA = pa.schema(
         ("num_tasks", pa.int32()),
         ("by_domain", pa.map_(pa.string(), pa.float64())),  # pass@1 per domain
         ("by_difficulty", pa.map_(pa.string(), pa.float64())),  # pass@1 per difficulty level
+        ("suite", pa.string()),  # v2: the eval.sources suite ('' for the held-out split)
     ]
 )
 SCHEMAS = {
@@ -221,11 +222,15 @@ class TraceStore:
         when: str,
         summary: dict[str, Any],
         trajectories: list[Trajectory],
+        suite: str = "",
     ) -> None:
         """A held-out evaluation of the policy after `step` steps (0: before training):
-        `summary` has pass_at_1, mean_reward, num_tasks, by_domain, by_difficulty."""
+        `summary` has pass_at_1, mean_reward, num_tasks, by_domain, by_difficulty; `suite`
+        names an eval.sources suite ('' for the training set's held-out split)."""
         if not re.fullmatch(r"[a-z]+", when):
             raise ValueError(f"evaluation label must be lowercase letters, got {when!r}")
+        if not re.fullmatch(r"[a-z0-9_]*", suite):
+            raise ValueError(f"suite name must be lowercase letters, digits and _, got {suite!r}")
         row = {
             "step": step,
             "phase": when,
@@ -234,10 +239,12 @@ class TraceStore:
             "num_tasks": int(summary["num_tasks"]),
             "by_domain": [(str(k), _finite(v)) for k, v in summary.get("by_domain", {}).items()],
             "by_difficulty": [(str(k), _finite(v)) for k, v in summary.get("by_difficulty", {}).items()],
+            "suite": suite,
         }
-        self._write("evals", step, pa.Table.from_pylist([row], schema=EVALS_SCHEMA), label=when)
+        label = f"{when}-{suite}" if suite else when
+        self._write("evals", step, pa.Table.from_pylist([row], schema=EVALS_SCHEMA), label=label)
         rows = [trajectory_row(step, t, False, n) for t, _, n in _numbered([(t, False) for t in trajectories])]
-        self._write("eval_trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA), label=when)
+        self._write("eval_trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA), label=label)
 
     def _write(self, table: str, step: int, data: pa.Table, label: str = "") -> None:
         data = data.replace_schema_metadata({"rlvr.schema_version": str(SCHEMA_VERSION), "rlvr.table": table})
@@ -281,7 +288,8 @@ def read_table(uri: str, table: str = "trajectories") -> pa.Table:
     for path in store.parts(table):
         with store.fs.open(path, "rb") as f:
             parts.append(pq.read_table(f))
-    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table()
+    # parts written by an older schema lack its newer columns: they read as nulls
+    return pa.concat_tables(parts, promote_options="default") if parts else SCHEMAS[table].empty_table()
 
 
 def run_store_uri(run: str) -> str:

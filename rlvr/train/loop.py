@@ -20,7 +20,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,8 @@ class TrainSummary:
     eval_after: EvalResult | None
     rewards: list[float]
     elapsed_s: float
+    suites: dict[str, tuple[EvalResult | None, EvalResult | None]] = field(default_factory=dict)
+    """eval.sources: each suite's evaluation (before, after) training."""
 
 
 def seed_everything(seed: int) -> None:
@@ -100,6 +102,7 @@ def train(
     b = cfg.buffer
     buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
     start, rewards, eval_before, pending = 0, [], None, []
+    suites_before: dict[str, EvalResult | None] = {}
     if ckpt:
         blob, state = load_trainer_state(ckpt)
         learner.load_state_dict(blob["learner"])
@@ -108,6 +111,7 @@ def train(
         sampler.load_state_dict(state["sampler"])
         start, rewards = int(state["step"]), list(state["rewards"])
         eval_before = _eval_from_dict(state.get("eval_before"))
+        suites_before = {k: _eval_from_dict(v) for k, v in state.get("suites_before", {}).items()}
         queue = json.loads((ckpt / "queue.json").read_text()) if (ckpt / "queue.json").is_file() else {}
         buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
         pending = [RolloutBatch.from_dict(p) for p in queue.get("pending", [])]
@@ -128,6 +132,20 @@ def train(
         eval_before = evaluate(model, tok, eval_tasks, cfg)
         metrics_log.append({"event": "eval", "when": "before", **_eval_row(eval_before)})
         traces.write_eval(0, "before", _eval_to_dict(eval_before) or {}, eval_before.trajectories)
+
+    def eval_suites(step: int, when: str) -> dict[str, EvalResult | None]:
+        """eval.sources, each evaluated whole: logged, traced and returned by suite."""
+        out: dict[str, EvalResult | None] = {}
+        for name, tasks in inputs.suites.items():
+            progress.note(f"evaluating the {'initial' if when == 'before' else 'trained'} policy on {name}")
+            r = evaluate(model, tok, tasks, cfg)
+            metrics_log.append({"event": "eval", "when": when, "suite": name, **_eval_row(r)})
+            traces.write_eval(step, when, _eval_to_dict(r) or {}, r.trajectories, suite=name)
+            out[name] = r
+        return out
+
+    if cfg.eval.before_training and not suites_before:
+        suites_before = eval_suites(0, "before")
     # sinks and alert rules; a resumed run's windows start from what it logged before
     history = [{"step": 0, "eval/pass_at_1": eval_before.pass_at_1}] if eval_before else []
     if start:
@@ -192,7 +210,12 @@ def train(
     def save(step: int) -> None:
         with rollouts.pause():  # the generator waits between batches: a consistent snapshot
             queue = {"buffer": buffer.state_dict(), **rollouts.state_dict()}
-            state = {"sampler": sampler.state_dict(), "rewards": rewards, "eval_before": _eval_to_dict(eval_before)}
+            state = {
+                "sampler": sampler.state_dict(),
+                "rewards": rewards,
+                "eval_before": _eval_to_dict(eval_before),
+                "suites_before": {k: _eval_to_dict(v) for k, v in suites_before.items()},
+            }
             save_checkpoint(
                 ckpt_root,
                 step,
@@ -240,8 +263,15 @@ def train(
         eval_after = evaluate(model, tok, eval_tasks, cfg)
         metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})
         traces.write_eval(cfg.train.steps, "after", _eval_to_dict(eval_after) or {}, eval_after.trajectories)
+    suites_after = eval_suites(cfg.train.steps, "after") if cfg.eval.after_training else {}
     summary_out = TrainSummary(
-        run_dir, cfg.train.steps, eval_before, eval_after, rewards, time.perf_counter() - t_start
+        run_dir,
+        cfg.train.steps,
+        eval_before,
+        eval_after,
+        rewards,
+        time.perf_counter() - t_start,
+        {k: (suites_before.get(k), suites_after.get(k)) for k in inputs.suites},
     )
     (run_dir / "summary.json").write_text(json.dumps(_summary_dict(summary_out), indent=2))
     metrics_log.close()
@@ -311,6 +341,7 @@ def _summary_dict(s: TrainSummary) -> dict[str, Any]:
         "elapsed_s": s.elapsed_s,
         "eval_before": _eval_to_dict(s.eval_before),
         "eval_after": _eval_to_dict(s.eval_after),
+        "suites": {k: {"before": _eval_to_dict(b), "after": _eval_to_dict(a)} for k, (b, a) in s.suites.items()},
         "reward_first_quarter": sum(s.rewards[:q]) / q if s.rewards else None,
         "reward_last_quarter": sum(s.rewards[-q:]) / q if s.rewards else None,
         "rewards": s.rewards,

@@ -107,6 +107,32 @@ def test_a_curriculum_run_resumes_exactly_and_logs_its_figures(tmp_path: Path) -
         assert row["curriculum/domain_share/toy-length"] == 1.0
 
 
+def test_eval_sources_are_evaluated_whole_before_and_after(tmp_path: Path) -> None:
+    from rlvr.trace.parquet import read_table
+
+    suite = write_toy_tasks(tmp_path / "Extra-Suite.jsonl")
+    s = train(_toy_cfg(tmp_path, "name=suites", "train.steps=1", f"eval.sources=[{suite}]"), quiet=True)
+    before, after = s.suites["extra_suite"]
+    assert before is not None and after is not None
+    assert before.num_tasks == len(suite.read_text().splitlines())  # whole, not split
+    rows = [json.loads(line) for line in (tmp_path / "suites" / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["when"], r.get("suite")) for r in rows if r["event"] == "eval"] == [
+        ("before", None),
+        ("before", "extra_suite"),
+        ("after", None),
+        ("after", "extra_suite"),
+    ]
+    evals = read_table(str(tmp_path / "suites" / "traces"), "evals").to_pylist()
+    assert sorted((e["phase"], e["suite"]) for e in evals) == [
+        ("after", ""),
+        ("after", "extra_suite"),
+        ("before", ""),
+        ("before", "extra_suite"),
+    ]
+    summary = json.loads((tmp_path / "suites" / "summary.json").read_text())
+    assert summary["suites"]["extra_suite"]["after"]["num_tasks"] == before.num_tasks
+
+
 def test_lora_trains_adapters_only_and_resumes_exactly(tmp_path: Path) -> None:
     from safetensors.torch import load_file
 

@@ -273,3 +273,18 @@ def test_config_errors_name_the_key() -> None:
         cfg(ladder_up=0.3, ladder_down=0.5)
     with pytest.raises(ValueError, match="strategy"):
         load_config(None, ["curriculum.strategy=lilo"])
+
+
+@pytest.mark.parametrize("name", ["curriculum_learnability", "curriculum_ladder", "curriculum_bandit"])
+def test_each_curriculum_example_builds_and_samples(name: str) -> None:
+    from pathlib import Path
+
+    from rlvr.tasks import load_tasks
+
+    c = load_config(Path(__file__).parents[2] / "examples" / f"{name}.yaml")
+    tasks = load_tasks(c.tasks.source)
+    cur = Curriculum(tasks, c.seed, c.curriculum, c.algo.group_size)
+    drawn = cur.sample(c.train.prompts_per_step)
+    assert len(drawn) == c.train.prompts_per_step
+    cur.observe([_outcome(t.id, 0.5) for t in drawn])
+    assert cur.metrics()["informative"] == 1.0
