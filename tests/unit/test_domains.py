@@ -11,7 +11,7 @@ import pytest
 from rlvr.envs import EnvSettings, make_env
 from rlvr.envs.base import run_sync
 from rlvr.rewards.extract import extract_code
-from rlvr.tasks import programgen
+from rlvr.tasks.generators import programgen
 from rlvr.tasks.loader import BUNDLED_DIR, load_tasks
 from rlvr.types import Task
 
@@ -216,7 +216,7 @@ def test_trading_state_is_unchanged_when_a_step_raises(monkeypatch: pytest.Monke
 
 @pytest.mark.regeneration
 def test_bundled_trading_tasks_regenerate_and_their_plans_score_full() -> None:
-    from rlvr.tasks import tradinggen
+    from rlvr.tasks.generators import tradinggen
 
     tasks = tradinggen.build()
     lines = (BUNDLED_DIR / "trading.jsonl").read_text().splitlines()
@@ -316,7 +316,7 @@ def test_itops_port_conflict_needs_the_old_package_gone() -> None:
 
 @pytest.mark.regeneration
 def test_bundled_itops_tasks_regenerate_and_their_scripts_score_full() -> None:
-    from rlvr.tasks import itopsgen
+    from rlvr.tasks.generators import itopsgen
 
     tasks = itopsgen.build()
     lines = (BUNDLED_DIR / "itops.jsonl").read_text().splitlines()
@@ -455,7 +455,7 @@ def test_repository_env_reads_a_real_git_repository(tmp_path) -> None:  # type: 
 
 @pytest.mark.regeneration
 def test_bundled_repository_tasks_regenerate_and_their_patches_score_full() -> None:
-    from rlvr.tasks import repogen
+    from rlvr.tasks.generators import repogen
 
     tasks = repogen.build()
     lines = (BUNDLED_DIR / "repository.jsonl").read_text().splitlines()
@@ -478,7 +478,7 @@ def test_repository_task_errors_name_the_field() -> None:
 
 @pytest.mark.regeneration
 def test_bundled_reasoning_gym_tasks_regenerate_and_score_with_their_own_scorers() -> None:
-    from rlvr.tasks import rggen
+    from rlvr.tasks.generators import rggen
 
     tasks = rggen.build()
     lines = (BUNDLED_DIR / "reasoning_gym.jsonl").read_text().splitlines()
@@ -492,7 +492,7 @@ def test_reasoning_gym_time_intervals_read_the_pinned_day_not_the_clock() -> Non
 
     import reasoning_gym
 
-    from rlvr.tasks import rggen
+    from rlvr.tasks.generators import rggen
 
     # A day that is never today: every clock-derived field must carry it.
     day = dt.date(2031, 2, 28)

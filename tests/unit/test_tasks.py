@@ -8,7 +8,7 @@ from rlvr.curriculum import Curriculum
 from rlvr.envs.base import run_sync
 from rlvr.sandbox import Limits, execute_many
 from rlvr.tasks import TaskLoadError, load_tasks, split_tasks
-from rlvr.tasks.pyfuncs import DATA, build_tasks
+from rlvr.tasks.generators.pyfuncs import DATA, build_tasks
 
 
 def test_bundled_set_size_and_fields() -> None:
@@ -90,7 +90,7 @@ def test_sampler_is_deterministic_and_resumable() -> None:
 
 @pytest.mark.regeneration
 def test_bundled_python_and_repair_sets_regenerate_identically() -> None:
-    from rlvr.tasks import pyfuncs, repairgen
+    from rlvr.tasks.generators import pyfuncs, repairgen
     from rlvr.tasks.loader import task_line
 
     built = [json.dumps(t.to_dict(), sort_keys=True) for t in pyfuncs.build_tasks()]
@@ -104,7 +104,7 @@ def test_bundled_math_and_json_sets_regenerate_identically_and_check_out() -> No
     import json as _json
 
     from rlvr.envs import EnvSettings, make_env
-    from rlvr.tasks import jsongen, mathgen
+    from rlvr.tasks.generators import jsongen, mathgen
 
     for gen in (mathgen, jsongen):
         lines = [_json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) for t in gen.build_tasks()]
@@ -156,8 +156,8 @@ def test_parquet_and_datasets_loaders_and_mixing(tmp_path: Path) -> None:
 
 
 def test_code_repair_tasks_are_really_broken_and_fixable() -> None:
-    from rlvr.tasks import datagen  # noqa: F401  (import check)
-    from rlvr.tasks.repairgen import mutate
+    from rlvr.tasks.generators import datagen  # noqa: F401  (import check)
+    from rlvr.tasks.generators.repairgen import mutate
 
     tasks = load_tasks("bundled:code_repair")
     assert len(tasks) >= 150 and {t.domain for t in tasks} == {"repair"}
@@ -178,7 +178,7 @@ def test_code_repair_tasks_are_really_broken_and_fixable() -> None:
 def test_data_analysis_tasks_regenerate_and_check_numerically() -> None:
     import json as _json
 
-    from rlvr.tasks import datagen
+    from rlvr.tasks.generators import datagen
 
     lines = [_json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) for t in datagen.build_tasks()]
     assert datagen.DATA.read_text().splitlines() == lines
@@ -210,7 +210,7 @@ def test_eval_tasks_are_taken_in_turn_from_each_domain() -> None:
 def test_no_constant_passes_every_visible_test_of_a_bundled_task() -> None:
     """A task whose visible tests all expect one value pays `return 0` in full (the
     policy learns it; issue 17): the generators show a test expecting something else
-    (rlvr.tasks.pyfuncs._no_constant_passes)."""
+    (rlvr.tasks.generators.pyfuncs._no_constant_passes)."""
     from rlvr.rewards.answers import stdio_cases
     from rlvr.rewards.hacks import visible_cases
 
@@ -218,3 +218,19 @@ def test_no_constant_passes_every_visible_test_of_a_bundled_task() -> None:
         for t in load_tasks(f"bundled:{name}"):
             visible = [repr(e) for _, e in visible_cases(t.tests)] + [o.strip() for _, o in stdio_cases(t.tests)]
             assert len(set(visible)) > 1, (t.id, visible)
+
+
+def test_nothing_at_run_time_imports_the_generators() -> None:
+    """The generators (rlvr.tasks.generators) import environments and the sandbox to
+    check what they write; the run-time path (loaders, split, curriculum, training, the
+    CLI) must not import them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, rlvr.cli, rlvr.train.loop, rlvr.evaluate, rlvr.curriculum, rlvr.envs, rlvr.tasks;"
+        "from rlvr.tasks import load_tasks; load_tasks('bundled:python_functions');"
+        "print(sorted(m for m in sys.modules if m.startswith('rlvr.tasks.generators')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

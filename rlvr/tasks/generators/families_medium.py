@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlvr.tasks.pyfamily import HELD_LISTS, HELD_NONEMPTY, LISTS, NONEMPTY, WORDS, Family, fam
+from rlvr.tasks.generators.pyfamily import HELD_LISTS, HELD_NONEMPTY, LISTS, NONEMPTY, WORDS, Family, fam
 
 MEDIUM: tuple[Family, ...] = (
     fam(

@@ -9,7 +9,7 @@ language (domains `cpp` and `javascript`, tests in the `stdio` format, the first
 shown in the prompt as an example; three held-out cases from another run of the
 generator, `tests.held_out`, never shown). Every reference program is run through the sandbox
 against its task's tests when the file is written, so a bundled task is known to be
-solvable. `python -m rlvr.tasks.programgen` rewrites both files byte for byte.
+solvable. `python -m rlvr.tasks.generators.programgen` rewrites both files byte for byte.
 
 Difficulty: 1 = one pass over the input, 2 = a small algorithm or formatting rule,
 3 = a classic algorithm (dynamic programming, graph search, a stack).
@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
 
-from rlvr.tasks.loader import write_tasks
-from rlvr.tasks.stdio_problems import (
+from rlvr.tasks.generators.stdio_problems import (
     _BRACKETS,
     _PHRASES,
     _WORDS,
@@ -44,9 +42,10 @@ from rlvr.tasks.stdio_problems import (
     _transpose,
     _words_gen,
 )
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data"
+DATA = BUNDLED_DIR
 LANGS = {"cpp": "C++17", "javascript": "JavaScript (Node.js)"}
 
 PROBLEMS: list[Problem] = [

@@ -3,7 +3,7 @@
 The model reads a short record written in prose and answers with a JSON object holding
 the requested fields. Each task carries a JSON Schema (what the format component checks)
 and the expected values (what completion checks, field by field). Seeded;
-`python -m rlvr.tasks.jsongen` rewrites the file byte for byte.
+`python -m rlvr.tasks.generators.jsongen` rewrites the file byte for byte.
 
 Difficulty: 1 = two fields, 2 = four fields with types (integer, boolean), 3 = a nested
 object and a list.
@@ -12,13 +12,12 @@ object and a list.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
-from rlvr.tasks.loader import write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "json_extract.jsonl"
+DATA = BUNDLED_DIR / "json_extract.jsonl"
 _FIRST = ["Maria", "Tomas", "Aiko", "Omar", "Lucia", "Pavel", "Nia", "Jonas", "Priya", "Felix", "Sara", "Mateo"]
 _LAST = ["Lopez", "Novak", "Tanaka", "Haddad", "Rossi", "Ivanov", "Okafor", "Berg", "Shah", "Weber", "Costa"]
 _CITIES = ["Porto", "Lyon", "Osaka", "Tunis", "Turin", "Brno", "Lagos", "Malmo", "Pune", "Graz", "Quito"]

@@ -4,7 +4,7 @@ Each task is a simulated system (see `rlvr.envs.itops`) with a problem to solve 
 end state to reach; sshd, the system's packages and the data the task names are
 protected. The prompt describes the situation as a ticket would, not the fix. Every
 task carries a reference command script that the simulator is checked to accept with
-full reward when the file is written. Seeded; `python -m rlvr.tasks.itopsgen` rewrites
+full reward when the file is written. Seeded; `python -m rlvr.tasks.generators.itopsgen` rewrites
 the file byte for byte.
 
 Difficulty: 1 = install and start a service; 2 = change a setting and restart, or find
@@ -15,15 +15,14 @@ data, or resolve a port conflict between two services.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import rlvr.envs.itops  # noqa: F401  (registers the domain)
 from rlvr.envs.base import check_reply
-from rlvr.tasks.loader import write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "itops.jsonl"
+DATA = BUNDLED_DIR / "itops.jsonl"
 APPS = ["webapp", "api", "worker", "metrics", "cache", "gateway", "billing", "search"]
 KEYS = ["port", "workers", "log_level", "timeout"]
 INTRO = (

@@ -6,7 +6,7 @@ list of test inputs. Expected outputs are computed by running the reference solu
 here, at generation time; the resulting asserts are what the sandbox checks. Every family
 also has held-out inputs, none of them visible, turned into asserts the same way and
 written to `tests["held_out"]`: never shown in a prompt or feedback, rewarded apart
-(rlvr.sandbox.spec). The output is deterministic: `python -m rlvr.tasks.pyfuncs`
+(rlvr.sandbox.spec). The output is deterministic: `python -m rlvr.tasks.generators.pyfuncs`
 rewrites `data/python_functions.jsonl` byte for byte the same.
 
 Difficulty: 1 = a one-line function, 2 = a short loop or a standard algorithm,
@@ -19,13 +19,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rlvr.tasks.families_easy import EASY
-from rlvr.tasks.families_hard import HARD
-from rlvr.tasks.families_medium import MEDIUM
-from rlvr.tasks.pyfamily import Family
+from rlvr.tasks.generators.families_easy import EASY
+from rlvr.tasks.generators.families_hard import HARD
+from rlvr.tasks.generators.families_medium import MEDIUM
+from rlvr.tasks.generators.pyfamily import Family
+from rlvr.tasks.loader import BUNDLED_DIR
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "python_functions.jsonl"
+DATA = BUNDLED_DIR / "python_functions.jsonl"
 FAMILIES: tuple[Family, ...] = EASY + MEDIUM + HARD
 
 

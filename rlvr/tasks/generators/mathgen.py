@@ -3,7 +3,7 @@
 Procedural, seeded, and checked by construction: each template draws numbers, states the
 problem in words and computes the exact answer (integers or reduced fractions) with
 Python's `fractions`. Answers are checked by `math-verify`, so `3/4`, `0.75` and
-`\\frac{3}{4}` all count. `python -m rlvr.tasks.mathgen` rewrites the file byte for byte.
+`\\frac{3}{4}` all count. `python -m rlvr.tasks.generators.mathgen` rewrites the file byte for byte.
 
 Difficulty: 1 = one operation, 2 = two or three steps, 3 = a small equation or
 rates/fractions with several steps.
@@ -14,12 +14,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from fractions import Fraction
-from pathlib import Path
 
-from rlvr.tasks.loader import write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "math_word.jsonl"
+DATA = BUNDLED_DIR / "math_word.jsonl"
 _NAMES = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fatima", "Goran", "Hana", "Ivo", "Jun", "Kai", "Lena"]
 _ITEMS = ["apples", "books", "marbles", "stamps", "pencils", "cards", "shells", "coins"]
 

@@ -7,7 +7,7 @@ exactly), so `42`, `42.0` and `4.2e1` all pass. Two held-out tables ask the same
 question of other rows (`tests.held_out`): a program that prints the answer it worked
 out from the prompt's first rows, instead of computing it, fails them. Answers are computed here with plain
 Python from the same rows, rounded as the question asks. Seeded;
-`python -m rlvr.tasks.datagen` rewrites the file byte for byte.
+`python -m rlvr.tasks.generators.datagen` rewrites the file byte for byte.
 
 Difficulty: 1 = one filter or aggregate, 2 = a derived column and a group, 3 = a
 comparison across groups or periods.
@@ -20,13 +20,12 @@ import random
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from rlvr.tasks.loader import write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "data_analysis.jsonl"
+DATA = BUNDLED_DIR / "data_analysis.jsonl"
 REGIONS = ["north", "south", "east", "west"]
 PRODUCTS = ["widget", "gadget", "gizmo", "doohickey"]
 MONTHS = ["2026-01", "2026-02", "2026-03", "2026-04", "2026-05", "2026-06"]

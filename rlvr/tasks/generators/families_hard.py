@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlvr.tasks.pyfamily import HELD_LISTS, LISTS, Family, fam
+from rlvr.tasks.generators.pyfamily import HELD_LISTS, LISTS, Family, fam
 
 HARD: tuple[Family, ...] = (
     fam(

@@ -5,7 +5,7 @@ Eighteen of reasoning-gym's procedural datasets, eight entries each, drawn with 
 seed from the pinned package version; each entry is stored whole, so the dataset's own
 scorer judges the reply (see `rlvr.envs.reasoning`). When the file is written every
 stored answer is checked to score 1.0 and a wrong answer less. `python -m
-rlvr.tasks.rggen` rewrites the file byte for byte, on any day.
+rlvr.tasks.generators.rggen` rewrites the file byte for byte, on any day.
 
 One dataset reads the clock: `time_intervals` builds its time-of-day entries on
 `date.today()` (and dateutil's `datetime.now()`), so they would change every calendar
@@ -22,13 +22,12 @@ import contextlib
 import datetime as dt
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Self
 
-from rlvr.tasks.loader import write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "reasoning_gym.jsonl"
+DATA = BUNDLED_DIR / "reasoning_gym.jsonl"
 DATASETS = {
     "basic_arithmetic": 1,
     "chain_sum": 1,

@@ -8,7 +8,7 @@ the failing tests observed; the model must return the corrected function, which 
 judged by the same tests and the source task's held-out ones. Mutations are run and
 quoted against the visible tests only (rlvr.sandbox.spec.visible_spec), so a held-out
 test never appears in a prompt and the held-out lists do not change which mutation is
-chosen. `python -m rlvr.tasks.repairgen` rewrites the file (it runs the sandbox, so it
+chosen. `python -m rlvr.tasks.generators.repairgen` rewrites the file (it runs the sandbox, so it
 needs a machine where the sandbox works).
 """
 
@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import ast
 import random
-from pathlib import Path
 
 from rlvr.sandbox import execute_many
 from rlvr.sandbox.api import Tests
 from rlvr.sandbox.spec import visible_spec
-from rlvr.tasks.loader import load_tasks, write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, load_tasks, write_tasks
 from rlvr.types import ExecutionResult, RunStatus, Task, TestStatus
 
-DATA = Path(__file__).parent / "data" / "code_repair.jsonl"
+DATA = BUNDLED_DIR / "code_repair.jsonl"
 _BINOPS: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.Mod: ast.FloorDiv}
 _CMPS: dict[type, type] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,

@@ -4,7 +4,7 @@ Each task is an account, a set of quotes, rules and a goal (see `rlvr.envs.tradi
 The prompt states the tools, the rules and the goal but not the account or the prices:
 the model has to ask. Every task carries a reference plan (its tool calls) that the
 simulator is checked to accept with full reward when the file is written. Seeded;
-`python -m rlvr.tasks.tradinggen` rewrites the file byte for byte.
+`python -m rlvr.tasks.generators.tradinggen` rewrites the file byte for byte.
 
 Difficulty: 1 = one order reaches the goal; 2 = the goal needs a quote and arithmetic
 (invest a budget) or several orders (the per-order limit); 3 = several positions, a
@@ -16,15 +16,14 @@ from __future__ import annotations
 import json
 import math
 import random
-from pathlib import Path
 from typing import Any
 
 import rlvr.envs.trading  # noqa: F401  (registers the domain)
 from rlvr.envs.base import check_reply
-from rlvr.tasks.loader import write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "trading.jsonl"
+DATA = BUNDLED_DIR / "trading.jsonl"
 SYMBOLS = ["ACME", "BOLT", "CRUX", "DYNA", "EONX", "FLUX", "GRID", "HELO"]
 
 TOOLS = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlvr.tasks.pyfamily import (
+from rlvr.tasks.generators.pyfamily import (
     HELD_INTS,
     HELD_LISTS,
     HELD_NONEMPTY,

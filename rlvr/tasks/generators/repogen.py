@@ -9,7 +9,7 @@ directory is editable, the tests are not. The prompt shows the repository's file
 the failing tests as pytest reported them. When the file is written every task is
 checked in the sandbox: the correct package passes, the buggy one fails, and the
 reference patch (the diff back to the correct package) applied through the environment
-scores 1.0. `python -m rlvr.tasks.repogen` rewrites the file byte for byte.
+scores 1.0. `python -m rlvr.tasks.generators.repogen` rewrites the file byte for byte.
 
 Difficulty: 1 = the bug is in the function the failing test names; 2 = the failing tests
 name one module and the bug lives in another; 3 = two bugs in two files.
@@ -18,15 +18,14 @@ name one module and the bug lives in another; 3 = two bugs in two files.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from rlvr.envs.base import check_reply
 from rlvr.envs.patching import make_patch
 from rlvr.envs.repository import pytest_summary
-from rlvr.tasks.loader import write_tasks
+from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
-DATA = Path(__file__).parent / "data" / "repository.jsonl"
+DATA = BUNDLED_DIR / "repository.jsonl"
 
 TEXTKIT = {
     "README.md": "# textkit\n\nSmall text helpers: slugs, word counts, truncation, title case.\n",
