@@ -24,15 +24,17 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from train_runs import train_quickstart  # noqa: E402
+
 MIX = "bundled:python_functions+bundled:code_repair"
 CONFIGS: dict[str, list[str]] = {
     "uniform": ["curriculum.strategy=uniform"],
@@ -41,25 +43,8 @@ CONFIGS: dict[str, list[str]] = {
 
 
 def train(config: str, seed: int, steps: int, every: int, out: Path, extra: list[str]) -> tuple[Path, float]:
-    name = f"{config}-seed{seed}"
-    cmd = [
-        str(ROOT / ".venv" / "bin" / "rlvr"),
-        "train",
-        str(ROOT / "examples" / "quickstart.yaml"),
-        f"tasks.source={MIX}",
-        f"seed={seed}",
-        f"name={name}",
-        f"output_dir={out}",
-        f"train.steps={steps}",
-        f"eval.every={every}",
-        *CONFIGS[config],
-        *extra,
-    ]
-    t0 = time.monotonic()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return out / name, time.monotonic() - t0
+    overrides = [f"tasks.source={MIX}", f"seed={seed}", f"train.steps={steps}", f"eval.every={every}"]
+    return train_quickstart(f"{config}-seed{seed}", out, [*overrides, *CONFIGS[config], *extra])
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -26,16 +26,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+
+from train_runs import train_quickstart  # noqa: E402
 
 from rlvr.trace.parquet import run_store_uri  # noqa: E402
 from rlvr.trace.query import query  # noqa: E402
@@ -76,25 +76,10 @@ def task_file(directory: Path) -> Path:
 
 
 def train(config: str, seed: int, steps: int, tasks: Path, out: Path) -> tuple[str, float]:
-    name = f"{config}-seed{seed}"
-    cmd = [
-        str(ROOT / ".venv" / "bin" / "rlvr"),
-        "train",
-        str(ROOT / "examples" / "quickstart.yaml"),
-        f"tasks.source={tasks}",
-        f"seed={seed}",
-        f"name={name}",
-        f"output_dir={out}",
-        f"train.steps={steps}",
-        "eval.before_training=false",
-        "eval.after_training=false",
-        *CONFIGS[config],
-    ]
-    t0 = time.monotonic()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return str(out / name), time.monotonic() - t0
+    overrides = [f"tasks.source={tasks}", f"seed={seed}", f"train.steps={steps}"]
+    overrides += ["eval.before_training=false", "eval.after_training=false", *CONFIGS[config]]
+    run, wall = train_quickstart(f"{config}-seed{seed}", out, overrides)
+    return str(run), wall
 
 
 def series(run_dir: str) -> dict[str, list[float]]:
