@@ -307,7 +307,8 @@ class BufferConfig(_Section):
 
 class EvalConfig(_Section):
     num_tasks: int | None = Field(None, ge=1)
-    """Evaluate on the first N held-out tasks (sorted by id); null = all of them."""
+    """Evaluate on the first N held-out tasks (sorted by id), and the first N of each
+    eval.sources suite; null = all of them."""
     before_training: bool = True
     """`rlvr train` evaluates pass@1 before training as well as after, and prints both."""
     after_training: bool = True
@@ -316,7 +317,7 @@ class EvalConfig(_Section):
     """Token budget for evaluation; null = generation.max_new_tokens."""
     sources: list[str] = Field(default_factory=list)
     """Further evaluation suites, each a task source evaluated whole (not split, never
-    trained on) before and after training, e.g. [bundled:humaneval]: logged as
+    trained on; eval.num_tasks caps it too) before and after training, e.g. [bundled:humaneval]: logged as
     eval/<suite>/pass_at_1 (the suite named by its set or file name) and printed beside the
     held-out split's pass@1."""
     every: int = Field(0, ge=0)

@@ -83,5 +83,5 @@ def _suites(cfg: RunConfig) -> dict[str, list[Task]]:
         name = suite_name(source)
         if name in suites:
             raise ConfigError(f"eval.sources: two sources are both named {name!r}")
-        suites[name] = load_tasks(source, check=check_task)
+        suites[name] = pick_eval_tasks(load_tasks(source, check=check_task), cfg.eval.num_tasks)
     return suites

@@ -502,7 +502,9 @@ def test_report_of_a_real_run_in_a_browser(real_run: Path, page: Page, capsys: p
     assert {"reward", "reward/pass_rate", "hack"} <= keys
     assert any(k.startswith("train/") for k in keys) and any(k.startswith("time/") for k in keys)
     assert page.js("document.querySelectorAll('details.traj').length") >= 2  # best and worst
-    assert page.js("document.querySelector('#sec-evals').innerText").count("after (step 3)") == 1
+    evals_text = page.js("document.querySelector('#sec-evals').innerText")
+    assert evals_text.count("after (step 3)") == 2  # the held-out split, and HumanEval (the quickstart's eval.sources)
+    assert "t · humaneval" in evals_text
 
 
 def test_report_alerts_flagged_trajectories_and_untrusted_text(tmp_path: Path, page: Page) -> None:

@@ -114,7 +114,7 @@ def test_eval_sources_are_evaluated_whole_before_and_after(tmp_path: Path) -> No
     s = train(_toy_cfg(tmp_path, "name=suites", "train.steps=1", f"eval.sources=[{suite}]"), quiet=True)
     before, after = s.suites["extra_suite"]
     assert before is not None and after is not None
-    assert before.num_tasks == len(suite.read_text().splitlines())  # whole, not split
+    assert before.num_tasks == 3  # not split; eval.num_tasks (3 here) caps it like the held-out split
     rows = [json.loads(line) for line in (tmp_path / "suites" / "metrics.jsonl").read_text().splitlines()]
     assert [(r["when"], r.get("suite")) for r in rows if r["event"] == "eval"] == [
         ("before", None),
