@@ -17,7 +17,7 @@ severity), the strong-hack rate, the share passing every held-out test, the shar
 every visible test, and the mean reward. Printed per configuration as the mean over
 seeds of the first and last quarter of the steps; all series go to the JSON.
 
-    .venv/bin/python bench/hack_training_model.py                       # 3 seeds x 2 configs x 24 steps (~40 min)
+    .venv/bin/python bench/hack_training_model.py                       # 3 seeds x 2 configs x 40 steps (~50 min)
     .venv/bin/python bench/hack_training_model.py --seeds 0 --steps 4   # a smoke run
 """
 
@@ -103,7 +103,7 @@ KEYS = ("hack_rate", "strong_rate", "held_out_pass", "visible_pass", "reward")
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--steps", type=int, default=24)
+    ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=["naive", "rlvr"])
     ap.add_argument("--out", default="", help="where the runs go (default: a temporary directory)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "hack_training_model.json"))
