@@ -17,6 +17,7 @@ evaluation, and the first evaluated step at which a run reaches uniform's final 
 
     .venv/bin/python bench/curriculum.py                                  # 3 seeds x 24 steps (~1 h)
     .venv/bin/python bench/curriculum.py --seeds 0 --steps 4 --eval-every 2   # a smoke run
+    .venv/bin/python bench/curriculum.py --seeds 2 --keep     # add a seed to the runs in the JSON
 """
 
 from __future__ import annotations
@@ -83,6 +84,39 @@ def first_reaching(curve: list[tuple[int, float]], target: float) -> int | None:
     return next((s for s, p in curve if s > 0 and p >= target - 1e-9), None)
 
 
+def summarize(results: dict[str, Any], seeds: list[int], configs: list[str]) -> dict[str, Any]:
+    """Mean over the seeds each configuration has run for, printed as a table."""
+    print(f"\nmix {results['mix']}; {results['steps']} steps; mean over the seeds run of {seeds}")
+    print(f"{'config':14}{'seeds':>6}{'informative':>13}{'zero-adv gen s':>16}", end="")
+    print(f"{'pass@1 start':>14}{'final':>8}{'reaches uniform':>17}")
+    summary: dict[str, Any] = {}
+    for config in configs:
+        done = [s for s in seeds if f"{config}/{s}" in results["runs"]]
+        if not done:
+            continue
+        runs = [results["runs"][f"{config}/{s}"] for s in done]
+        reach = []
+        for s, r in zip(done, runs, strict=True):
+            target = results["runs"].get(f"uniform/{s}", r)["pass_at_1"][-1][1]
+            reach.append(first_reaching(r["pass_at_1"], target))
+        row = {
+            "seeds": done,
+            "informative": statistics.fmean(r["informative"] for r in runs),
+            "zero_advantage_gen_s": statistics.fmean(r["zero_advantage_gen_s"] for r in runs),
+            "gen_s": statistics.fmean(r["gen_s"] for r in runs),
+            "pass_at_1_start": statistics.fmean(r["pass_at_1"][0][1] for r in runs),
+            "pass_at_1_final": statistics.fmean(r["pass_at_1"][-1][1] for r in runs),
+            "step_reaching_uniform_final": reach,
+        }
+        summary[config] = row
+        reached = "/".join("-" if x is None else str(x) for x in reach)
+        print(
+            f"{config:14}{len(done):>6}{row['informative']:>13.3f}{row['zero_advantage_gen_s']:>16.0f}"
+            f"{row['pass_at_1_start']:>14.3f}{row['pass_at_1_final']:>8.3f}{reached:>17}"
+        )
+    return summary
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -92,20 +126,35 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--humaneval", action="store_true", help="also evaluate HumanEval before and after")
     ap.add_argument("--out", default="", help="where the runs go (default: a temporary directory)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "curriculum.json"))
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the runs already in --json (same mix, steps and evaluation) and run only the missing ones",
+    )
     args = ap.parse_args(argv)
     extra = ["eval.sources=[bundled:humaneval]"] if args.humaneval else []
-
-    results: dict[str, Any] = {"mix": MIX, "steps": args.steps, "eval_every": args.eval_every, "runs": {}}
+    setting = {"mix": MIX, "steps": args.steps, "eval_every": args.eval_every, "humaneval": args.humaneval}
+    results: dict[str, Any] = {**setting, "runs": {}}
+    json_path = Path(args.json)
+    if args.keep and json_path.exists():
+        old = json.loads(json_path.read_text())
+        if all(old.get(k) == v for k, v in setting.items()):
+            results["runs"] = old.get("runs", {})
+        else:
+            raise SystemExit(f"{json_path} holds another setting than {setting}: drop --keep or --json elsewhere")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
         for seed in args.seeds:
             for config in args.configs:
+                if f"{config}/{seed}" in results["runs"]:
+                    continue
                 run, wall = train(config, seed, args.steps, args.eval_every, out, extra)
                 m = {"wall_s": round(wall, 1), **measure(run)}
                 if args.humaneval:
                     summary = json.loads((run / "summary.json").read_text())
                     m["humaneval"] = {k: (v or {}).get("pass_at_1") for k, v in summary["suites"]["humaneval"].items()}
                 results["runs"][f"{config}/{seed}"] = m
+                json_path.write_text(json.dumps(results, indent=1) + "\n")  # each run kept as it ends
                 print(
                     f"{config} seed {seed}: {wall / 60:.1f} min, informative {m['informative']:.3f}, "
                     f"zero-advantage generation {m['zero_advantage_gen_s']:.0f} of {m['gen_s']:.0f} s, "
@@ -113,32 +162,9 @@ def main(argv: list[str] | None = None) -> None:
                     flush=True,
                 )
 
-    print(f"\nmix {MIX}; {args.steps} steps; mean over seeds {args.seeds}")
-    print(f"{'config':14}{'informative':>13}{'zero-adv gen s':>16}", end="")
-    print(f"{'pass@1 start':>14}{'final':>8}{'reaches uniform':>17}")
-    summary: dict[str, Any] = {}
-    for config in args.configs:
-        runs = [results["runs"][f"{config}/{s}"] for s in args.seeds]
-        reach = []
-        for s, r in zip(args.seeds, runs, strict=True):
-            target = results["runs"].get(f"uniform/{s}", r)["pass_at_1"][-1][1]
-            reach.append(first_reaching(r["pass_at_1"], target))
-        row = {
-            "informative": statistics.fmean(r["informative"] for r in runs),
-            "zero_advantage_gen_s": statistics.fmean(r["zero_advantage_gen_s"] for r in runs),
-            "pass_at_1_start": statistics.fmean(r["pass_at_1"][0][1] for r in runs),
-            "pass_at_1_final": statistics.fmean(r["pass_at_1"][-1][1] for r in runs),
-            "step_reaching_uniform_final": reach,
-        }
-        summary[config] = row
-        reached = "/".join("-" if x is None else str(x) for x in reach)
-        print(
-            f"{config:14}{row['informative']:>13.3f}{row['zero_advantage_gen_s']:>16.0f}"
-            f"{row['pass_at_1_start']:>14.3f}{row['pass_at_1_final']:>8.3f}{reached:>17}"
-        )
-    results["summary"] = summary
-    Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
-    print(f"written {args.json}")
+    results["summary"] = summarize(results, args.seeds, args.configs)
+    json_path.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"written {json_path}")
 
 
 if __name__ == "__main__":

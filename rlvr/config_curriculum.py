@@ -34,6 +34,11 @@ class CurriculumConfig(_Section):
     prior_strength: float = Field(2.0, gt=0.0)
     """Pseudo-observations behind each task's prior success estimate (its mean set by the
     task's difficulty: 1 -> 0.7, 2 -> 0.4, 3 -> 0.15, none -> 0.5)."""
+    pool_by: str = "family"
+    """Tasks with the same value of this metadata key (in one domain) share their evidence:
+    a task's prior is its family's observed success rate, shrunk towards the difficulty
+    prior by prior_strength (the bundled sets mark each generated task's `family`, e.g.
+    `add_{k}`). Empty: every task's estimate stands alone."""
     memory: float = Field(0.9, gt=0.0, le=1.0)
     """Weight kept by a task's older evidence at each new group (1.0 = never forget): the
     model changes, so old outcomes count less."""

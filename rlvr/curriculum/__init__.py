@@ -58,7 +58,7 @@ class Curriculum:
         self.cfg = cfg = cfg or CurriculumConfig()
         self.tasks, self.seed, self.group_size = tasks, seed, group_size
         self.by_id = {t.id: t for t in tasks}
-        self.est = TaskEstimates(tasks, cfg.prior_strength, cfg.memory, cfg.retire_after)
+        self.est = TaskEstimates(tasks, cfg.prior_strength, cfg.memory, cfg.retire_after, cfg.pool_by)
         self.mix = DomainMix(sorted({t.domain for t in tasks}), cfg)
         pool = POOLS[cfg.strategy]
         if cfg.domain_mix == "pooled":

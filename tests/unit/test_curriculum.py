@@ -42,12 +42,60 @@ def test_posterior_update_with_memory_by_hand() -> None:
 
 
 def test_probability_that_a_group_agrees() -> None:
-    est = TaskEstimates([task(0)], prior_strength=2.0, memory=1.0, retire_after=2)
-    e = est.by_id["python/0"]
-    e.a = e.b = 1.0  # p uniform on [0, 1]: E[p^2] + E[(1-p)^2] = 1/3 + 1/3
+    # k = 2 pseudo-observations at the unknown-difficulty mean 0.5: a = b = 1, p uniform on
+    # [0, 1], so E[p^2] + E[(1-p)^2] = 1/3 + 1/3
+    est = TaskEstimates([task(0, difficulty=None)], prior_strength=2.0, memory=1.0, retire_after=2)  # type: ignore[arg-type]
     assert est.p_all_equal("python/0", 2) == pytest.approx(2 / 3)
-    e.a, e.b = 1.0, 9.0  # E[(1-p)^4] = 9*10*11*12 / (10*11*12*13), E[p^4] = 1*2*3*4 / (10*11*12*13)
+    # then 0 of 8 solved: a = 1, b = 9; E[(1-p)^4] = 9*10*11*12 / (10*11*12*13), E[p^4] = 1*2*3*4 / (...)
+    est.observe("python/0", 0, 8)
     assert est.p_all_equal("python/0", 4) == pytest.approx((9 * 10 * 11 * 12 + 24) / (10 * 11 * 12 * 13))
+
+
+def fam(i: int, family: str | None, domain: str = "python", difficulty: int = 2) -> Task:
+    t = task(i, domain, difficulty)
+    if family is not None:
+        t.metadata["family"] = family
+    return t
+
+
+def test_a_family_shares_its_evidence_by_hand() -> None:
+    tasks = [fam(0, "add_{k}"), fam(1, "add_{k}"), fam(2, "add_{k}"), fam(3, None), fam(4, "mul_{k}")]
+    tasks.append(fam(5, "add_{k}", domain="repair"))  # same family name, other domain: not pooled
+    est = TaskEstimates(tasks, prior_strength=2.0, memory=0.5, retire_after=2, pool_by="family")
+    est.observe("python/0", 4, 4)
+    # python/1's prior mean: (k * 0.4 + 4) / (k + 4) = 4.8 / 6 = 0.8, with k = 2 behind it
+    assert est.p("python/1") == pytest.approx(0.8)
+    # python/0 itself: prior from the others (none seen yet) = 0.4; a = 0.8 + 4, b = 1.2
+    assert est.p("python/0") == pytest.approx(4.8 / 6.0)
+    assert [est.p(t) for t in ("python/3", "python/4", "repair/5")] == pytest.approx([0.4, 0.4, 0.4])
+    est.observe("python/1", 1, 4)
+    # python/2 sees S = 4 + 1, F = 0 + 3: m = (0.8 + 5) / (2 + 8) = 0.58
+    assert est.p("python/2") == pytest.approx(0.58)
+    # python/0 sees only python/1's evidence in its prior: m = (0.8 + 1) / (2 + 4) = 0.3;
+    # a = 2 * 0.3 + 4, b = 2 * 0.7 + 0
+    assert est.p("python/0") == pytest.approx(4.6 / 6.0)
+    # a second group of python/0 fades its own first one: s = 0.5 * 4 + 0, f = 0 + 4; the
+    # family's sums follow: S = 2 + 1, F = 4 + 3
+    est.observe("python/0", 0, 4)
+    assert est.families["python\x00add_{k}"] == pytest.approx([3.0, 7.0])
+    assert est.p("python/2") == pytest.approx((0.8 + 3.0) / (2.0 + 10.0))
+    # without pool_by nothing is shared
+    alone = TaskEstimates(tasks, prior_strength=2.0, memory=0.5, retire_after=2, pool_by="")
+    alone.observe("python/0", 4, 4)
+    assert alone.p("python/1") == pytest.approx(0.4)
+
+
+def test_family_sums_resume_exactly() -> None:
+    tasks = [fam(i, "f") for i in range(4)]
+    est = TaskEstimates(tasks, prior_strength=2.0, memory=0.9, retire_after=3, pool_by="family")
+    for i, k in [(0, 1), (1, 3), (0, 2), (2, 0), (1, 4)]:
+        est.observe(f"python/{i}", k, 4)
+    state = json.loads(json.dumps(est.state_dict()))
+    again = TaskEstimates(tasks, prior_strength=2.0, memory=0.9, retire_after=3, pool_by="family")
+    again.load_state_dict(state)
+    for i in range(4):
+        assert again.p(f"python/{i}") == est.p(f"python/{i}")
+        assert again.p_all_equal(f"python/{i}", 4) == est.p_all_equal(f"python/{i}", 4)
 
 
 def test_retire_after_k_agreeing_groups_and_revive_on_a_mixed_one() -> None:
