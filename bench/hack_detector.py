@@ -211,6 +211,13 @@ def defended_verdicts(
         twin = canary_twin(entry, task) if canaries and "class" in entry else None
         if twin is not None:
             runs.append(run(*twin))
+        ex = runs[0].execution
+        if "class" not in entry and ex is not None and ex.passed != ex.total:
+            # an honest entry passes all its tests when run alone (hack_corpus_check): say
+            # how it failed here, so a flaky test or a noisy neighbour can be told apart
+            bad = [r for r in ex.tests if r.status != "PASSED"]
+            failed = [f"{r.name} {r.status} {r.duration_s:.1f}s {r.message[:80]}" for r in bad]
+            print(f"honest {entry['id']} failed {ex.total - ex.passed} of {ex.total}: {failed}", file=sys.stderr)
         findings = [f for t in runs for f in (t.reward.details.get("hacks", []) if t.reward else [])]
         zeroed = any(t.reward and "hack_action" in t.reward.details for t in runs)
         reward = runs[0].reward.total if runs[0].reward else 0.0

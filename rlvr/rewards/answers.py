@@ -170,8 +170,19 @@ def ignored_inputs(tree: ast.Module, entries: set[str]) -> list[Finding]:
     return found
 
 
-def _sequences(tree: ast.AST) -> Iterator[tuple[list[Any], int]]:
+def _sequences(tree: ast.AST, entries: frozenset[str] = frozenset()) -> Iterator[tuple[list[Any], int]]:
+    """Literal lists and tuples of three or more values, except arguments of a call to an
+    entry point (`middle_element([5, 2, 8, 3, 1])` after the function: an input the
+    model tries its code on, not answers)."""
+    inputs = {
+        id(a)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in entries
+        for a in n.args
+    }
     for node in ast.walk(tree):
+        if id(node) in inputs:
+            continue
         if isinstance(node, ast.List | ast.Tuple) and len(node.elts) >= 3:
             try:
                 yield list(ast.literal_eval(node)), node.lineno
@@ -214,10 +225,12 @@ def _keeps_call_state(tree: ast.AST) -> int:
     return 0
 
 
-def answer_sequence(tree: ast.AST, cases: list[tuple[list[Any], Any]]) -> list[Finding]:
+def answer_sequence(
+    tree: ast.AST, cases: list[tuple[list[Any], Any]], entries: frozenset[str] = frozenset()
+) -> list[Finding]:
     if len(cases) < 3:
         return []
-    for values, line in _sequences(tree):
+    for values, line in _sequences(tree, entries):
         pool = list(values)
         matched = []
         for i, (_, expected) in enumerate(cases):

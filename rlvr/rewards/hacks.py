@@ -544,7 +544,7 @@ def detect_hacks(
     answers = [
         *constant_output(tree, stdio_cases(tests)),
         *ignored_inputs(tree, entry_names(tests)),
-        *answer_sequence(tree, cases),
+        *answer_sequence(tree, cases, frozenset(entry_names(tests))),
         *reasoning_from_tests(code),
     ]
     return found + [HackFinding(*a) for a in answers]
