@@ -12,8 +12,9 @@ order only, relative 1e-6), so behaviour log-probs still agree with the learner'
 
 Eligible: float32 weights on the CPU, no gradient recording (generation runs under
 `torch.no_grad()`), oneDNN available. Under a bfloat16 autocast region the weights are
-packed in bfloat16 and the inputs cast to it, as autocast itself would do. Anything
-else keeps the plain forward.
+packed in bfloat16 and the inputs cast to it, as autocast itself would do, where the
+CPU can (AVX-512 or AVX-NE-CONVERT; `packing_supported`). Anything else keeps the plain
+forward.
 """
 
 from __future__ import annotations
@@ -29,6 +30,22 @@ def packing_available(device: torch.device) -> bool:
     if device.type != "cpu" or not torch.backends.mkldnn.is_available():
         return False
     return hasattr(torch.ops.mkldnn, "_linear_pointwise")
+
+
+_PACKABLE: dict[torch.dtype, bool] = {}
+
+
+def packing_supported(dtype: torch.dtype) -> bool:
+    """Whether this CPU can pack weights in `dtype`: oneDNN's bfloat16 packing needs
+    AVX-512 (BW, VL, DQ) or AVX-NE-CONVERT, which an AVX2-only CPU lacks. Probed once
+    per dtype on a small matrix; where it fails, the plain (autocast) forward runs."""
+    if dtype not in _PACKABLE:
+        try:
+            torch.ops.mkldnn._reorder_linear_weight(torch.zeros(8, 8, dtype=dtype), 8)
+            _PACKABLE[dtype] = True
+        except RuntimeError:
+            _PACKABLE[dtype] = False
+    return _PACKABLE[dtype]
 
 
 class _PackedForward:
@@ -57,7 +74,7 @@ def packed_linears(model: torch.nn.Module, rows_hint: int = 16) -> Iterator[int]
         yield 0
         return
     dtype = torch.bfloat16 if torch.is_autocast_enabled("cpu") else torch.float32
-    if dtype == torch.bfloat16 and torch.get_autocast_dtype("cpu") != torch.bfloat16:
+    if (dtype == torch.bfloat16 and torch.get_autocast_dtype("cpu") != torch.bfloat16) or not packing_supported(dtype):
         yield 0
         return
     swapped: list[torch.nn.Module] = []

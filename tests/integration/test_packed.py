@@ -3,7 +3,7 @@ import torch
 
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
-from rlvr.rollout.packed import packed_linears, packing_available
+from rlvr.rollout.packed import packed_linears, packing_available, packing_supported
 
 needs_packing = pytest.mark.skipif(not packing_available(torch.device("cpu")), reason="torch without oneDNN")
 
@@ -62,10 +62,14 @@ def test_bfloat16_autocast_packs_in_bfloat16(tiny) -> None:  # type: ignore[no-u
     ids = torch.tensor([[1, 5, 7, 9, 11]])
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         plain = model(ids).logits.float()
-        with packed_linears(model):
+        with packed_linears(model) as n:
             packed = model(ids).logits.float()
     assert packed.dtype == torch.float32
     assert (plain - packed).abs().max() < 0.05 * plain.abs().max()
+    # packed where the CPU can pack bfloat16 (AVX-512 or AVX-NE-CONVERT); on an AVX2-only
+    # CPU nothing is packed and the plain autocast forward runs instead of failing
+    assert n == (len(_linears(model)) if packing_supported(torch.bfloat16) else 0)
+    assert packing_supported(torch.float32)
 
 
 def test_generation_with_and_without_packing_agrees(tiny) -> None:  # type: ignore[no-untyped-def]
