@@ -27,6 +27,7 @@ import tokenize
 from collections.abc import Iterator
 from typing import Any
 
+from rlvr import pyparse
 from rlvr.rewards.hardcoding import Literals, nontrivial, same
 
 Finding = tuple[str, int, str, str]
@@ -55,7 +56,7 @@ def entry_names(tests: dict[str, Any]) -> set[str]:
     if tests.get("format") == "assert":
         for t in tests.get("tests", []):
             try:
-                tree = ast.parse(str(t).strip())
+                tree = pyparse.parse(str(t).strip())
             except SyntaxError:
                 continue
             for node in ast.walk(tree):

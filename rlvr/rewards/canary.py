@@ -30,6 +30,7 @@ import math
 import random
 from typing import Any
 
+from rlvr import pyparse
 from rlvr.types import CANARY, Task, TestStatus, Trajectory
 
 
@@ -128,7 +129,7 @@ def assert_parts(test: Any) -> tuple[str, Any] | None:
     """(expression, expected literal) of `assert EXPR == LITERAL` (either side), if the
     literal can be changed."""
     try:
-        node = ast.parse(str(test).strip()).body[0]
+        node = pyparse.parse(str(test).strip()).body[0]
     except (SyntaxError, IndexError, ValueError):
         return None
     if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):

@@ -22,6 +22,7 @@ import ast
 from collections import Counter
 from typing import Any
 
+from rlvr import pyparse
 from rlvr.rewards.base import RewardComponent
 from rlvr.types import ExecutionResult
 
@@ -36,7 +37,7 @@ def unreachable_statements(code: str) -> int:
     """Statements that can never run: those after a return/raise/break/continue in the same
     block, and bodies of `if False:` / `while False:`. Unparsable code counts 0."""
     try:
-        tree = ast.parse(code)
+        tree = pyparse.parse(code)
     except (SyntaxError, ValueError):
         return 0
     dead = 0

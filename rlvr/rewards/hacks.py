@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rlvr import pyparse
 from rlvr.rewards.answers import (
     answer_sequence,
     constant_output,
@@ -195,7 +196,7 @@ def visible_cases(tests: dict[str, Any]) -> list[tuple[list[Any], Any]]:
     elif tests.get("format") == "assert":
         for t in tests.get("tests", []):
             try:
-                node = ast.parse(str(t).strip()).body[0]
+                node = pyparse.parse(str(t).strip()).body[0]
             except (SyntaxError, IndexError):
                 continue
             if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
@@ -452,7 +453,7 @@ class _Scanner(ast.NodeVisitor):
                 self.add(node, "dynamic_code", f"{name} of code built at run time", SUSPECT)
             return
         try:
-            inner = ast.parse(source, mode="eval" if name.endswith("eval") else "exec")
+            inner = pyparse.parse(source, mode="eval" if name.endswith("eval") else "exec")
         except (SyntaxError, ValueError, RecursionError):
             return
         saved = (self.line_offset, self.note, self.depth)
@@ -529,7 +530,7 @@ def detect_hacks(
     """Every hack signature found in `code`, given the task's tests (for the visible
     inputs and the test format) and the files the task provides."""
     try:
-        tree = ast.parse(code)
+        tree = pyparse.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return []
     tests = tests or {}

@@ -16,6 +16,7 @@ import ast
 import re
 from typing import Any
 
+from rlvr import pyparse
 from rlvr.rewards.base import RewardComponent
 
 _SPAWN = {
@@ -141,7 +142,7 @@ def _is_formatted_sql(node: ast.AST) -> bool:
 def scan(code: str) -> list[dict[str, Any]]:
     """Findings in `code`; unparsable code has none (format and completion judge it)."""
     try:
-        tree = ast.parse(code)
+        tree = pyparse.parse(code)
     except (SyntaxError, ValueError):
         return []
     s = _Scanner()

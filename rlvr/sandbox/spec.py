@@ -49,6 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rlvr import pyparse
 from rlvr.types import HELD_OUT
 
 
@@ -116,7 +117,7 @@ def _extra_files(files: Any) -> dict[str, str]:
 def count_pytest_tests(source: str) -> int:
     """test_* functions at module level and in Test* classes; parametrized tests cannot be
     counted from the source and need an explicit expected_tests."""
-    tree = ast.parse(source)
+    tree = pyparse.parse(source)
     funcs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
@@ -170,7 +171,7 @@ def _literal(node: ast.expr) -> tuple[bool, Any]:
 def parse_assert(test: str, index: int) -> tuple[Probe, Check]:
     name = test.strip()
     try:
-        tree = ast.parse(test.strip())
+        tree = pyparse.parse(test.strip())
     except SyntaxError as e:
         raise SpecError(f"test {index}: not valid Python: {e.msg}") from None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):

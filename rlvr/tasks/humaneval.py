@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from rlvr import pyparse
+
 
 class _Rename(ast.NodeTransformer):
     def __init__(self, entry: str) -> None:
@@ -23,7 +25,7 @@ class _Rename(ast.NodeTransformer):
 
 def humaneval_tests(test_src: str, entry_point: str) -> dict[str, Any]:
     """A TESTS.json object for one HumanEval problem's `test` source."""
-    module = ast.parse(test_src)
+    module = pyparse.parse(test_src)
     check = next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check")
     others = [
         n

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import random
 
+from rlvr import pyparse
 from rlvr.sandbox import execute_many
 from rlvr.sandbox.api import Tests
 from rlvr.sandbox.spec import visible_spec
@@ -46,7 +47,7 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str]]:
 
 def mutate(code: str, site: int) -> tuple[str, str] | None:
     """The code with mutation number `site` applied, and a description; None if no such site."""
-    tree = ast.parse(code)
+    tree = pyparse.parse(code)
     sites = _sites(tree)
     if site >= len(sites):
         return None
@@ -89,7 +90,7 @@ def build_tasks(seed: int = 11) -> list[Task]:
     candidates: list[tuple[Task, list[tuple[str, str]]]] = []
     for t in sources:
         assert t.reference is not None
-        n = len(_sites(ast.parse(t.reference)))
+        n = len(_sites(pyparse.parse(t.reference)))
         order = rng.sample(range(n), min(n, 6))
         muts = [m for m in (mutate(t.reference, i) for i in order) if m is not None]
         candidates.append((t, muts))

@@ -1,0 +1,23 @@
+"""`ast.parse` behind one lock, for every part of rlvr that reads Python source.
+
+CPython 3.11 converts a parsed tree to `ast` objects with a recursion counter kept in
+interpreter-wide state; two threads converting at once can corrupt it and fail with
+`SystemError: AST constructor recursion depth mismatch` (CPython gh-106905, seen here
+when the rollout runner scored two groups in threads). rlvr scores, checks and generates
+in threads, so no module calls `ast.parse` directly (a test checks that); parsing is a
+small share of scoring, so the lock costs little.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from typing import Any
+
+_LOCK = threading.Lock()
+
+
+def parse(source: str, mode: str = "exec") -> Any:
+    """`ast.parse(source, mode=mode)`, one thread at a time."""
+    with _LOCK:
+        return ast.parse(source, mode=mode)

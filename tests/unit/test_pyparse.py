@@ -1,0 +1,52 @@
+"""Python source is parsed one thread at a time (rlvr.pyparse): CPython 3.11's AST
+constructor keeps its recursion depth in interpreter-wide state, and two threads
+converting trees at once failed a clean-clone CI run with "AST constructor recursion
+depth mismatch" while the rollout runner scored groups in threads."""
+
+import re
+import threading
+from pathlib import Path
+
+from rlvr import pyparse
+from rlvr.rewards.hacks import detect_hacks
+
+RLVR = Path(__file__).resolve().parents[2] / "rlvr"
+
+
+def test_no_module_calls_ast_parse_directly() -> None:
+    direct = [
+        f"{p.relative_to(RLVR.parent)}:{i}"
+        for p in sorted(RLVR.rglob("*.py"))
+        if p.name != "pyparse.py"
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\bast\.parse\(|from ast import .*\bparse\b", line)
+    ]
+    assert not direct, f"parse through rlvr.pyparse.parse: {direct}"
+
+
+def test_threads_scoring_at_once_all_get_their_trees() -> None:
+    tests = {
+        "format": "assert",
+        "tests": [f"assert f({'[' * 20}{i}{']' * 20}) == {i}" for i in range(6)],
+    }
+    code = "def f(x):\n" + "".join(f"    if x == {'[' * 20}{i}{']' * 20}:\n        return {i}\n" for i in range(6))
+    errors: list[BaseException] = []
+    found: list[set[str]] = []
+
+    def work() -> None:
+        try:
+            for _ in range(40):
+                found.append({f.name for f in detect_hacks(code, tests)})
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    assert len(found) == 240 and all(names == found[0] for names in found)
+    assert "hardcoded_tests" in found[0]
+    assert pyparse.parse("x = 1").body[0].targets[0].id == "x"
+    assert pyparse.parse("1 + 2", mode="eval").body.op.__class__.__name__ == "Add"
