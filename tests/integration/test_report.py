@@ -625,7 +625,9 @@ def test_dashboard_refreshes_as_steps_land(tmp_path: Path, page: Page) -> None:
 
 def test_dashboard_command_serves_until_ctrl_c(tmp_path: Path) -> None:
     run = synthetic_run(tmp_path, "cli", 2, alerts=False)
-    cmd = [sys.executable, "-m", "rlvr.cli", "dashboard", str(run), "--port", "0"]
+    # -X faulthandler: if it does not stop, SIGABRT makes it print every thread's stack
+    # (one clean-clone CI run saw it still running 30 s after Ctrl-C; never reproduced)
+    cmd = [sys.executable, "-X", "faulthandler", "-m", "rlvr.cli", "dashboard", str(run), "--port", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert proc.stdout is not None
@@ -635,7 +637,12 @@ def test_dashboard_command_serves_until_ctrl_c(tmp_path: Path) -> None:
         assert json.loads(_get(m.group(1) + "data.json"))["last_step"] == 2
         assert b"rlvr report: cli" in _get(m.group(1))
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=30)
+            raise AssertionError(f"still serving 30 s after Ctrl-C; its threads:\n{err[-6000:]}") from None
         assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err
     finally:
         if proc.poll() is None:
