@@ -623,12 +623,27 @@ def test_dashboard_refreshes_as_steps_land(tmp_path: Path, page: Page) -> None:
         thread.join(timeout=10)
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before exec: SIGINT at its default and unblocked, as a terminal starts
+    a command. A child inherits an ignored or blocked SIGINT, and in the whole suite's
+    pytest process something earlier leaves it so (the dashboard then sat in select()
+    through Ctrl-C, per the stack faulthandler printed); a user's Ctrl-C is not ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_dashboard_command_serves_until_ctrl_c(tmp_path: Path) -> None:
     run = synthetic_run(tmp_path, "cli", 2, alerts=False)
     # -X faulthandler: if it does not stop, SIGABRT makes it print every thread's stack
-    # (one clean-clone CI run saw it still running 30 s after Ctrl-C; never reproduced)
     cmd = [sys.executable, "-X", "faulthandler", "-m", "rlvr.cli", "dashboard", str(run), "--port", "0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=_as_from_a_terminal,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
