@@ -15,7 +15,7 @@ generation time shared among its groups by tokens generated), held-out pass@1 at
 evaluation, and the first evaluated step at which a run reaches uniform's final pass@1
 (same seed). Printed per configuration as the mean over seeds; all series to the JSON.
 
-    .venv/bin/python bench/curriculum.py                                  # 3 seeds x 24 steps (~1 h)
+    .venv/bin/python bench/curriculum.py      # 3 seeds x 24 steps, 2 configs (~2 h on 2 AVX2 cores)
     .venv/bin/python bench/curriculum.py --seeds 0 --steps 4 --eval-every 2   # a smoke run
     .venv/bin/python bench/curriculum.py --seeds 2 --keep     # add a seed to the runs in the JSON
 """
