@@ -361,10 +361,13 @@ class RunConfig(_Section):
         """vLLM samples with its own kernels, so its behaviour log-probs differ slightly from
         the learner's: truncated importance sampling is on by default with it (token level,
         at algo.is_cap) unless algo.importance is set; its weight loader takes full
-        weights, not LoRA adapters."""
-        if self.engine.kind == "vllm":
+        weights, not LoRA adapters. The same holds for a reloading vLLM server
+        (engine.kind openai, engine.reload vllm)."""
+        reloading = self.engine.kind == "openai" and self.engine.reload != "none"
+        if self.engine.kind == "vllm" or reloading:
             if self.model.lora is not None:
-                raise ValueError("engine.kind vllm loads full weights after each update: model.lora is not supported")
+                what = "engine.kind vllm" if self.engine.kind == "vllm" else "engine.reload vllm"
+                raise ValueError(f"{what} loads full weights after each update: model.lora is not supported")
             if "importance" not in self.algo.model_fields_set:
                 self.algo.importance = "token"
         return self
@@ -388,8 +391,12 @@ class RunConfig(_Section):
             (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
              "used only for multi-turn episodes (rollout.max_turns > 1)"),
             (self.sandbox, ("token_env",), self.sandbox.url is None, "used only with a remote sandbox.url"),
-            (self.engine, ("base_url", "served_model", "api_key_env", "concurrency", "timeout_s", "max_retries"),
+            (self.engine, ("base_url", "served_model", "api_key_env", "concurrency", "timeout_s", "max_retries",
+                           "reload"),
              self.engine.kind != "openai", "used only with engine.kind 'openai'"),
+            (self.engine, ("weights_uri", "server_weights_path"),
+             self.engine.kind != "openai" or self.engine.reload == "none",
+             "used only with engine.kind 'openai' and engine.reload 'vllm'"),
             (self.engine, ("gpu_memory_utilization",), self.engine.kind != "vllm", "used only with engine.kind 'vllm'"),
         ]  # fmt: skip
         problems = []

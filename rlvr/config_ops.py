@@ -58,6 +58,19 @@ class EngineConfig(_Section):
     """openai: seconds a request may take before it is retried."""
     max_retries: int = Field(2, ge=0)
     """openai: retries of a request that failed to connect, timed out or got a 5xx."""
+    reload: Literal["none", "vllm"] = "none"
+    """openai: how the server adopts each new policy version when training: none (it
+    cannot: evaluation of a served model only), vllm (a vLLM server started with
+    VLLM_SERVER_DEV_MODE=1: each version is written to engine.weights_uri and the server
+    reloads it in place through POST /collective_rpc reload_weights, then resets its prefix
+    cache; docs/engines.md)."""
+    weights_uri: str | None = None
+    """openai with reload vllm: where each policy version is written (safetensors, one
+    directory per version, older ones removed): a path or an fsspec URL (s3://...) that
+    the server can read as engine.server_weights_path; null: <run directory>/weights."""
+    server_weights_path: str | None = None
+    """openai with reload vllm: engine.weights_uri as the server sees it (a shared mount
+    elsewhere on its machine); null: engine.weights_uri itself."""
     gpu_memory_utilization: float = Field(0.4, gt=0, le=1)
     """vllm: share of the GPU's memory vLLM may take (the learner needs the rest)."""
 

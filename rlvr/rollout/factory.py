@@ -53,6 +53,9 @@ def make_engine(
             max_retries=e.max_retries,
             require_token_ids=for_training,
             version=version,
+            reload=e.reload,
+            weights_uri=e.weights_uri or (str(cfg.run_dir / "weights") if e.reload != "none" else None),
+            server_weights_path=e.server_weights_path,
         )
     try:
         from rlvr.rollout.vllm import VLLMEngine

@@ -34,9 +34,19 @@ is re-tokenised as a whole; log-probs the server did not give (the end-of-sequen
 appended after an EOS finish, a re-tokenised completion whose length changed) are 0.0 and
 counted in `timings["unknown_logprobs"]`.
 
-Weights cannot be pushed through this API: `load_version` with weights raises
-`RemoteWeightsUnsupported`; without weights (evaluating a served model) it records the
-version.
+Weights: the completions API cannot carry them. Without a reload method (`reload="none"`)
+`load_version` with weights raises `RemoteWeightsUnsupported`; without weights (evaluating
+a served model) it records the version. With `reload="vllm"` (a vLLM server started with
+`VLLM_SERVER_DEV_MODE=1`, which serves its development routes), `load_version` writes the
+version as safetensors under `weights_uri` (`rlvr.rollout.weights`: a path or an fsspec
+URL), asks the server to reload it in place (`POST /collective_rpc` with method
+`reload_weights` and the directory as `weights_path`, as the server sees it:
+`server_weights_path`; vLLM's in-place reload re-runs its own loader and post-load
+processing), resets the server's prefix cache (`POST /reset_prefix_cache`: cached blocks
+hold the old weights' keys and values), tells it the version (`POST
+/update_weight_version`, where the server has it), then removes the older version
+directories. Only then does the next generation start, so no completion of the new
+version was sampled from the old weights.
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ import httpx
 from transformers import PreTrainedTokenizerBase
 
 from rlvr.rollout.engine import Completion, EngineError, Report, SamplingParams, check_prompts
+from rlvr.rollout.weights import local_path, prune_versions, write_version
 
 _TOKEN_ID_PREFIX = "token_id:"  # vLLM's return_tokens_as_token_ids form
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -102,7 +113,14 @@ class OpenAIEngine:
         require_token_ids: bool = True,
         backoff_s: float = 0.5,
         version: int = 0,
+        reload: str = "none",
+        weights_uri: str | None = None,
+        server_weights_path: str | None = None,
     ):
+        if reload not in ("none", "vllm"):
+            raise ValueError(f"reload must be 'none' or 'vllm', got {reload!r}")
+        if reload != "none" and not weights_uri:
+            raise ValueError("reload 'vllm' needs weights_uri: where each version is written for the server")
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if max_retries < 0:
@@ -125,6 +143,10 @@ class OpenAIEngine:
         self.require_token_ids = require_token_ids
         self.backoff_s = backoff_s
         self.version = version
+        self.reload = reload
+        self.weights_uri = weights_uri
+        self.server_weights_path = server_weights_path or (local_path(weights_uri) if weights_uri else None)
+        self.last_load_s = 0.0  # seconds the latest load_version spent writing and reloading
         eos = tokenizer.eos_token_id
         self.eos_id: int | None = int(eos) if eos is not None else None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -144,15 +166,48 @@ class OpenAIEngine:
 
     def load_version(self, version: int, weights: Mapping[str, Any] | None) -> None:
         if weights is not None:
-            raise RemoteWeightsUnsupported(
-                f"{self.server}: new weights cannot be sent to a server through the OpenAI completions API, so "
-                "this engine cannot generate with the learner's policy versions. Training against a remote server "
-                "needs one with a reload call (planned: the learner writes each version to object storage and a "
-                "vLLM server started with VLLM_SERVER_DEV_MODE=1 loads it from there through POST /collective_rpc, "
-                "or /sleep then /wake_up around a reload from that path). Train with engine.kind hf or vllm; use "
-                "this engine to evaluate a served model (its version is then only recorded)."
-            )
+            if self.reload == "none":
+                raise RemoteWeightsUnsupported(
+                    f"{self.server}: new weights cannot be sent to a server through the OpenAI completions API, "
+                    "so this engine generates with the learner's policy versions only through a server that "
+                    "reloads them: a vLLM server started with VLLM_SERVER_DEV_MODE=1 and engine.reload vllm "
+                    "(each version is written to engine.weights_uri and the server loads it from there; "
+                    "docs/engines.md). Otherwise train with engine.kind hf or vllm, and use this engine to "
+                    "evaluate a served model (its version is then only recorded)."
+                )
+            self._reload(version, weights)
         self.version = version
+
+    def _reload(self, version: int, weights: Mapping[str, Any]) -> None:
+        """Write `version`, have the vLLM server load it in place, reset its prefix cache."""
+        assert self.weights_uri is not None and self.server_weights_path is not None
+        t0 = time.perf_counter()
+        write_version(self.weights_uri, version, weights)
+        where = f"{self.server_weights_path.rstrip('/')}/v{version:08d}"
+        try:
+            self._post(
+                "/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": where}}, empty_ok=True
+            )
+        except OpenAIEngineError as e:
+            if "HTTP 404" in str(e):
+                raise OpenAIEngineError(
+                    f"{self.server} has no POST /collective_rpc: engine.reload vllm needs a vLLM server started "
+                    "with VLLM_SERVER_DEV_MODE=1 (its development routes)"
+                ) from None
+            raise OpenAIEngineError(
+                f"{e}; the server could not load policy version {version} from {where} "
+                "(engine.server_weights_path must be engine.weights_uri as the server sees it)"
+            ) from None
+        answer = self._post("/reset_prefix_cache", {}, empty_ok=True)
+        if answer.get("success") is False:
+            raise OpenAIEngineError(f"{self.server}: POST /reset_prefix_cache did not succeed: {answer}")
+        try:  # the server's own record of the version (GET /weight_info), where it has the route
+            self._post("/update_weight_version", {"new_version": str(version)}, empty_ok=True)
+        except OpenAIEngineError as e:
+            if "HTTP 404" not in str(e):
+                raise
+        prune_versions(self.weights_uri, keep=version)
+        self.last_load_s = time.perf_counter() - t0
 
     @property
     def model(self) -> str:
@@ -281,11 +336,13 @@ class OpenAIEngine:
         answer = self._post("/v1/completions", self._body(prompt, params, seed, as_text), probing=probing)
         return answer, time.perf_counter() - t0
 
-    def _post(self, path: str, body: dict[str, Any] | None, probing: bool = False) -> dict[str, Any]:
+    def _post(
+        self, path: str, body: dict[str, Any] | None, probing: bool = False, empty_ok: bool = False
+    ) -> dict[str, Any]:
         """POST (GET when body is None) with retries on connection errors, timeouts, 408,
         429 and 5xx, waiting backoff_s * 2^attempt (or the server's Retry-After). When
         `probing`, an answer refusing the token-id prompt (`_refuses_prompt`) raises
-        _PromptRefused at once."""
+        _PromptRefused at once. `empty_ok`: an empty answer is {} (control routes)."""
         url = self.root + path
         method = "GET" if body is None else "POST"
         for attempt in range(self.max_retries + 1):
@@ -306,6 +363,8 @@ class OpenAIEngine:
                     raise self._error(r.status_code, r.text, path, attempt + 1, method)
                 time.sleep(self._backoff(attempt, r.headers.get("retry-after")))
                 continue
+            if empty_ok and not r.content.strip():
+                return {}
             try:
                 answer = r.json()
             except json.JSONDecodeError:

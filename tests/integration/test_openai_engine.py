@@ -252,9 +252,100 @@ def test_load_version_records_a_version_and_refuses_weights(tok: Any) -> None:
     assert e.version == 0 and e.shares_weights is False
     e.load_version(3, None)
     assert e.version == 3
-    with pytest.raises(RemoteWeightsUnsupported, match=r"collective_rpc") as err:
+    with pytest.raises(RemoteWeightsUnsupported, match=r"VLLM_SERVER_DEV_MODE=1 and engine\.reload vllm") as err:
         e.load_version(4, {"w": torch.zeros(1)})
     assert isinstance(err.value, NotImplementedError) and e.version == 3
+
+
+def _vllm_control(fail: dict[str, Reply] | None = None) -> Callable[[str, dict[str, Any]], Reply]:
+    """A vLLM server's control routes (VLLM_SERVER_DEV_MODE=1), or `fail[path]` for a path."""
+    answers: dict[str, Reply] = {
+        "/collective_rpc": (200, {"results": [None]}),
+        "/reset_prefix_cache": (200, {"success": True}),
+        "/update_weight_version": (200, {"success": True}),
+    }
+    answers.update(fail or {})
+    return lambda path, body: answers[path]
+
+
+def test_reload_vllm_writes_each_version_and_has_the_server_load_it(tok: Any, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    emb = torch.arange(12.0).reshape(4, 3)
+    v1 = {
+        "_orig_mod.model.embed_tokens.weight": emb,
+        "_orig_mod.lm_head.weight": emb,
+        "model.norm.weight": torch.ones(3),
+    }
+    root = tmp_path / "weights"
+    script = Script(_vllm_control())
+    with stand_in(script) as url:
+        e = OpenAIEngine(url, "m", tok, reload="vllm", weights_uri=str(root))
+        e.load_version(1, v1)
+        v2 = {k: v + 1 for k, v in v1.items()}  # untied now: both written
+        e.load_version(2, v2)
+    assert e.version == 2 and e.last_load_s > 0
+    calls = [(p, b) for p, b, _ in script.requests]
+    assert [p for p, _ in calls] == ["/collective_rpc", "/reset_prefix_cache", "/update_weight_version"] * 2
+    assert calls[0][1] == {"method": "reload_weights", "kwargs": {"weights_path": f"{root}/v00000001"}}
+    assert calls[3][1]["kwargs"]["weights_path"] == f"{root}/v00000002" and calls[5][1] == {"new_version": "2"}
+    assert sorted(p.name for p in root.iterdir()) == ["v00000002"]  # the older version removed once loaded
+    written = load_file(root / "v00000002" / "model.safetensors")
+    assert sorted(written) == ["lm_head.weight", "model.embed_tokens.weight", "model.norm.weight"]
+    assert torch.equal(written["model.embed_tokens.weight"], emb + 1) and torch.equal(
+        written["lm_head.weight"], emb + 1
+    )
+
+
+def test_reload_vllm_tied_weights_object_storage_and_the_servers_own_path(tok: Any) -> None:
+    import fsspec
+    from safetensors.torch import load as load_bytes
+
+    emb = torch.randn(4, 3)
+    script = Script(_vllm_control({"/update_weight_version": (404, {"detail": "Not Found"})}))  # an older vLLM
+    with stand_in(script) as url:
+        e = OpenAIEngine(url, "m", tok, reload="vllm", weights_uri="memory://rlvr-test/w", server_weights_path="/mnt/w")
+        e.load_version(7, {"model.embed_tokens.weight": emb, "lm_head.weight": emb})
+    assert e.version == 7
+    assert script.requests[0][1]["kwargs"]["weights_path"] == "/mnt/w/v00000007"
+    with fsspec.open("memory://rlvr-test/w/v00000007/model.safetensors", "rb") as f:
+        written = load_bytes(f.read())
+    assert sorted(written) == ["lm_head.weight", "model.embed_tokens.weight"]  # tied: both names, as copies
+    assert torch.equal(written["lm_head.weight"], emb) and torch.equal(written["model.embed_tokens.weight"], emb)
+
+
+def test_reload_vllm_errors_name_the_fix(tok: Any, tmp_path: Path) -> None:
+    w = {"model.norm.weight": torch.ones(3)}
+    no_dev = Script(_vllm_control({"/collective_rpc": (404, {"detail": "Not Found"})}))
+    with stand_in(no_dev) as url, pytest.raises(OpenAIEngineError, match=r"VLLM_SERVER_DEV_MODE=1"):
+        OpenAIEngine(url, "m", tok, reload="vllm", weights_uri=str(tmp_path), backoff_s=0.01).load_version(1, w)
+    missing = Script(_vllm_control({"/collective_rpc": (500, {"error": "No such file or directory"})}))
+    with stand_in(missing) as url:
+        e = OpenAIEngine(url, "m", tok, reload="vllm", weights_uri=str(tmp_path), max_retries=0)
+        with pytest.raises(OpenAIEngineError, match=r"could not load policy version 1 .*server_weights_path"):
+            e.load_version(1, w)
+    assert e.version == 0  # not adopted
+    with pytest.raises(ValueError, match="needs weights_uri"):
+        OpenAIEngine("http://127.0.0.1:9/v1", "m", tok, reload="vllm")
+    with pytest.raises(ValueError, match=r"merged"):
+        OpenAIEngine("http://127.0.0.1:9/v1", "m", tok, reload="vllm", weights_uri=str(tmp_path)).load_version(
+            1, {"model.q_proj.lora_A.default.weight": torch.zeros(1)}
+        )
+
+
+def test_reload_config_keys_and_defaults() -> None:
+    from rlvr.config import ConfigError
+
+    on = ["engine.kind=openai", "engine.base_url=http://h/v1", "engine.reload=vllm"]
+    cfg = load_config(None, on)
+    assert cfg.algo.importance == "token"  # vLLM's sampler: truncated importance sampling, as engine.kind vllm
+    assert load_config(None, ["engine.kind=openai", "engine.base_url=http://h/v1"]).algo.importance == "none"
+    with pytest.raises(ConfigError, match=r"engine\.weights_uri: set, but used only with .*engine\.reload 'vllm'"):
+        load_config(None, ["engine.kind=openai", "engine.base_url=http://h/v1", "engine.weights_uri=/tmp/w"])
+    with pytest.raises(ConfigError, match=r"engine\.reload: set, but used only with engine\.kind 'openai'"):
+        load_config(None, ["engine.reload=vllm"])
+    with pytest.raises(ConfigError, match=r"engine\.reload vllm loads full weights.*lora"):
+        load_config(None, [*on, "model.lora={r: 8}"])
 
 
 def test_retries_on_5xx_then_succeeds_and_errors_name_server_and_status(tok: Any) -> None:
@@ -528,5 +619,5 @@ def test_rlvr_eval_through_the_server_and_training_against_it_refused(
     assert out["num_tasks"] == 6 and 0.0 <= out["pass_at_1"] <= 1.0 and llama_server in out["model"]
     argv = ["train", quick, "engine.kind=openai", f"engine.base_url={llama_server}", f"output_dir={tmp_path}"]
     assert main(argv) == 2
-    assert "engine.kind openai evaluates a served model" in capsys.readouterr().err
+    assert "engine.kind openai with engine.reload none evaluates a served model" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # refused before a run directory exists
