@@ -9,7 +9,9 @@ from the quickstart's settings on the mix for the same steps and rollouts, with 
 pass@1 (the mix's eval split) evaluated every `--eval-every` steps:
 
   uniform:       curriculum.strategy uniform (a seeded permutation per epoch);
-  learnability:  curriculum.strategy learnability with the prefilter at 0.95.
+  learnability:  curriculum.strategy learnability with the prefilter at 0.95;
+  bandit:        that inside each domain, with curriculum.domain_mix bandit across them
+                 (`--configs uniform learnability bandit`).
 
 Read from each run's logs: the informative-group fraction (groups whose rewards are not
 all equal), the generation seconds spent on zero-advantage groups (each step's
@@ -17,7 +19,7 @@ generation time shared among its groups by tokens generated), held-out pass@1 at
 evaluation, and the first evaluated step at which a run reaches uniform's final pass@1
 (same seed). Printed per configuration as the mean over seeds; all series to the JSON.
 
-    .venv/bin/python bench/curriculum.py      # 3 seeds x 24 steps, 2 configs (~3 h on 2 AVX2 cores)
+    .venv/bin/python bench/curriculum.py      # 3 seeds x 24 steps, 2 configs (~2 h on 2 AVX2 cores; ~19 min a run)
     .venv/bin/python bench/curriculum.py --seeds 0 --steps 4 --eval-every 2   # a smoke run
     .venv/bin/python bench/curriculum.py --seeds 2 --keep     # add a seed to the runs in the JSON
 """
@@ -53,6 +55,7 @@ MIXES = {
 CONFIGS: dict[str, list[str]] = {
     "uniform": ["curriculum.strategy=uniform"],
     "learnability": ["curriculum.strategy=learnability", "curriculum.prefilter=0.95"],
+    "bandit": ["curriculum.domain_mix=bandit", "curriculum.strategy=learnability", "curriculum.prefilter=0.95"],
 }
 
 
