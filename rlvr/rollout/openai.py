@@ -64,7 +64,7 @@ import httpx
 from transformers import PreTrainedTokenizerBase
 
 from rlvr.rollout.engine import Completion, EngineError, Report, SamplingParams, check_prompts
-from rlvr.rollout.weights import local_path, prune_versions, write_version
+from rlvr.rollout.weights import local_path, prune_versions, version_dir, write_version
 
 _TOKEN_ID_PREFIX = "token_id:"  # vLLM's return_tokens_as_token_ids form
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -76,6 +76,7 @@ class OpenAIEngineError(EngineError):
     """A request to the server failed (after its retries) or its answer cannot be used."""
 
     retryable = False  # the engine already retried what retrying can fix
+    status: int | None = None  # the HTTP status, when the server answered with an error
 
 
 class TokenIdsUnavailable(OpenAIEngineError):
@@ -183,13 +184,13 @@ class OpenAIEngine:
         assert self.weights_uri is not None and self.server_weights_path is not None
         t0 = time.perf_counter()
         write_version(self.weights_uri, version, weights)
-        where = f"{self.server_weights_path.rstrip('/')}/v{version:08d}"
+        where = version_dir(self.server_weights_path, version)
         try:
             self._post(
                 "/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": where}}, empty_ok=True
             )
         except OpenAIEngineError as e:
-            if "HTTP 404" in str(e):
+            if e.status == 404:
                 raise OpenAIEngineError(
                     f"{self.server} has no POST /collective_rpc: engine.reload vllm needs a vLLM server started "
                     "with VLLM_SERVER_DEV_MODE=1 (its development routes)"
@@ -204,7 +205,7 @@ class OpenAIEngine:
         try:  # the server's own record of the version (GET /weight_info), where it has the route
             self._post("/update_weight_version", {"new_version": str(version)}, empty_ok=True)
         except OpenAIEngineError as e:
-            if "HTTP 404" not in str(e):
+            if e.status != 404:
                 raise
         prune_versions(self.weights_uri, keep=version)
         self.last_load_s = time.perf_counter() - t0
@@ -386,7 +387,9 @@ class OpenAIEngine:
         self, status: int, body: str, path: str = "/v1/completions", attempts: int = 1, method: str = "POST"
     ) -> OpenAIEngineError:
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        return OpenAIEngineError(f"{self.server}: {method} {path} got HTTP {status}{tries}: {_excerpt(body)}")
+        err = OpenAIEngineError(f"{self.server}: {method} {path} got HTTP {status}{tries}: {_excerpt(body)}")
+        err.status = status
+        return err
 
     def _first_model(self) -> str:
         answer = self._post("/v1/models", None)

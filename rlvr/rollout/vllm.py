@@ -74,7 +74,7 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,11 +120,6 @@ def sampled_logprobs(token_ids: list[int], logprobs: Any) -> list[float]:
             raise RuntimeError(f"vLLM's log-probs at position {i} do not include the sampled token {tok}")
         out.append(float(entry[tok].logprob))
     return out
-
-
-def vllm_weight_names(weights: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    """(name, tensor) pairs under the Hugging Face names vLLM's `load_weights` maps itself."""
-    return hf_weight_names(weights)
 
 
 def _load_on_worker(worker: Any, weights: list[tuple[str, Any]]) -> list[str]:
@@ -250,7 +245,7 @@ class VLLMEngine:
     def _load(self, weights: Mapping[str, Any]) -> None:
         t0 = time.perf_counter()
         self.wake()
-        named = list(vllm_weight_names(weights))
+        named = list(hf_weight_names(weights))  # vLLM's load_weights maps Hugging Face names
         missing = [m for per_worker in self.llm.collective_rpc(_load_on_worker, args=(named,)) for m in per_worker]
         if missing:
             warnings.warn(f"vLLM loaded nothing into {len(missing)} parameters, e.g. {missing[:3]}", stacklevel=3)

@@ -40,15 +40,11 @@ def _vllm() -> tuple[Engine, Any, Any]:
     )
     from vllm.platforms import current_platform
 
-    from rlvr.models import load_tokenizer, tiny_model
+    from tests.integration.vllm_server import vllm_tiny_model
 
     if current_platform.is_cpu():
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's CPU default takes a third of memory
-        tok = load_tokenizer("tiny-random")
-        model = tiny_model(
-            len(tok), 0, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, heads=2, kv_heads=1
-        )
-        model.eval()
+        model, tok = vllm_tiny_model()
     elif torch.cuda.is_available():
         model, tok = load_policy("tiny-random", seed=0, device="cuda")
     else:

@@ -28,14 +28,20 @@ def vllm_python() -> Path | None:
     return p if p.is_file() else None
 
 
-def save_tiny_model(directory: Path) -> tuple[Any, Any]:
-    """The tiny random model with heads vLLM's CPU attention takes (2 of 32 dimensions),
-    saved with its tokenizer as a Hugging Face directory; returns (model, tokenizer)."""
+def vllm_tiny_model() -> tuple[Any, Any]:
+    """The tiny random model with heads vLLM's CPU attention takes (2 of 32 dimensions; the
+    default 4 of 16 are refused there), in eval mode, and its tokenizer."""
     from rlvr.models import load_tokenizer, tiny_model
 
     tok = load_tokenizer("tiny-random")
     model = tiny_model(len(tok), 0, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, heads=2, kv_heads=1)
     model.eval()
+    return model, tok
+
+
+def save_tiny_model(directory: Path) -> tuple[Any, Any]:
+    """`vllm_tiny_model()` saved with its tokenizer as a Hugging Face directory."""
+    model, tok = vllm_tiny_model()
     model.save_pretrained(str(directory))
     tok.save_pretrained(str(directory))
     return model, tok
