@@ -39,6 +39,15 @@ class CurriculumConfig(_Section):
     a task's prior is its family's observed success rate, shrunk towards the difficulty
     prior by prior_strength (the bundled sets mark each generated task's `family`, e.g.
     `add_{k}`). Empty: every task's estimate stands alone."""
+    pool_cells: bool = True
+    """Tasks of one domain at one difficulty share their evidence too, one level above
+    families: a family's (or a lone task's) prior is its cell's observed success rate,
+    shrunk towards the difficulty prior. A domain the model cannot solve at all is then
+    known as such after a few of its groups, not after a visit to each of its tasks."""
+    evidence: Literal["reward", "solved"] = "reward"
+    """What the estimates count as success: 'reward' (each reply's total reward, clipped
+    to 0..1, as a fractional success: partial credit makes a group informative even when
+    no reply solves the task) or 'solved' (the share of replies that solve the task)."""
     memory: float = Field(0.9, gt=0.0, le=1.0)
     """Weight kept by a task's older evidence at each new group (1.0 = never forget): the
     model changes, so old outcomes count less."""

@@ -4,7 +4,9 @@
 (`domain_mix`: pooled, fixed, bandit; rlvr.curriculum.mix) and which tasks a domain's
 pool gives (`strategy`: uniform, learnability, ladder; rlvr.curriculum.pools). Every
 group the run generates is reported back (`observe`): it updates the per-task success
-estimates (rlvr.curriculum.estimates), the ladder's window and the bandit's scores.
+estimates (rlvr.curriculum.estimates; by default a reply's success is its reward clipped
+to 0..1, `evidence`), the ladder's window (replies that solved the task) and the
+bandit's scores.
 
 With `prefilter` set, a drawn task whose estimate says its whole group will agree (all
 solved or all failed) with at least that probability is skipped before any generation
@@ -20,7 +22,8 @@ defaults (pooled, uniform, no prefilter) it samples what rlvr's sampler always d
 difficulty shares of the draws, the bandit's or fixed weights, the share of informative
 groups (rewards not all equal), retired and starving tasks (not drawn in the last three
 epochs' worth of draws), tasks skipped by the prefilter, and calibration (the success
-rate the estimates predicted for this step's groups beside the one observed).
+rate the estimates predicted for this step's groups beside the one observed, both in
+the estimates' units: mean clipped reward, or the share solved).
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ class Outcome:
     solved: list[bool]
 
 
+def evidence_of(rewards: list[float]) -> float:
+    """A group's successes when partial credit counts: the sum of its rewards, each
+    clipped to 0..1 (a penalty counts as 0, a bonus above 1 as 1)."""
+    return sum(min(1.0, max(0.0, r)) for r in rewards)
+
+
 class Curriculum:
     def __init__(self, tasks: list[Task], seed: int, cfg: CurriculumConfig | None = None, group_size: int = 1) -> None:
         if not tasks:
@@ -58,7 +67,9 @@ class Curriculum:
         self.cfg = cfg = cfg or CurriculumConfig()
         self.tasks, self.seed, self.group_size = tasks, seed, group_size
         self.by_id = {t.id: t for t in tasks}
-        self.est = TaskEstimates(tasks, cfg.prior_strength, cfg.memory, cfg.retire_after, cfg.pool_by)
+        self.est = TaskEstimates(
+            tasks, cfg.prior_strength, cfg.memory, cfg.retire_after, cfg.pool_by, pool_cells=cfg.pool_cells
+        )
         self.mix = DomainMix(sorted({t.domain for t in tasks}), cfg)
         pool = POOLS[cfg.strategy]
         if cfg.domain_mix == "pooled":
@@ -116,15 +127,16 @@ class Curriculum:
             if task is None or not o.solved:
                 continue  # a canary twin or a task from elsewhere: not the curriculum's
             n, k = len(o.solved), sum(o.solved)
+            x = k if self.cfg.evidence == "solved" else evidence_of(o.rewards)
             predicted = self.est.p(task.id)
-            self.est.observe(task.id, k, n)
+            self.est.observe(task.id, x, n)
             self.pools[self._pool_of(task)].observe(task, k, n)
             self.mix.observe(task.domain, o.rewards)
             self.step["groups"] += 1
             self.step["informative"] += len(set(o.rewards)) > 1
             self.step["predicted"] += predicted
-            self.step["observed"] += k / n
-            self.step["abs_error"] += abs(predicted - k / n)
+            self.step["observed"] += x / n
+            self.step["abs_error"] += abs(predicted - x / n)
 
     def metrics(self) -> dict[str, float]:
         """This step's figures (since the last call), then a fresh count."""

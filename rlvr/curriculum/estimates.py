@@ -6,17 +6,22 @@ Each task's chance that one reply solves it is a Beta posterior over faded evide
 
     s <- memory * s + successes,   f <- memory * f + failures.
 
-The prior behind it has `prior_strength` (k) pseudo-observations. Its mean starts from
-the task's difficulty (`PRIOR_MEAN`); tasks that are instances of one family (the same
-`metadata[pool_by]` in the same domain, e.g. `add_{k}`) share what was seen of the
-others: the prior mean of a task is its family's success rate without its own evidence,
-shrunk towards the difficulty prior with the same k,
+The prior behind it has `prior_strength` (k) pseudo-observations, and its mean comes
+from what was seen of similar tasks, in up to three nested levels, each shrunk towards
+the one above with the same k:
 
-    m = (k * m_difficulty + S - s) / (k + S + F - s - f),   a = k * m + s,   b = k * (1 - m) + f,
+1. the task's difficulty (`PRIOR_MEAN`): m_difficulty;
+2. its cell, the tasks of its domain at its difficulty (with `pool_cells`): their summed
+   evidence C_s, C_f without the task's family's (or, without a family, its own),
+   m_cell = (k * m_difficulty + C_s - X_s) / (k + C_s + C_f - X_s - X_f);
+3. its family, the instances of one generator (the same `metadata[pool_by]` in the same
+   domain, e.g. `add_{k}`): their summed evidence S, F without the task's own,
+   m = (k * m_cell + S - s) / (k + S + F - s - f);
 
-with S, F the family's summed evidence. A task without a family (or alone in it) keeps
-the difficulty prior. A short run visits few tasks twice, but many families more than
-once, so pooling is what lets the estimate be informed early.
+and then a = k * m + s, b = k * (1 - m) + f. A level a task does not share with any
+other task is skipped. A short run visits few tasks twice, but its cells and families
+many times, so pooling is what lets the estimate be informed early: a domain the model
+cannot solve at all is known as such after a few groups, not after every task of it.
 
 A task whose last `retire_after` groups were all solved, or all failed, is retired (its
 groups teach nothing); one mixed group brings it back. `p_all_equal(task, g)` is the
@@ -44,7 +49,8 @@ def prior_mean(difficulty: int | None) -> float:
 @dataclass
 class Estimate:
     m0: float  # the difficulty prior's mean
-    family: str | None  # the pooling key, None when the task shares with no other
+    family: str | None  # the family's pooling key, None when the task shares it with no other
+    cell: str | None  # its domain and difficulty's, None when unpooled or alone in the cell
     s: float = 0.0  # faded successes
     f: float = 0.0  # faded failures
     solved_streak: int = 0  # groups in a row all solved
@@ -54,27 +60,40 @@ class Estimate:
 
 class TaskEstimates:
     def __init__(
-        self, tasks: list[Task], prior_strength: float, memory: float, retire_after: int, pool_by: str = ""
+        self,
+        tasks: list[Task],
+        prior_strength: float,
+        memory: float,
+        retire_after: int,
+        pool_by: str = "",
+        pool_cells: bool = False,
     ) -> None:
         self.k, self.memory, self.retire_after = prior_strength, memory, retire_after
-        keys = {t.id: family_key(t, pool_by) for t in tasks}
-        sizes: dict[str, int] = {}
-        for key in keys.values():
-            if key is not None:
-                sizes[key] = sizes.get(key, 0) + 1
+        families = {t.id: family_key(t, pool_by) for t in tasks}
+        cells = {t.id: cell_key(t) if pool_cells else None for t in tasks}
+        shared_families, shared_cells = _shared(families.values()), _shared(cells.values())
         self.by_id: dict[str, Estimate] = {
-            t.id: Estimate(prior_mean(t.difficulty), keys[t.id] if sizes.get(keys[t.id] or "", 0) > 1 else None)
+            t.id: Estimate(
+                prior_mean(t.difficulty),
+                families[t.id] if families[t.id] in shared_families else None,
+                cells[t.id] if cells[t.id] in shared_cells else None,
+            )
             for t in tasks
         }
         self.families: dict[str, list[float]] = {}  # key -> [S, F]
+        self.cells: dict[str, list[float]] = {}  # key -> [C_s, C_f]
 
     def _beta(self, task_id: str) -> tuple[float, float]:
         e, k = self.by_id[task_id], self.k
         m = e.m0
+        fam = self.families.get(e.family, [0.0, 0.0]) if e.family is not None else [e.s, e.f]
+        if e.cell is not None and e.cell in self.cells:
+            cs, cf = self.cells[e.cell]
+            others_s, others_f = max(cs - fam[0], 0.0), max(cf - fam[1], 0.0)
+            m = (k * m + others_s) / (k + others_s + others_f)
         if e.family is not None and e.family in self.families:
-            fs, ff = self.families[e.family]
-            others_s, others_f = max(fs - e.s, 0.0), max(ff - e.f, 0.0)
-            m = (k * e.m0 + others_s) / (k + others_s + others_f)
+            others_s, others_f = max(fam[0] - e.s, 0.0), max(fam[1] - e.f, 0.0)
+            m = (k * m + others_s) / (k + others_s + others_f)
         return k * m + e.s, k * (1 - m) + e.f
 
     def p(self, task_id: str) -> float:
@@ -93,18 +112,20 @@ class TaskEstimates:
             all_failed *= (b + i) / (a + b + i)
         return all_solved + all_failed
 
-    def observe(self, task_id: str, successes: int, n: int) -> None:
-        """One group of `n` replies to the task, `successes` of which solved it."""
+    def observe(self, task_id: str, successes: float, n: int) -> None:
+        """One group of `n` replies to the task, `successes` of which solved it (or, with
+        partial credit as evidence, the sum of their rewards in [0, 1])."""
         if n <= 0:
             return
         e = self.by_id[task_id]
         old = (e.s, e.f)
         e.s = self.memory * e.s + successes
         e.f = self.memory * e.f + (n - successes)
-        if e.family is not None:
-            fam = self.families.setdefault(e.family, [0.0, 0.0])
-            fam[0] += e.s - old[0]
-            fam[1] += e.f - old[1]
+        for table, key in ((self.families, e.family), (self.cells, e.cell)):
+            if key is not None:
+                sums = table.setdefault(key, [0.0, 0.0])
+                sums[0] += e.s - old[0]
+                sums[1] += e.f - old[1]
         e.groups += 1
         e.solved_streak = e.solved_streak + 1 if successes == n else 0
         e.failed_streak = e.failed_streak + 1 if successes == 0 else 0
@@ -115,6 +136,7 @@ class TaskEstimates:
                 tid: [e.s, e.f, e.solved_streak, e.failed_streak, e.groups] for tid, e in self.by_id.items() if e.groups
             },
             "families": {key: list(v) for key, v in self.families.items()},
+            "cells": {key: list(v) for key, v in self.cells.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -128,11 +150,20 @@ class TaskEstimates:
                     int(failed),
                     int(groups),
                 )
-        # The family sums are kept as saved (not re-added from the tasks) so that a resumed
-        # run computes bit for bit what the uninterrupted one did; a family whose tasks all
-        # left the set is dropped, one no longer pooled is ignored.
-        pooled = {e.family for e in self.by_id.values() if e.family is not None}
-        self.families = {key: [float(v[0]), float(v[1])] for key, v in state["families"].items() if key in pooled}
+        # The family and cell sums are kept as saved (not re-added from the tasks) so that a
+        # resumed run computes bit for bit what the uninterrupted one did; a key whose tasks
+        # all left the set is dropped, one no longer pooled is ignored.
+        self.families = _kept(state["families"], {e.family for e in self.by_id.values()})
+        cells = {e.cell for e in self.by_id.values()}
+        if "cells" in state:
+            self.cells = _kept(state["cells"], cells)
+        else:  # saved before cells were pooled: their sums rebuilt from the tasks' evidence
+            self.cells = {}
+            for e in self.by_id.values():
+                if e.cell is not None and e.groups:
+                    sums = self.cells.setdefault(e.cell, [0.0, 0.0])
+                    sums[0] += e.s
+                    sums[1] += e.f
 
 
 def family_key(task: Task, pool_by: str) -> str | None:
@@ -141,3 +172,21 @@ def family_key(task: Task, pool_by: str) -> str | None:
         return None
     value = task.metadata.get(pool_by)
     return None if value is None else f"{task.domain}\x00{value}"
+
+
+def cell_key(task: Task) -> str:
+    """The key of a task's cell: its domain and difficulty."""
+    return f"{task.domain}\x00{task.difficulty}"
+
+
+def _shared(keys: Any) -> set[str]:
+    """The keys held by more than one task."""
+    seen: dict[str, int] = {}
+    for key in keys:
+        if key is not None:
+            seen[key] = seen.get(key, 0) + 1
+    return {key for key, n in seen.items() if n > 1}
+
+
+def _kept(saved: dict[str, Any], pooled: set[str | None]) -> dict[str, list[float]]:
+    return {key: [float(v[0]), float(v[1])] for key, v in saved.items() if key in pooled}

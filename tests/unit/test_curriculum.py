@@ -98,6 +98,64 @@ def test_family_sums_resume_exactly() -> None:
         assert again.p_all_equal(f"python/{i}", 4) == est.p_all_equal(f"python/{i}", 4)
 
 
+def test_a_cell_shares_its_evidence_by_hand() -> None:
+    # math/0..2 at difficulty 1 (a cell), math/3 alone at difficulty 2, python/4 at 1
+    tasks = [task(0, "math"), task(1, "math"), task(2, "math"), task(3, "math", 2), task(4, "python")]
+    est = TaskEstimates(tasks, prior_strength=2.0, memory=0.5, retire_after=2, pool_cells=True)
+    est.observe("math/0", 0, 4)
+    # math/1's prior mean: (k * 0.7 + 0) / (k + 4) = 1.4 / 6
+    assert est.p("math/1") == pytest.approx(1.4 / 6)
+    assert [est.p(t) for t in ("math/3", "python/4")] == pytest.approx([0.4, 0.7])  # other cells
+    est.observe("math/1", 0, 4)
+    # math/2 sees 0 of 8: m = 1.4 / 10; math/0 sees only math/1's 0 of 4: m = 1.4 / 6,
+    # a = 2 * m + 0, b = 2 * (1 - m) + 4, a + b = 6
+    assert est.p("math/2") == pytest.approx(0.14)
+    assert est.p("math/0") == pytest.approx(2 * 1.4 / 6 / 6)
+    assert est.cells["math\x001"] == pytest.approx([0.0, 8.0])
+    # the group of 4 all failing is now likely for an unseen task of the cell: a = 0.28, b = 1.72
+    a, b = 0.28, 1.72
+    want = 1.0
+    for i in range(4):
+        want *= (b + i) / (a + b + i)
+    assert est.p_all_equal("math/2", 4) == pytest.approx(want + 0.28 * 1.28 * 2.28 * 3.28 / (2 * 3 * 4 * 5))
+    # without pool_cells nothing is shared
+    alone = TaskEstimates(tasks, prior_strength=2.0, memory=0.5, retire_after=2)
+    alone.observe("math/0", 0, 4)
+    assert alone.p("math/1") == pytest.approx(0.7)
+
+
+def test_families_nest_inside_cells_by_hand() -> None:
+    # python/0, 1 of family f; python/2 of family g; python/3 without one: one cell (difficulty 2)
+    tasks = [fam(0, "f"), fam(1, "f"), fam(2, "g"), fam(3, None), fam(5, "g")]
+    est = TaskEstimates(tasks, prior_strength=2.0, memory=1.0, retire_after=2, pool_by="family", pool_cells=True)
+    est.observe("python/0", 4, 4)
+    est.observe("python/2", 0, 4)
+    # python/1: the cell without family f's evidence is 0 of 4: m_cell = 0.8 / 6; family f
+    # without python/1 is 4 of 4: m = (2 * m_cell + 4) / 6
+    m_cell = 0.8 / 6
+    assert est.p("python/1") == pytest.approx((2 * m_cell + 4) / 6)
+    # python/3 (no family): the cell without its own evidence is 4 of 8: m = (0.8 + 4) / 10
+    assert est.p("python/3") == pytest.approx(0.48)
+    # python/5 (family g): cell without g is 4 of 4: m_cell = 4.8 / 6; g without python/5 is 0 of 4
+    assert est.p("python/5") == pytest.approx(2 * (4.8 / 6) / 6)
+
+
+def test_cells_resume_and_old_checkpoints_rebuild_them() -> None:
+    tasks = [task(i, "math") for i in range(3)]
+    est = TaskEstimates(tasks, prior_strength=2.0, memory=0.9, retire_after=3, pool_cells=True)
+    for i, k in [(0, 1), (1, 0), (0, 2)]:
+        est.observe(f"math/{i}", k, 4)
+    state = json.loads(json.dumps(est.state_dict()))
+    again = TaskEstimates(tasks, prior_strength=2.0, memory=0.9, retire_after=3, pool_cells=True)
+    again.load_state_dict(state)
+    assert [again.p(f"math/{i}") for i in range(3)] == [est.p(f"math/{i}") for i in range(3)]
+    del state["cells"]  # a checkpoint from before cells: their sums come from the tasks' evidence
+    old = TaskEstimates(tasks, prior_strength=2.0, memory=0.9, retire_after=3, pool_cells=True)
+    old.load_state_dict(state)
+    assert old.cells.keys() == est.cells.keys() == {"math\x001"}
+    assert old.cells["math\x001"] == pytest.approx(est.cells["math\x001"])
+
+
 def test_retire_after_k_agreeing_groups_and_revive_on_a_mixed_one() -> None:
     est = TaskEstimates([task(0)], prior_strength=2.0, memory=0.9, retire_after=2)
     est.observe("python/0", 4, 4)
@@ -242,7 +300,7 @@ def test_defaults_sample_what_the_old_uniform_sampler_did() -> None:
 
 
 def test_prefilter_skips_predictable_tasks_but_revisits_them() -> None:
-    tasks = [task(0), task(1)]
+    tasks = [task(0), task(1, difficulty=2)]  # two cells: python/0's evidence stays its own
     cur = Curriculum(tasks, seed=0, cfg=cfg(strategy="uniform", prefilter=0.9, memory=1.0), group_size=4)
     for _ in range(6):
         cur.observe([_outcome("python/0", 1.0)])  # solved every time: the group will agree
@@ -260,10 +318,50 @@ def test_metrics_informative_share_and_calibration() -> None:
     cur.observe([_outcome("python/0", 0.5), _outcome("python/1", 1.0)])
     m = cur.metrics()
     assert m["informative"] == 0.5
-    assert m["predicted_pass"] == pytest.approx(0.4) and m["observed_pass"] == pytest.approx(0.75)
-    assert m["calibration_error"] == pytest.approx((0.1 + 0.6) / 2)
+    # python/0 was predicted at the prior 0.4; python/1, observed after it in the same
+    # cell, at (k * 0.4 + 2) / (k + 4) = 2.8 / 6
+    assert m["predicted_pass"] == pytest.approx((0.4 + 2.8 / 6) / 2) and m["observed_pass"] == pytest.approx(0.75)
+    assert m["calibration_error"] == pytest.approx((0.1 + (1 - 2.8 / 6)) / 2)
     assert m["difficulty_share/2"] == 1.0 and m["domain_share/python"] == 1.0
     assert "informative" not in cur.metrics()  # counted per step
+
+
+def test_partial_credit_is_evidence_unless_told_to_count_solved_replies() -> None:
+    tasks = [task(0, difficulty=2), task(1, difficulty=3)]
+    group = Outcome("python/0", [0.5, 0.25, 1.5, -0.2], [False] * 4)  # none solved, rewards clipped to 0..1
+    by_reward = Curriculum(tasks, seed=0, cfg=cfg(), group_size=4)
+    by_reward.observe([group])
+    # a = 0.8 + (0.5 + 0.25 + 1 + 0), b = 1.2 + (4 - 1.75)
+    assert by_reward.est.p("python/0") == pytest.approx(2.55 / 6)
+    assert by_reward.metrics()["observed_pass"] == pytest.approx(1.75 / 4)
+    by_solved = Curriculum(tasks, seed=0, cfg=cfg(evidence="solved"), group_size=4)
+    by_solved.observe([group])
+    assert by_solved.est.p("python/0") == pytest.approx(0.8 / 6)
+
+
+def test_learnability_with_cells_drops_a_hopeless_domain_within_a_few_steps() -> None:
+    """A mix like the bench's: half of the tasks are never solved (no families to pool);
+    the other half are solved half the time. With cells pooled and the prefilter, the
+    hopeless domain's share of draws falls far below its half within ten steps of 8."""
+    tasks = [task(i, "math", 1 + i % 3) for i in range(150)] + [task(i, "python", 1 + i % 3) for i in range(150)]
+    rng = random.Random(0)
+
+    def share_of_math(**kw: object) -> float:
+        cur = Curriculum(tasks, seed=1, cfg=cfg(strategy="learnability", **kw), group_size=4)
+        drawn = []
+        for step in range(20):
+            batch = cur.sample(8)
+            drawn += [t.domain for t in batch] if step >= 10 else []
+            outs = []
+            for t in batch:
+                solved = [t.domain == "python" and rng.random() < 0.5 for _ in range(4)]
+                outs.append(Outcome(t.id, [float(s) for s in solved], solved))
+            cur.observe(outs)
+        return drawn.count("math") / len(drawn)
+
+    pooled = share_of_math(prefilter=0.8)
+    assert pooled < 0.15
+    assert share_of_math(prefilter=0.8, pool_cells=False) > 0.3  # each task alone: still about half
 
 
 def test_canary_and_unknown_outcomes_are_ignored() -> None:
