@@ -44,10 +44,14 @@ class CurriculumConfig(_Section):
     families: a family's (or a lone task's) prior is its cell's observed success rate,
     shrunk towards the difficulty prior. A domain the model cannot solve at all is then
     known as such after a few of its groups, not after a visit to each of its tasks."""
-    evidence: Literal["reward", "solved"] = "reward"
+    evidence: Literal["reward", "solved", "informative"] = "reward"
     """What the estimates count as success: 'reward' (each reply's total reward, clipped
     to 0..1, as a fractional success: partial credit makes a group informative even when
-    no reply solves the task) or 'solved' (the share of replies that solve the task)."""
+    no reply solves the task), 'solved' (the share of replies that solve the task), or
+    'informative' (one event per group: were its rewards not all equal; learnability then
+    draws in proportion to that chance, and the prefilter skips a task whose chance is at
+    most 1 - prefilter. Under partial credit a task whose replies all earn the same part
+    looks learnable by its mean reward, but its groups teach nothing)."""
     memory: float = Field(0.9, gt=0.0, le=1.0)
     """Weight kept by a task's older evidence at each new group (1.0 = never forget): the
     model changes, so old outcomes count less."""

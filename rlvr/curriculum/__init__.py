@@ -5,8 +5,8 @@
 pool gives (`strategy`: uniform, learnability, ladder; rlvr.curriculum.pools). Every
 group the run generates is reported back (`observe`): it updates the per-task success
 estimates (rlvr.curriculum.estimates; by default a reply's success is its reward clipped
-to 0..1, `evidence`), the ladder's window (replies that solved the task) and the
-bandit's scores.
+to 0..1; `evidence: informative` estimates instead whether a group teaches), the
+ladder's window (replies that solved the task) and the bandit's scores.
 
 With `prefilter` set, a drawn task whose estimate says its whole group will agree (all
 solved or all failed) with at least that probability is skipped before any generation
@@ -23,7 +23,8 @@ difficulty shares of the draws, the bandit's or fixed weights, the share of info
 groups (rewards not all equal), retired and starving tasks (not drawn in the last three
 epochs' worth of draws), tasks skipped by the prefilter, and calibration (the success
 rate the estimates predicted for this step's groups beside the one observed, both in
-the estimates' units: mean clipped reward, or the share solved).
+the estimates' units: mean clipped reward, the share solved, or the share of groups
+informative).
 """
 
 from __future__ import annotations
@@ -68,7 +69,13 @@ class Curriculum:
         self.tasks, self.seed, self.group_size = tasks, seed, group_size
         self.by_id = {t.id: t for t in tasks}
         self.est = TaskEstimates(
-            tasks, cfg.prior_strength, cfg.memory, cfg.retire_after, cfg.pool_by, pool_cells=cfg.pool_cells
+            tasks,
+            cfg.prior_strength,
+            cfg.memory,
+            cfg.retire_after,
+            cfg.pool_by,
+            pool_cells=cfg.pool_cells,
+            group_events=group_size if cfg.evidence == "informative" else 0,
         )
         self.mix = DomainMix(sorted({t.domain for t in tasks}), cfg)
         pool = POOLS[cfg.strategy]
@@ -127,16 +134,20 @@ class Curriculum:
             if task is None or not o.solved:
                 continue  # a canary twin or a task from elsewhere: not the curriculum's
             n, k = len(o.solved), sum(o.solved)
-            x = k if self.cfg.evidence == "solved" else evidence_of(o.rewards)
+            informative = len(set(o.rewards)) > 1
+            if self.cfg.evidence == "informative":  # one event per group: did it teach?
+                x, events = float(informative), 1
+            else:
+                x, events = (k if self.cfg.evidence == "solved" else evidence_of(o.rewards)), n
             predicted = self.est.p(task.id)
-            self.est.observe(task.id, x, n)
+            self.est.observe(task.id, x, events)
             self.pools[self._pool_of(task)].observe(task, k, n)
             self.mix.observe(task.domain, o.rewards)
             self.step["groups"] += 1
-            self.step["informative"] += len(set(o.rewards)) > 1
+            self.step["informative"] += informative
             self.step["predicted"] += predicted
-            self.step["observed"] += x / n
-            self.step["abs_error"] += abs(predicted - x / n)
+            self.step["observed"] += x / events
+            self.step["abs_error"] += abs(predicted - x / events)
 
     def metrics(self) -> dict[str, float]:
         """This step's figures (since the last call), then a fresh count."""

@@ -24,7 +24,14 @@ many times, so pooling is what lets the estimate be informed early: a domain the
 cannot solve at all is known as such after a few groups, not after every task of it.
 
 A task whose last `retire_after` groups were all solved, or all failed, is retired (its
-groups teach nothing); one mixed group brings it back. `p_all_equal(task, g)` is the
+groups teach nothing); one mixed group brings it back.
+
+With `group_events` g > 0 the estimate is of another event: that a group of g replies to
+the task is *informative* (its rewards not all equal), one observation per group. Under
+partial credit the chance of success says little about that (every reply passing 3 of 4
+tests is a group with mean reward 0.75 that teaches nothing), so this counts it directly.
+The difficulty prior m becomes 1 - m^g - (1-m)^g; `teaching` is p itself; a task is
+retired after `retire_after` uninformative groups in a row; p_all_equal is 1 - p. `p_all_equal(task, g)` is the
 posterior probability that a group of g replies agrees (all solved or all failed), in
 closed form: E[p^g] + E[(1-p)^g] = prod (a+i)/(a+b+i) + prod (b+i)/(a+b+i), i < g.
 """
@@ -67,14 +74,16 @@ class TaskEstimates:
         retire_after: int,
         pool_by: str = "",
         pool_cells: bool = False,
+        group_events: int = 0,
     ) -> None:
         self.k, self.memory, self.retire_after = prior_strength, memory, retire_after
+        self.group_events = group_events
         families = {t.id: family_key(t, pool_by) for t in tasks}
         cells = {t.id: cell_key(t) if pool_cells else None for t in tasks}
         shared_families, shared_cells = _shared(families.values()), _shared(cells.values())
         self.by_id: dict[str, Estimate] = {
             t.id: Estimate(
-                prior_mean(t.difficulty),
+                _prior(t.difficulty, group_events),
                 families[t.id] if families[t.id] in shared_families else None,
                 cells[t.id] if cells[t.id] in shared_cells else None,
             )
@@ -100,11 +109,21 @@ class TaskEstimates:
         a, b = self._beta(task_id)
         return a / (a + b)
 
+    def teaching(self, task_id: str) -> float:
+        """How likely the task's next group is to teach: p(1-p), the variance of one
+        reply's outcome, or (group_events) p, the chance the group is informative."""
+        p = self.p(task_id)
+        return p if self.group_events else p * (1 - p)
+
     def retired(self, task_id: str) -> bool:
         e = self.by_id[task_id]
+        if self.group_events:  # a streak of informative groups is no reason to stop
+            return e.failed_streak >= self.retire_after
         return max(e.solved_streak, e.failed_streak) >= self.retire_after
 
     def p_all_equal(self, task_id: str, group_size: int) -> float:
+        if self.group_events:
+            return 1.0 - self.p(task_id)
         a, b = self._beta(task_id)
         all_solved = all_failed = 1.0
         for i in range(group_size):
@@ -172,6 +191,13 @@ def family_key(task: Task, pool_by: str) -> str | None:
         return None
     value = task.metadata.get(pool_by)
     return None if value is None else f"{task.domain}\x00{value}"
+
+
+def _prior(difficulty: int | None, group_events: int) -> float:
+    """The difficulty prior's mean; with group_events g, the chance that g replies, each
+    succeeding with that probability, do not all agree."""
+    m = prior_mean(difficulty)
+    return 1.0 - m**group_events - (1.0 - m) ** group_events if group_events else m
 
 
 def cell_key(task: Task) -> str:

@@ -3,7 +3,8 @@
 - `uniform`: a seeded permutation per epoch, every task once per epoch (the sampler rlvr
   always had; with one pool it samples exactly what it did).
 - `learnability`: draws without replacement in proportion to p(1-p) + floor, p the
-  task's success estimate (rlvr.curriculum.estimates); a retired task (solved or failed
+  task's success estimate (rlvr.curriculum.estimates; with `evidence: informative`, in
+  proportion to the estimated chance that its group is informative); a retired task (solved or failed
   by its last groups every time) weighs `retired_weight`, so it is revisited rarely.
 - `ladder`: difficulty bands, easiest first; draws come from the current band, and a
   `ladder_review` share from the bands below it. The band moves up when the rolling
@@ -80,8 +81,7 @@ class LearnabilityPool:
     def weight(self, task: Task) -> float:
         if self.est.retired(task.id):
             return self.cfg.retired_weight
-        p = self.est.p(task.id)
-        return p * (1 - p) + self.cfg.floor
+        return self.est.teaching(task.id) + self.cfg.floor
 
     def draw(self, k: int, rng: random.Random) -> list[Task]:
         weights = [self.weight(t) for t in self.tasks]

@@ -339,6 +339,58 @@ def test_partial_credit_is_evidence_unless_told_to_count_solved_replies() -> Non
     assert by_solved.est.p("python/0") == pytest.approx(0.8 / 6)
 
 
+def test_informative_evidence_by_hand() -> None:
+    tasks = [task(0, difficulty=2), task(1, difficulty=3)]
+    c = cfg(strategy="learnability", evidence="informative", prior_strength=2.0, memory=1.0, retire_after=2, floor=0.0)
+    cur = Curriculum(tasks, seed=0, cfg=c, group_size=4)
+    # the difficulty-2 prior 0.4 as the chance that 4 replies disagree: 1 - 0.4^4 - 0.6^4
+    m = 1 - 0.4**4 - 0.6**4
+    assert cur.est.p("python/0") == pytest.approx(m)
+    flat = Outcome("python/0", [0.75] * 4, [False] * 4)  # 3 of 4 tests each time: mean 0.75, teaches nothing
+    cur.observe([flat])
+    # one event, not informative: a = 2m, b = 2(1 - m) + 1
+    assert cur.est.p("python/0") == pytest.approx(2 * m / 3)
+    assert cur.est.p_all_equal("python/0", 4) == pytest.approx(1 - 2 * m / 3)
+    pool = cur.pools["*"]
+    assert pool.weight(tasks[0]) == pytest.approx(2 * m / 3)  # type: ignore[attr-defined]
+    assert cur.metrics()["observed_pass"] == 0.0
+    cur.observe([flat])
+    assert cur.est.retired("python/0")  # two uninformative groups in a row
+    mixed = Outcome("python/1", [1.0, 0.0, 0.5, 0.5], [True, False, False, False])
+    cur.observe([mixed, mixed, mixed])
+    assert not cur.est.retired("python/1")  # informative every time: never retired for it
+    # by mean reward the flat task would look as learnable as any: p -> 0.75, p(1-p) ~ 0.19
+    by_reward = Curriculum(tasks, seed=0, cfg=cfg(strategy="learnability", floor=0.0, memory=1.0), group_size=4)
+    by_reward.observe([flat, flat])
+    assert by_reward.est.teaching("python/0") > 0.15
+
+
+def test_informative_evidence_finds_the_tasks_whose_groups_teach() -> None:
+    """Partial credit: half the tasks give every reply the same part (0.5), the others a
+    spread. By mean reward both look alike; counting informative groups tells them apart."""
+    tasks = [task(i, "python", 2) for i in range(40)]  # each drawn about 8 times in 40 steps of 8
+    spread = {t.id for t in tasks[::2]}
+    rng = random.Random(0)
+
+    def share_of_spread(evidence: str) -> float:
+        c = cfg(strategy="learnability", evidence=evidence, prefilter=0.8, prior_strength=1.0, pool_cells=False)
+        cur = Curriculum(tasks, seed=2, cfg=c, group_size=4)
+        later = []
+        for step in range(40):
+            batch = cur.sample(8)
+            later += [t.id in spread for t in batch] if step >= 20 else []
+            outs = []
+            for t in batch:
+                rewards = [rng.choice([0.0, 0.5, 1.0]) for _ in range(4)] if t.id in spread else [0.5] * 4
+                outs.append(Outcome(t.id, rewards, [r == 1.0 for r in rewards]))
+            cur.observe(outs)
+        return sum(later) / len(later)
+
+    informative, by_reward = share_of_spread("informative"), share_of_spread("reward")  # 0.88, 0.51 by seed
+    assert informative > 0.75
+    assert by_reward < 0.65
+
+
 def test_learnability_with_cells_drops_a_hopeless_domain_within_a_few_steps() -> None:
     """A mix like the bench's: half of the tasks are never solved (no families to pool);
     the other half are solved half the time. With cells pooled and the prefilter, the
@@ -374,6 +426,7 @@ SETTINGS = [
     {},
     {"strategy": "learnability"},
     {"strategy": "learnability", "prefilter": 0.8},
+    {"strategy": "learnability", "prefilter": 0.8, "evidence": "informative", "pool_cells": False},
     {"strategy": "ladder", "ladder_window": 4},
     {"domain_mix": "fixed", "domain_weights": {"math": 2.0}},
     {"domain_mix": "bandit", "strategy": "learnability"},

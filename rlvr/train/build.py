@@ -1,0 +1,382 @@
+"""Building a training run's parts, so that the loop (rlvr.train.loop) reads on one screen.
+
+`build_run` does everything before the first step, in this order: checks the config and
+the run directory, picks the checkpoint to resume from, loads tasks and the policy, and
+builds the learner, the curriculum, the buffer, the rollout producer, the trace store and
+logs, the held-out evaluation before training, the monitor and the rollouts (sync, or
+async in a thread). The `Run` it returns holds them and does the per-step chores the loop
+calls: `log_step`, `save` (a checkpoint), `finish` (evaluation after training, summary).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from safetensors.torch import load_file
+
+from rlvr.config import ConfigError, RunConfig
+from rlvr.curriculum import Curriculum
+from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
+from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
+from rlvr.models import load_policy
+from rlvr.preflight import RunInputs, check_run
+from rlvr.trace.parquet import TraceStore
+from rlvr.trace.store import JsonlStore, read_jsonl, summarize_step, truncate_after_step
+from rlvr.train.buffer import ExperienceBuffer
+from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, weights_fingerprint
+from rlvr.train.learner import Learner
+from rlvr.train.monitor import RunMonitor
+from rlvr.train.progress import Progress
+from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, SyncRollouts
+from rlvr.types import Trajectory
+
+
+@dataclass
+class TrainSummary:
+    run_dir: Path
+    steps: int
+    eval_before: EvalResult | None
+    eval_after: EvalResult | None
+    rewards: list[float]
+    elapsed_s: float
+    suites: dict[str, tuple[EvalResult | None, EvalResult | None]] = field(default_factory=dict)
+    """eval.sources: each suite's evaluation (before, after) training."""
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+@dataclass
+class Run:
+    """A run's parts, built by `build_run`, and what the loop asks of them besides the step."""
+
+    cfg: RunConfig
+    inputs: RunInputs
+    model: Any
+    tok: Any
+    learner: Learner
+    sampler: Curriculum
+    buffer: ExperienceBuffer
+    producer: RolloutProducer
+    traces: TraceStore
+    metrics_log: JsonlStore
+    traj_log: JsonlStore
+    progress: Progress
+    start: int  # the first step to run (the checkpoint's, when resuming)
+    rewards: list[float]  # each step's mean reward so far
+    eval_before: EvalResult | None = None
+    suites_before: dict[str, EvalResult | None] = field(default_factory=dict)
+    monitor: RunMonitor | None = None
+    rollouts: SyncRollouts | AsyncRollouts | None = None
+    last_eval: EvalResult | None = None
+
+    @property
+    def run_dir(self) -> Path:
+        return self.cfg.run_dir
+
+    @property
+    def eval_tasks(self) -> list[Any]:
+        return self.inputs.eval_tasks
+
+    def evaluate(self, step: int, when: str) -> EvalResult:
+        """Held-out pass@1 of the current policy, logged and traced ('before', 'after')."""
+        what = "initial" if when == "before" else "trained"
+        self.progress.note(f"evaluating the {what} policy on {len(self.eval_tasks)} held-out tasks")
+        r = evaluate(self.model, self.tok, self.eval_tasks, self.cfg)
+        self.metrics_log.append({"event": "eval", "when": when, **_eval_row(r)})
+        self.traces.write_eval(step, when, _eval_to_dict(r) or {}, r.trajectories)
+        return r
+
+    def eval_suites(self, step: int, when: str) -> dict[str, EvalResult | None]:
+        """eval.sources, each evaluated whole: logged, traced and returned by suite."""
+        out: dict[str, EvalResult | None] = {}
+        for name, tasks in self.inputs.suites.items():
+            self.progress.note(f"evaluating the {'initial' if when == 'before' else 'trained'} policy on {name}")
+            r = evaluate(self.model, self.tok, tasks, self.cfg)
+            self.metrics_log.append({"event": "eval", "when": when, "suite": name, **_eval_row(r)})
+            self.traces.write_eval(step, when, _eval_to_dict(r) or {}, r.trajectories, suite=name)
+            out[name] = r
+        return out
+
+    def log_step(
+        self, step: int, batch: RolloutBatch, trajs: list[Trajectory], stats: dict[str, float], t: list[float]
+    ) -> dict[str, Any]:
+        """The step's row (metrics.jsonl, sinks, trace store), its trajectories, and the
+        periodic held-out evaluation when due."""
+        cfg, buffer = self.cfg, self.buffer
+        dropped = [tr for g in batch.dropped for tr in g.trajs]
+        summary = summarize_step(trajs, dropped)
+        if "reward/mean" in summary:
+            self.rewards.append(summary["reward/mean"])
+        generated = float(sum(len(tr.completion_ids) for g in [*batch.groups, *batch.dropped] for tr in g.trajs))
+        row = {
+            "event": "step",
+            "step": step + 1,
+            **summary,
+            **{f"train/{k}": v for k, v in stats.items()},
+            **{f"rollout/{k}": v for k, v in batch.stats.items()},
+            **{f"curriculum/{k}": v for k, v in batch.curriculum.items()},
+            **{f"buffer/{k}": float(v) for k, v in buffer.counters.items()},
+            "buffer/size": float(len(buffer)),
+            "time/rollout_wait_s": t[1] - t[0],
+            "time/train_s": t[2] - t[1],
+            # tokens generated for this step's batch (kept or dropped) per second of the step
+            "time/tokens_per_s": generated / max(t[2] - t[0], 1e-9),
+            # generation alone (the rollout of this batch, possibly overlapped with training)
+            "time/gen_tokens_per_s": generated / batch.stats["generate_s"] if batch.stats.get("generate_s") else 0.0,
+            "weights_fingerprint": weights_fingerprint(self.model),  # after the update: rlvr replay --train checks it
+        }
+        if cfg.eval.every and self.eval_tasks and (step + 1) % cfg.eval.every == 0:  # held-out pass@1 now
+            self.progress.note(f"step {step + 1}: evaluating on {len(self.eval_tasks)} held-out tasks")
+            self.last_eval = evaluate(self.model, self.tok, self.eval_tasks, cfg)
+            row["eval/pass_at_1"], row["eval/mean_reward"] = self.last_eval.pass_at_1, self.last_eval.mean_reward
+            label = "after" if step + 1 == cfg.train.steps else "periodic"
+            self.traces.write_eval(step + 1, label, _eval_to_dict(self.last_eval) or {}, self.last_eval.trajectories)
+        self.metrics_log.append(row)
+        for tr in trajs:
+            self.traj_log.append({"step": step + 1, **tr.to_dict()})
+        for tr in dropped:
+            self.traj_log.append({"step": step + 1, "dropped": True, **tr.to_dict()})
+        self.traces.write_step(step + 1, [(tr, True) for tr in trajs] + [(tr, False) for tr in dropped], row)
+        self.progress.update(step + 1, row)
+        return row
+
+    def save(self, step: int) -> None:
+        """A checkpoint after `step` steps: weights, learner and optimizer, sampler, buffer
+        and the batches generated but not yet trained on."""
+        assert self.rollouts is not None
+        cfg, lora = self.cfg, self.cfg.model.lora
+        with self.rollouts.pause():  # the generator waits between batches: a consistent snapshot
+            queue = {"buffer": self.buffer.state_dict(), **self.rollouts.state_dict()}
+            state = {
+                "sampler": self.sampler.state_dict(),
+                "rewards": self.rewards,
+                "eval_before": _eval_to_dict(self.eval_before),
+                "suites_before": {k: _eval_to_dict(v) for k, v in self.suites_before.items()},
+            }
+            save_checkpoint(
+                self.run_dir / "checkpoints",
+                step,
+                merged_copy(self.model) if lora else self.model,
+                self.tok,
+                self.learner.state_dict(optimizer=cfg.train.save_optimizer),
+                state,
+                keep=cfg.train.keep_checkpoints,
+                files={"queue.json": json.dumps(queue)},
+                tensors={"adapter.safetensors": adapter_state(self.model)} if lora else None,
+            )
+
+    def close(self) -> None:
+        if self.rollouts is not None:
+            self.rollouts.close()
+        if self.monitor is not None:
+            self.monitor.close()
+
+    def finish(self, t_start: float) -> TrainSummary:
+        """Held-out evaluation after training (the last step's, when it was just done), the
+        eval.sources suites, summary.json."""
+        cfg = self.cfg
+        eval_after = None
+        if self.last_eval is not None and cfg.eval.every and cfg.train.steps % cfg.eval.every == 0:
+            eval_after = self.last_eval  # the last step was just evaluated
+            self.metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})
+        elif self.eval_tasks and cfg.eval.after_training:
+            eval_after = self.evaluate(cfg.train.steps, "after")
+        suites_after = self.eval_suites(cfg.train.steps, "after") if cfg.eval.after_training else {}
+        summary = TrainSummary(
+            self.run_dir,
+            cfg.train.steps,
+            self.eval_before,
+            eval_after,
+            self.rewards,
+            time.perf_counter() - t_start,
+            {k: (self.suites_before.get(k), suites_after.get(k)) for k in self.inputs.suites},
+        )
+        (self.run_dir / "summary.json").write_text(json.dumps(_summary_dict(summary), indent=2))
+        self.metrics_log.close()
+        self.traj_log.close()
+        return summary
+
+
+def build_run(
+    cfg: RunConfig,
+    *,
+    resume: bool = False,
+    quiet: bool = False,
+    plain: bool = False,
+    learner_factory: Callable[[Any, RunConfig, int], Learner] = Learner,
+) -> Run:
+    """Everything before the first step (see the module's docstring); a run that fails
+    before its model loads leaves no run directory behind."""
+    if cfg.engine.kind == "openai" and cfg.engine.reload == "none":
+        raise ConfigError(
+            "engine.kind openai with engine.reload none evaluates a served model (rlvr eval); training needs a "
+            "server that takes each new policy version: a vLLM server started with VLLM_SERVER_DEV_MODE=1 and "
+            "engine.reload vllm, or engine.kind hf or vllm (docs/engines.md)"
+        )
+    run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
+    ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
+    if resume and ckpt is None:
+        raise ConfigError(f"--resume: no checkpoint in {ckpt_root} to resume from (run without --resume to start)")
+    if run_dir.exists() and any(run_dir.iterdir()) and not resume and ckpt is None:
+        raise FileExistsError(f"run directory {run_dir} is not empty; pass --resume or choose another name")
+    if cfg.train.threads:
+        torch.set_num_threads(cfg.train.threads)
+    seed_everything(cfg.seed)
+
+    trace_uri = cfg.trace.uri or str(run_dir / "traces")
+    inputs = check_run(cfg, model=policy_source(cfg, ckpt))  # tasks, split, model checked before loading
+    model, tok = load_policy_at(cfg, ckpt)
+    run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    learner = learner_factory(model, cfg, int(tok.pad_token_id))
+    sampler = Curriculum(inputs.train_tasks, cfg.seed, cfg.curriculum, cfg.algo.group_size)
+    b = cfg.buffer
+    buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
+    start, rewards, eval_before, pending = 0, [], None, []
+    suites_before: dict[str, EvalResult | None] = {}
+    if ckpt:
+        blob, state = load_trainer_state(ckpt)
+        learner.load_state_dict(blob["learner"])
+        if "optimizer" not in blob["learner"] and not quiet:
+            print(f"note: {ckpt} was saved without the optimizer state: AdamW starts afresh", file=sys.stderr)
+        sampler.load_state_dict(state["sampler"])
+        start, rewards = int(state["step"]), list(state["rewards"])
+        eval_before = _eval_from_dict(state.get("eval_before"))
+        suites_before = {k: _eval_from_dict(v) for k, v in state.get("suites_before", {}).items()}
+        queue = json.loads((ckpt / "queue.json").read_text()) if (ckpt / "queue.json").is_file() else {}
+        buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
+        pending = [RolloutBatch.from_dict(p) for p in queue.get("pending", [])]
+        for log in ("metrics.jsonl", "trajectories.jsonl"):  # drop what the crashed run logged after it
+            truncate_after_step(run_dir / log, start)
+        TraceStore(trace_uri).truncate_after(start)
+    settings = env_settings(cfg)
+    producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
+    if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
+        producer.publish(model, learner.version, copy_weights=False)
+    progress = Progress(cfg.train.steps, start, quiet=quiet, plain=plain)
+    producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)
+    learner.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
+    run = Run(
+        cfg,
+        inputs,
+        model,
+        tok,
+        learner,
+        sampler,
+        buffer,
+        producer,
+        TraceStore(trace_uri),
+        JsonlStore(run_dir / "metrics.jsonl"),
+        JsonlStore(run_dir / "trajectories.jsonl"),
+        progress,
+        start,
+        rewards,
+        eval_before,
+        suites_before,
+    )
+
+    if cfg.eval.before_training and run.eval_before is None:
+        run.eval_before = run.evaluate(0, "before")
+    if cfg.eval.before_training and not run.suites_before:
+        run.suites_before = run.eval_suites(0, "before")
+    # sinks and alert rules; a resumed run's windows start from what it logged before
+    history = [{"step": 0, "eval/pass_at_1": run.eval_before.pass_at_1}] if run.eval_before else []
+    if start:
+        history += [r for r in read_jsonl(run_dir / "metrics.jsonl") if r.get("event") == "step"]
+    run.monitor = RunMonitor(cfg, run.traces, history=history, resume_step=start, note=progress.alert)
+    if cfg.rollout.mode == "async":  # started last: generation begins in its thread at once
+        run.rollouts = AsyncRollouts(
+            producer,
+            model,
+            start_step=start,
+            end_step=cfg.train.steps,
+            version=learner.version,
+            max_staleness=cfg.rollout.max_staleness,
+            pending=pending,
+        )
+    else:
+        run.rollouts = SyncRollouts(producer, pending)
+    return run
+
+
+def policy_source(cfg: RunConfig, ckpt: Path | None) -> str:
+    """What the policy loads from: the checkpoint's model, or (LoRA: the base model, whose
+    adapters the checkpoint holds) the config's."""
+    return str(ckpt / "model") if ckpt and not cfg.model.lora else cfg.model.name_or_path
+
+
+def load_policy_at(cfg: RunConfig, ckpt: Path | None) -> tuple[Any, Any]:
+    """(model, tokenizer) as training has them after checkpoint `ckpt` (None: at the start;
+    call after seed_everything(cfg.seed), as train does, for the same fresh adapters)."""
+    lora = cfg.model.lora
+    model, tok = load_policy(
+        policy_source(cfg, ckpt),
+        dtype=cfg.model.dtype,
+        cache_dir=cfg.model.cache_dir,
+        seed=cfg.seed,
+        device=cfg.model.device,
+    )
+    if lora:  # adapters on the base model; a checkpoint's adapter weights replace the fresh ones
+        model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)
+        if ckpt:
+            load_adapter_state(model, load_file(str(ckpt / "adapter.safetensors")))
+    return model, tok
+
+
+def _max_age(cfg: RunConfig) -> int | None:
+    """Replayed groups older than the staleness bound leave the buffer (async or replay)."""
+    if cfg.buffer.replay_ratio > 1 or cfg.rollout.mode == "async":
+        return max(cfg.rollout.max_staleness, cfg.buffer.replay_ratio)
+    return None
+
+
+def _eval_row(r: EvalResult) -> dict[str, Any]:
+    row = {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "by_difficulty": r.by_difficulty}
+    return {**row, "by_domain": r.by_domain} if len(r.by_domain) > 1 else row
+
+
+def _eval_to_dict(r: EvalResult | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "pass_at_1": r.pass_at_1,
+        "mean_reward": r.mean_reward,
+        "num_tasks": r.num_tasks,
+        "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()},
+        "by_domain": r.by_domain,
+    }
+
+
+def _eval_from_dict(d: dict[str, Any] | None) -> EvalResult | None:
+    if d is None:
+        return None
+    by_difficulty = {int(k): v for k, v in d["by_difficulty"].items()}
+    return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d.get("by_domain", {}))
+
+
+def _summary_dict(s: TrainSummary) -> dict[str, Any]:
+    q = max(len(s.rewards) // 4, 1)
+    return {
+        "steps": s.steps,
+        "elapsed_s": s.elapsed_s,
+        "eval_before": _eval_to_dict(s.eval_before),
+        "eval_after": _eval_to_dict(s.eval_after),
+        "suites": {k: {"before": _eval_to_dict(b), "after": _eval_to_dict(a)} for k, (b, a) in s.suites.items()},
+        "reward_first_quarter": sum(s.rewards[:q]) / q if s.rewards else None,
+        "reward_last_quarter": sum(s.rewards[-q:]) / q if s.rewards else None,
+        "rewards": s.rewards,
+    }
