@@ -24,16 +24,16 @@ many times, so pooling is what lets the estimate be informed early: a domain the
 cannot solve at all is known as such after a few groups, not after every task of it.
 
 A task whose last `retire_after` groups were all solved, or all failed, is retired (its
-groups teach nothing); one mixed group brings it back.
+groups teach nothing); one mixed group brings it back. `p_all_equal(task, g)` is the
+posterior probability that a group of g replies agrees (all solved or all failed), in
+closed form: E[p^g] + E[(1-p)^g] = prod (a+i)/(a+b+i) + prod (b+i)/(a+b+i), i < g.
 
 With `group_events` g > 0 the estimate is of another event: that a group of g replies to
 the task is *informative* (its rewards not all equal), one observation per group. Under
 partial credit the chance of success says little about that (every reply passing 3 of 4
 tests is a group with mean reward 0.75 that teaches nothing), so this counts it directly.
-The difficulty prior m becomes 1 - m^g - (1-m)^g; `teaching` is p itself; a task is
-retired after `retire_after` uninformative groups in a row; p_all_equal is 1 - p. `p_all_equal(task, g)` is the
-posterior probability that a group of g replies agrees (all solved or all failed), in
-closed form: E[p^g] + E[(1-p)^g] = prod (a+i)/(a+b+i) + prod (b+i)/(a+b+i), i < g.
+The difficulty prior m becomes 1 - m^g - (1-m)^g, `teaching` is p itself, a task is
+retired after `retire_after` uninformative groups in a row, and p_all_equal is 1 - p.
 """
 
 from __future__ import annotations
