@@ -134,7 +134,7 @@ class Curriculum:
             if task is None or not o.solved:
                 continue  # a canary twin or a task from elsewhere: not the curriculum's
             n, k = len(o.solved), sum(o.solved)
-            informative = len(set(o.rewards)) > 1
+            informative = max(o.rewards) - min(o.rewards) > 1e-9  # as the learner's group filter counts it
             if self.cfg.evidence == "informative":  # one event per group: did it teach?
                 x, events = float(informative), 1
             else:
@@ -192,6 +192,7 @@ class Curriculum:
             "drawn": self.drawn,
             "last_drawn": dict(self.last_drawn),
             "skips": dict(self.skips),
+            "evidence": self.cfg.evidence,  # the estimates' units
             "estimates": self.est.state_dict(),
             "mix": self.mix.state_dict(),
             "pools": {name: pool.state_dict() for name, pool in self.pools.items()},
@@ -209,7 +210,16 @@ class Curriculum:
         self.calls, self.drawn = int(state["calls"]), int(state["drawn"])
         self.last_drawn = {k: int(v) for k, v in state["last_drawn"].items()}
         self.skips = Counter({k: int(v) for k, v in state["skips"].items()})
-        self.est.load_state_dict(state["estimates"])
+        saved = state.get("evidence", "solved")  # before the setting existed: solved replies
+        if saved == self.cfg.evidence:
+            self.est.load_state_dict(state["estimates"])
+        elif "evidence" in state:
+            raise ValueError(
+                f"this checkpoint's curriculum estimates count evidence {saved!r}, not {self.cfg.evidence!r}: "
+                f"resume with curriculum.evidence={saved} (the estimates are in different units)"
+            )
+        # else: a checkpoint from before `evidence`, resumed with other units: the
+        # estimates start afresh, the rest of the state (draws, pools, bandit) is kept
         self.mix.load_state_dict(state["mix"])
         for name, pool_state in state["pools"].items():
             if name in self.pools:

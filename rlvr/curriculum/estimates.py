@@ -78,7 +78,8 @@ class TaskEstimates:
     ) -> None:
         self.k, self.memory, self.retire_after = prior_strength, memory, retire_after
         self.group_events = group_events
-        families = {t.id: family_key(t, pool_by) for t in tasks}
+        # with cells, a family is split by difficulty so that each part nests in one cell
+        families = {t.id: family_key(t, pool_by, t.difficulty if pool_cells else None) for t in tasks}
         cells = {t.id: cell_key(t) if pool_cells else None for t in tasks}
         shared_families, shared_cells = _shared(families.values()), _shared(cells.values())
         self.by_id: dict[str, Estimate] = {
@@ -171,26 +172,33 @@ class TaskEstimates:
                 )
         # The family and cell sums are kept as saved (not re-added from the tasks) so that a
         # resumed run computes bit for bit what the uninterrupted one did; a key whose tasks
-        # all left the set is dropped, one no longer pooled is ignored.
-        self.families = _kept(state["families"], {e.family for e in self.by_id.values()})
-        cells = {e.cell for e in self.by_id.values()}
-        if "cells" in state:
-            self.cells = _kept(state["cells"], cells)
-        else:  # saved before cells were pooled: their sums rebuilt from the tasks' evidence
-            self.cells = {}
-            for e in self.by_id.values():
-                if e.cell is not None and e.groups:
-                    sums = self.cells.setdefault(e.cell, [0.0, 0.0])
-                    sums[0] += e.s
-                    sums[1] += e.f
+        # all left the set is dropped. A key pooled now but not saved (a checkpoint from
+        # before cells, or from other settings) is rebuilt from its tasks' evidence.
+        self.families = self._restored(state.get("families", {}), "family")
+        self.cells = self._restored(state.get("cells", {}), "cell")
+
+    def _restored(self, saved: dict[str, Any], level: str) -> dict[str, list[float]]:
+        rebuilt: dict[str, list[float]] = {}
+        for e in self.by_id.values():
+            key = getattr(e, level)
+            if key is not None and e.groups:
+                sums = rebuilt.setdefault(key, [0.0, 0.0])
+                sums[0] += e.s
+                sums[1] += e.f
+        pooled = {getattr(e, level) for e in self.by_id.values()} - {None}
+        kept = {key: [float(v[0]), float(v[1])] for key, v in saved.items() if key in pooled}
+        return {**{k: v for k, v in rebuilt.items() if k not in kept}, **kept}
 
 
-def family_key(task: Task, pool_by: str) -> str | None:
-    """The key a task pools its evidence under: domain and `metadata[pool_by]`, or None."""
+def family_key(task: Task, pool_by: str, difficulty: int | None = None) -> str | None:
+    """The key a task pools its evidence under: domain and `metadata[pool_by]` (and the
+    difficulty, when given), or None."""
     if not pool_by:
         return None
     value = task.metadata.get(pool_by)
-    return None if value is None else f"{task.domain}\x00{value}"
+    if value is None:
+        return None
+    return f"{task.domain}\x00{value}" + ("" if difficulty is None else f"\x00{difficulty}")
 
 
 def _prior(difficulty: int | None, group_events: int) -> float:
@@ -212,7 +220,3 @@ def _shared(keys: Any) -> set[str]:
         if key is not None:
             seen[key] = seen.get(key, 0) + 1
     return {key for key, n in seen.items() if n > 1}
-
-
-def _kept(saved: dict[str, Any], pooled: set[str | None]) -> dict[str, list[float]]:
-    return {key: [float(v[0]), float(v[1])] for key, v in saved.items() if key in pooled}

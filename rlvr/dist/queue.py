@@ -23,16 +23,23 @@ XAUTOCLAIM), durable across the death of any process including redis-server itse
 it runs with an append-only file (rlvr.dist.redis_server starts it so).
 
 A producer whose `put` fails on a dropped connection retries (`retries`, with backoff),
-so a restart of redis-server costs time, not entries. A retried append whose first try
-did reach the server leaves the group twice in the stream: the consumer's id check drops
-the second (`take` skips ids it has delivered in this process; the learner's trained-id
-set covers the rest).
+so a restart of redis-server costs time, not entries. Each `put` carries a token made
+once before its retries: a retried append whose first try did reach the server leaves
+the entry twice in the stream, and the consumer drops the second by its token (a group
+put again on purpose has a new token and is delivered; the learner's trained-id set
+decides whether to train on it).
+
+Limit: when the reply to a `take` is lost with the connection after the server handed
+the entries out, they stay pending on this consumer and are given again only when it
+restarts under its name, or when another consumer reclaims them.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -86,6 +93,7 @@ class MemoryQueue:
         self.name = name
         self._own_first = True
         self._cursor = 0  # own pending entries given again so far (by id) after a restart
+        self._held: set[str] = set()  # handed out by this object, not yet acknowledged
 
     def consumer(self, name: str) -> MemoryQueue:
         return MemoryQueue(name, self._s)
@@ -103,10 +111,11 @@ class MemoryQueue:
         s, deadline = self._s, time.monotonic() + block_s
         with s.lock:
             if self._own_first:
-                mine = sorted((int(e.split("-")[0]), e, p) for e, p in s.pending.items() if p[2] == self.name)
-                mine = [m for m in mine if m[0] > self._cursor][:n]
+                own = [(int(e.split("-")[0]), e, p) for e, p in s.pending.items() if p[2] == self.name]
+                mine = sorted(m for m in own if m[0] > self._cursor and m[1] not in self._held)[:n]
                 if mine:
                     self._cursor = mine[-1][0]
+                    self._held.update(e for _, e, _ in mine)
                     return [Entry(e, p[0], p[1], True) for _, e, p in mine]
                 self._own_first = False
             while not s.waiting and time.monotonic() < deadline:
@@ -115,6 +124,7 @@ class MemoryQueue:
             while s.waiting and len(out) < n:
                 entry_id, (gid, payload) = s.waiting.popitem(last=False)
                 s.pending[entry_id] = (gid, payload, self.name, time.monotonic())
+                self._held.add(entry_id)
                 out.append(Entry(entry_id, gid, payload))
             return out
 
@@ -122,6 +132,7 @@ class MemoryQueue:
         with self._s.lock:
             for e in entry_ids:
                 self._s.pending.pop(e, None)
+                self._held.discard(e)
 
     def reclaim(self, idle_s: float, n: int = 100) -> list[Entry]:
         s, now = self._s, time.monotonic()
@@ -130,6 +141,7 @@ class MemoryQueue:
             for e, (gid, payload, who, since) in list(s.pending.items()):
                 if len(out) < n and who != self.name and now - since >= idle_s:
                     s.pending[e] = (gid, payload, self.name, now)
+                    self._held.add(e)
                     out.append(Entry(e, gid, payload, True))
         return out
 
@@ -173,7 +185,8 @@ class RedisQueue:
         )
         self._own_first = True  # after a restart: this consumer's pending entries come first
         self._cursor = "0"  # the last of them given again so far
-        self._seen: OrderedDict[str, None] = OrderedDict()  # group ids delivered by this object
+        self._held: set[str] = set()  # entry ids handed out by this object, not yet acknowledged
+        self._seen: OrderedDict[str, None] = OrderedDict()  # put tokens delivered by this object
         try:
             self.client.xgroup_create(stream, group, id="0", mkstream=True)
         except redis.ResponseError as e:
@@ -183,32 +196,29 @@ class RedisQueue:
             raise QueueError(f"cannot reach Redis at {url}: {e} (is redis-server running? check queue.url)") from e
 
     def put(self, group_id: str, payload: bytes) -> str:
-        entry_id = self.client.xadd(self.stream, {"g": group_id, "p": payload})
-        return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
-
-    def put_many(self, items: list[tuple[str, bytes]]) -> list[str]:
-        """Several entries in one round trip (pipelined, not a transaction)."""
-        pipe = self.client.pipeline(transaction=False)
-        for gid, payload in items:
-            pipe.xadd(self.stream, {"g": gid, "p": payload})
-        return [e.decode() if isinstance(e, bytes) else str(e) for e in pipe.execute()]
+        # the token is made once, so redis-py's retries of this XADD all carry it
+        return _text(self.client.xadd(self.stream, {"g": group_id, "u": uuid.uuid4().hex, "p": payload}))
 
     def _entries(self, reply: Any, redelivered: bool) -> list[Entry]:
         out = []
         for _, rows in reply or []:
             for entry_id, fields in rows:
-                if not fields:  # pending but deleted (acked by another consumer's XDEL): nothing to give
+                eid = _text(entry_id)
+                if not fields:  # pending, but its data was deleted: nothing to give, nothing to keep
+                    self.client.xack(self.stream, self.group, eid)
                     continue
-                gid = fields[b"g"].decode()
-                eid = entry_id.decode()
-                if not redelivered and gid in self._seen:  # a retried put that had arrived: drop the copy
+                if eid in self._held:  # handed out already by this object (e.g. reclaimed, then walked)
+                    continue
+                token = _text(fields.get(b"u", entry_id))
+                if not redelivered and token in self._seen:  # a retried put that had arrived: drop the copy
                     self.client.xack(self.stream, self.group, eid)
                     self.client.xdel(self.stream, eid)
                     continue
-                self._seen[gid] = None
+                self._seen[token] = None
                 if len(self._seen) > 1_000_000:
                     self._seen.popitem(last=False)
-                out.append(Entry(eid, gid, bytes(fields[b"p"]), redelivered))
+                self._held.add(eid)
+                out.append(Entry(eid, _text(fields[b"g"]), bytes(fields[b"p"]), redelivered))
         return out
 
     def take(self, n: int, block_s: float = 0.0) -> list[Entry]:
@@ -222,7 +232,7 @@ class RedisQueue:
             own = self._entries(reply, redelivered=True)
             if own:
                 return own
-        block = int(block_s * 1000) if block_s > 0 else None
+        block = max(1, math.ceil(block_s * 1000)) if block_s > 0 else None  # BLOCK 0 would wait forever
         new: Any = self.client.xreadgroup(self.group, self.consumer, {self.stream: ">"}, count=n, block=block)
         return self._entries(new, redelivered=False)
 
@@ -234,10 +244,12 @@ class RedisQueue:
         pipe.xack(self.stream, self.group, *ids)
         pipe.xdel(self.stream, *ids)
         pipe.execute()
+        self._held.difference_update(ids)
 
     def reclaim(self, idle_s: float, n: int = 100) -> list[Entry]:
         reply = self.client.xautoclaim(self.stream, self.group, self.consumer, int(idle_s * 1000), "0-0", count=n)
-        # XAUTOCLAIM replies [next cursor, [[id, fields], ...], [deleted ids]]
+        # XAUTOCLAIM replies [next cursor, [[id, fields], ...], [deleted ids]]; it does not say
+        # whose entries it took: this consumer's own (held here) are left out by _entries
         return self._entries([(self.stream, reply[1])], redelivered=True)
 
     def depth(self) -> Depth:

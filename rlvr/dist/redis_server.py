@@ -1,8 +1,12 @@
 """A local redis-server as a child process, for `queue.backend: redis` without `queue.url`.
 
 It listens on a free localhost port, keeps its append-only file in the directory it is
-given (the run directory's `queue/`), and stops when the `LocalRedis` is closed (or the
-parent exits: it is started in its own process group and killed with it by `close`).
+given (the run directory's `queue/`), and stops when the `LocalRedis` is closed, when the
+interpreter exits, or when the process that started it dies, even by kill -9 (Linux's
+parent-death signal: SIGTERM, on which Redis writes out its file and exits; start it from
+the main thread, since the signal follows the thread that started it). A directory that
+a live redis-server still serves (its `redis.pid`) is refused, so two servers never
+write one append-only file.
 
 Durability: with `appendonly yes` every write is in the append-only file before Redis
 replies, so an entry `put` returned for survives a kill -9 of redis-server; `fsync`
@@ -12,6 +16,9 @@ decides what survives a crash of the machine: `always` (every write fsynced, slo
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -25,6 +32,20 @@ from rlvr.dist.queue import QueueError
 INSTALL_HINT = (
     "apt-get install redis-server (make test installs it when running as root), or point queue.url at a running Redis"
 )
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(OSError):  # not glibc Linux: close() and atexit still stop it
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+
+
+def _alive_redis(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"redis-server" in cmdline
 
 
 def free_port() -> int:
@@ -54,6 +75,14 @@ class LocalRedis:
         """Starts redis-server (again, on the same port and files, after `stop` or a kill)
         and waits until it answers PING with its data loaded; returns its URL."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        pid_file = self.data_dir / "redis.pid"
+        if pid_file.is_file():
+            old = int(pid_file.read_text().split()[0] or 0)
+            if _alive_redis(old) and (self.proc is None or old != self.proc.pid):
+                raise QueueError(
+                    f"redis-server (pid {old}) still serves {self.data_dir}: stop it first (kill {old}); two "
+                    "servers on one append-only file would corrupt it"
+                )
         args = [
             str(self.binary),
             "--port", str(self.port),
@@ -66,7 +95,11 @@ class LocalRedis:
             "--daemonize", "no",
             "--logfile", str(self.data_dir / "redis.log"),
         ]  # fmt: skip
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent
+        )
+        pid_file.write_text(f"{self.proc.pid}\n")
+        atexit.register(self.stop)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -92,6 +92,29 @@ def test_entries_of_a_silent_consumer_are_reclaimed(queues) -> None:  # type: ig
     assert [e.group_id for e in alive.take(10)] == ["g2"]
 
 
+def test_reclaimed_entries_are_not_given_twice_and_own_ones_are_not_reclaimed(queues) -> None:  # type: ignore[no-untyped-def]
+    dead, alive = queues("learner-a"), queues("learner-b")
+    for i in range(3):
+        dead.put(f"g{i}", b"x")
+    dead.take(1)  # g0 goes to learner-a, which then goes silent
+    mine = alive.take(1)  # g1 is learner-b's own, not yet acknowledged
+    time.sleep(0.3)
+    claimed = alive.reclaim(idle_s=0.2)
+    assert [e.group_id for e in claimed] == ["g0"]  # not g1: it is learner-b's already
+    assert [e.group_id for e in alive.take(10)] == ["g2"]  # neither g0 nor g1 again
+    alive.ack([mine[0].entry_id, claimed[0].entry_id])
+    assert alive.depth().pending == 1  # g2
+
+
+def test_a_group_put_again_on_purpose_is_delivered_again(queues) -> None:  # type: ignore[no-untyped-def]
+    q = queues()
+    q.put("g0", b"first")
+    first = q.take(10)
+    q.ack(e.entry_id for e in first)
+    q.put("g0", b"again")  # same group id, a new put: the learner's trained-id set decides, not the queue
+    assert [e.payload for e in q.take(10)] == [b"again"]
+
+
 def test_take_blocks_until_an_entry_arrives(queues) -> None:  # type: ignore[no-untyped-def]
     q = queues()
     threading.Timer(0.3, lambda: queues("producer").put("late", b"x")).start()
@@ -183,6 +206,43 @@ def test_a_consumer_killed_mid_batch_loses_nothing(server: LocalRedis) -> None:
     q.ack(e.entry_id for e in claimed)
     assert [e.group_id for e in q.take(10)] == ["g3", "g4"]
     q.close()
+
+
+@needs_redis
+def test_a_retried_put_that_had_landed_is_dropped_by_its_token(server: LocalRedis) -> None:
+    q = RedisQueue(server.url)
+    # what a retried XADD leaves when its first try reached the server: the same token twice
+    for _ in range(2):
+        q.client.xadd(q.stream, {"g": "g0", "u": "token-1", "p": b"x"})
+    q.put("g1", b"y")
+    assert [e.group_id for e in q.take(10)] == ["g0", "g1"]
+    assert q.depth().pending == 2 and q.client.xlen(q.stream) == 2  # the copy is gone
+    q.close()
+
+
+@needs_redis
+def test_redis_server_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+    code = (
+        "import sys, time; from pathlib import Path; from rlvr.dist.redis_server import LocalRedis; "
+        "s = LocalRedis(Path(sys.argv[1])); s.start(); print(s.proc.pid, flush=True); time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "q")], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    parent.kill()  # kill -9: no atexit, no close
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists() or b"redis-server" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    with LocalRedis(tmp_path / "q") as again:  # the directory is free again
+        assert RedisQueue(again.url).depth().waiting == 0
+
+
+@needs_redis
+def test_a_directory_a_live_server_serves_is_refused(server: LocalRedis) -> None:
+    with pytest.raises(QueueError, match="still serves"):
+        LocalRedis(server.data_dir).start()
 
 
 def test_errors_name_the_problem(tmp_path: Path) -> None:

@@ -156,6 +156,48 @@ def test_cells_resume_and_old_checkpoints_rebuild_them() -> None:
     assert old.cells["math\x001"] == pytest.approx(est.cells["math\x001"])
 
 
+def test_a_family_across_difficulties_nests_in_each_cell() -> None:
+    # family F has python/0 at difficulty 1 and python/1 at 2; python/2 shares python/0's cell
+    tasks = [fam(0, "F", difficulty=1), fam(1, "F", difficulty=2), fam(2, None, difficulty=1)]
+    est = TaskEstimates(tasks, prior_strength=2.0, memory=1.0, retire_after=2, pool_by="family", pool_cells=True)
+    est.observe("python/1", 0, 10)
+    est.observe("python/2", 0, 10)
+    # python/0 is alone in its part of F (difficulty 1): its prior is its cell's, which holds
+    # python/2's 0 of 10 (python/1's failures are in another cell and do not cancel them)
+    assert est.p("python/0") == pytest.approx(2 * 0.7 / 12)
+
+
+def test_sums_missing_from_a_checkpoint_are_rebuilt_from_the_tasks() -> None:
+    tasks = [task(i, "math") for i in range(3)]
+    est = TaskEstimates(tasks, prior_strength=2.0, memory=1.0, retire_after=3, pool_cells=True)
+    est.observe("math/0", 1, 4)
+    est.observe("math/1", 0, 4)
+    state = json.loads(json.dumps(est.state_dict()))
+    state["cells"] = {}  # saved by a run whose cells were not pooled
+    again = TaskEstimates(tasks, prior_strength=2.0, memory=1.0, retire_after=3, pool_cells=True)
+    again.load_state_dict(state)
+    assert again.cells["math\x001"] == pytest.approx([1.0, 7.0])
+    assert again.p("math/2") == pytest.approx(est.p("math/2"))
+
+
+def test_resuming_with_other_evidence_units_is_refused_or_starts_the_estimates_afresh() -> None:
+    tasks = [task(0), task(1)]
+    cur = Curriculum(tasks, seed=0, cfg=cfg(strategy="learnability"), group_size=4)
+    cur.observe([_outcome("python/0", 1.0)])
+    state = json.loads(json.dumps(cur.state_dict()))
+    with pytest.raises(ValueError, match=r"curriculum\.evidence=reward"):
+        Curriculum(tasks, seed=0, cfg=cfg(strategy="learnability", evidence="solved"), group_size=4).load_state_dict(
+            state
+        )
+    del state["evidence"]  # from before the setting: its estimates counted solved replies
+    old = Curriculum(tasks, seed=0, cfg=cfg(strategy="learnability"), group_size=4)
+    old.load_state_dict(state)
+    assert old.est.by_id["python/0"].groups == 0 and old.calls == cur.calls  # estimates afresh, draws kept
+    same = Curriculum(tasks, seed=0, cfg=cfg(strategy="learnability", evidence="solved"), group_size=4)
+    same.load_state_dict(state)
+    assert same.est.by_id["python/0"].groups == 1
+
+
 def test_retire_after_k_agreeing_groups_and_revive_on_a_mixed_one() -> None:
     est = TaskEstimates([task(0)], prior_strength=2.0, memory=0.9, retire_after=2)
     est.observe("python/0", 4, 4)
