@@ -4,7 +4,8 @@ An entry is one scored group under its id (`group_id`) with an opaque payload (t
 group's encoding is the caller's). Delivery is at least once, never fewer:
 
 - `put` appends an entry; it is durable once `put` returns (Redis: the append-only file
-  has it, written before the reply; fsynced per `fsync`).
+  has it before the reply, except for up to 2 s of writes a slow disk can hold back
+  under fsync everysec: rlvr.dist.redis_server).
 - `take` hands out entries for this consumer; each stays *pending* (delivered, not yet
   acknowledged) until `ack`. A consumer that restarts under the same name is first given
   its own pending entries again, oldest first, then new ones.

@@ -8,10 +8,11 @@ the main thread, since the signal follows the thread that started it). A directo
 a live redis-server still serves (its `redis.pid`) is refused, so two servers never
 write one append-only file.
 
-Durability: with `appendonly yes` every write is in the append-only file before Redis
-replies, so an entry `put` returned for survives a kill -9 of redis-server; `fsync`
-decides what survives a crash of the machine: `always` (every write fsynced, slower) or
-`everysec` (Redis's default: at most the last second lost).
+Durability: with `appendonly yes` a write reaches the append-only file before Redis
+replies, so an entry `put` returned for survives a kill -9 of redis-server, with one
+exception under `fsync: everysec`: while a background fsync is slow, Redis may hold
+writes back for up to 2 s and reply meanwhile. `fsync: always` has no such window and
+also covers a crash of the machine; `everysec` can lose up to the last second or two there.
 """
 
 from __future__ import annotations
