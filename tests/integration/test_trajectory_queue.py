@@ -117,10 +117,14 @@ def test_a_group_put_again_on_purpose_is_delivered_again(queues) -> None:  # typ
 
 def test_take_blocks_until_an_entry_arrives(queues) -> None:  # type: ignore[no-untyped-def]
     q = queues()
-    threading.Timer(0.3, lambda: queues("producer").put("late", b"x")).start()
+    producer = queues("producer")
+    timer = threading.Timer(0.3, lambda: producer.put("late", b"x"))
+    timer.start()
     t0 = time.monotonic()
     got = q.take(1, block_s=5.0)
-    assert [e.group_id for e in got] == ["late"] and 0.2 < time.monotonic() - t0 < 4.0
+    waited = time.monotonic() - t0
+    timer.join(10)  # the put has its reply before the fixture closes the clients and the server
+    assert [e.group_id for e in got] == ["late"] and 0.2 < waited < 4.0
 
 
 @needs_redis
