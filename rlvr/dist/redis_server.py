@@ -67,6 +67,7 @@ class LocalRedis:
         self.data_dir, self.fsync = Path(data_dir), fsync
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        atexit.register(self.stop)  # once per server, however often it is restarted
 
     @property
     def url(self) -> str:
@@ -100,7 +101,6 @@ class LocalRedis:
             args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent
         )
         pid_file.write_text(f"{self.proc.pid}\n")
-        atexit.register(self.stop)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
