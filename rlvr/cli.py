@@ -448,6 +448,15 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, EngineError | RolloutError):  # the generation engine (a server, vLLM), not rlvr
             print(f"rlvr: generation failed: {e}", file=sys.stderr)
             return 3
+        from rlvr.dist.queue import QueueError
+
+        if isinstance(e, QueueError) or type(e).__module__.startswith("redis"):  # queue.backend redis
+            print(
+                f"rlvr: trajectory queue error: {e} (nothing acknowledged is lost: once Redis is reachable, the "
+                "same command resumes from the last checkpoint and the batches still in the stream)",
+                file=sys.stderr,
+            )
+            return 3
         from rlvr.train.monitor import RunStopped
 
         if isinstance(e, RunStopped):  # an alert rule with action 'stop' (docs/alerts.md)

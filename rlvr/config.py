@@ -19,7 +19,15 @@ from rlvr.algos import ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES
 from rlvr.config_base import ConfigError, _Section
 from rlvr.config_curriculum import CurriculumConfig
 from rlvr.config_load import apply_override, describe_fields, load_config, load_plugins, load_run_config
-from rlvr.config_ops import AlertRuleConfig, AlertsConfig, EngineConfig, LogConfig, SandboxConfig, TraceConfig
+from rlvr.config_ops import (
+    AlertRuleConfig,
+    AlertsConfig,
+    EngineConfig,
+    LogConfig,
+    QueueConfig,
+    SandboxConfig,
+    TraceConfig,
+)
 from rlvr.config_reward import REWARD_COMPONENTS, FormatRulesConfig, RewardConfig, TermConfig
 
 __all__ = [  # sections defined in rlvr.config_reward / rlvr.config_ops and loaders in rlvr.config_load: re-exported
@@ -37,6 +45,7 @@ __all__ = [  # sections defined in rlvr.config_reward / rlvr.config_ops and load
     "LoraSettings",
     "ModelConfig",
     "PromptConfig",
+    "QueueConfig",
     "RewardConfig",
     "RolloutConfig",
     "RunConfig",
@@ -343,6 +352,7 @@ class RunConfig(_Section):
     algo: AlgoConfig = Field(default_factory=AlgoConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
     buffer: BufferConfig = Field(default_factory=BufferConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)

@@ -1,5 +1,5 @@
 """The run config's operational sections: where submissions run (sandbox), what generates
-rollouts (engine), and what a run records and reports (trace, log, alerts).
+rollouts (engine), how batches reach the learner (queue), and what a run records and reports (trace, log, alerts).
 
 Part of the run configuration (`rlvr.config` re-exports every class here); each field's
 docstring is its documentation and `rlvr train --help` text, as everywhere in the config.
@@ -13,7 +13,15 @@ from pydantic import Field, field_validator, model_validator
 
 from rlvr.config_base import _Section
 
-__all__ = ["AlertRuleConfig", "AlertsConfig", "EngineConfig", "LogConfig", "SandboxConfig", "TraceConfig"]
+__all__ = [
+    "AlertRuleConfig",
+    "AlertsConfig",
+    "EngineConfig",
+    "LogConfig",
+    "QueueConfig",
+    "SandboxConfig",
+    "TraceConfig",
+]
 
 
 class SandboxConfig(_Section):
@@ -39,6 +47,30 @@ class TraceConfig(_Section):
     """Where the Parquet trace store goes (every trajectory and every step's metrics, one
     part file per step; docs/traces.md): a local path or an fsspec URL such as
     s3://bucket/run (needs s3fs); null: <run directory>/traces."""
+
+
+class QueueConfig(_Section):
+    backend: Literal["memory", "redis"] = "memory"
+    """How each step's rollout batch reaches the learner. 'memory': handed over in the
+    process (batches generated but not yet trained are saved in each checkpoint). 'redis':
+    through a Redis stream that outlives the process: a batch is acknowledged only after
+    the checkpoint that includes its update, so a run killed at any point resumes with
+    the batches it had generated and trains each exactly once (docs/distributed.md)."""
+    url: str | None = None
+    """redis only: a running Redis, e.g. redis://10.0.0.5:6379/0; null starts redis-server
+    as a child of the run, on a free localhost port, with its append-only file in
+    <run directory>/queue, and stops it at exit."""
+    stream: str | None = None
+    """redis only: the stream's key; null: rlvr:<name>. Runs sharing a server need their own."""
+    fsync: Literal["everysec", "always"] = "everysec"
+    """The local redis-server's appendfsync: 'always' fsyncs every entry before replying
+    (exact across machine crashes, slower), 'everysec' once a second."""
+
+    @model_validator(mode="after")
+    def _redis_only(self) -> QueueConfig:
+        if self.backend == "memory" and (self.url or self.stream):
+            raise ValueError("queue.url and queue.stream apply to queue.backend redis; set queue.backend=redis")
+        return self
 
 
 class EngineConfig(_Section):

@@ -1,4 +1,4 @@
-"""The trajectory queue between rollout workers and the learner (not yet used by rlvr train).
+"""The trajectory queue between rollout workers and the learner (rlvr.train.queued uses it).
 
 An entry is one scored group under its id (`group_id`) with an opaque payload (the
 group's encoding is the caller's). Delivery is at least once, never fewer:
@@ -175,6 +175,7 @@ class RedisQueue:
         except ImportError as e:  # pragma: no cover - the dist extra is installed by make test
             raise QueueError("queue.backend redis needs the redis package: pip install 'rlvr[dist]'") from e
         self._redis = redis
+        self.connection_errors: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError)
         self.url, self.stream, self.group, self.consumer = url, stream, group, consumer
         retry = Retry(ExponentialBackoff(cap=2.0, base=0.05), retries)
         self.client = redis.Redis.from_url(

@@ -114,6 +114,10 @@ class LocalRedis:
         self.kill()
         raise QueueError(f"redis-server did not answer on port {self.port} within {timeout_s:.0f} s")
 
+    def alive(self) -> bool:
+        """Started by this object and not exited (a kill of the server shows here at once)."""
+        return self.proc is not None and self.proc.poll() is None
+
     def _ping(self) -> bool:
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:

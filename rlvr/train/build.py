@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -163,6 +164,7 @@ class Run:
             queue = {"buffer": self.buffer.state_dict(), **self.rollouts.state_dict()}
             state = {
                 "sampler": self.sampler.state_dict(),
+                "queue": self.rollouts.queue_state(),
                 "rewards": self.rewards,
                 "eval_before": _eval_to_dict(self.eval_before),
                 "suites_before": {k: _eval_to_dict(v) for k, v in self.suites_before.items()},
@@ -178,6 +180,7 @@ class Run:
                 files={"queue.json": json.dumps(queue)},
                 tensors={"adapter.safetensors": adapter_state(self.model)} if lora else None,
             )
+        self.rollouts.after_checkpoint()  # the queue lets go of what this checkpoint includes
 
     def close(self) -> None:
         if self.rollouts is not None:
@@ -246,7 +249,7 @@ def build_run(
     sampler = Curriculum(inputs.train_tasks, cfg.seed, cfg.curriculum, cfg.algo.group_size)
     b = cfg.buffer
     buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
-    start, rewards, eval_before, pending = 0, [], None, []
+    start, rewards, eval_before, pending, trained = 0, [], None, [], []
     suites_before: dict[str, EvalResult | None] = {}
     if ckpt:
         blob, state = load_trainer_state(ckpt)
@@ -260,9 +263,26 @@ def build_run(
         queue = json.loads((ckpt / "queue.json").read_text()) if (ckpt / "queue.json").is_file() else {}
         buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
         pending = [RolloutBatch.from_dict(p) for p in queue.get("pending", [])]
+        trained = _queue_resume_check(cfg, ckpt, state.get("queue") or {"backend": "memory"})
         for log in ("metrics.jsonl", "trajectories.jsonl"):  # drop what the crashed run logged after it
             truncate_after_step(run_dir / log, start)
         TraceStore(trace_uri).truncate_after(start)
+    channel = None
+    if cfg.queue.backend == "redis":
+        from rlvr.train.queued import open_channel  # redis is imported only by runs that use it
+
+        try:
+            channel = open_channel(cfg, run_dir, trained, resuming=ckpt is not None)
+        except BaseException:
+            if ckpt is None:  # a run that failed to start leaves nothing
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+        for untrained in pending:  # a checkpoint of a memory-queue run: its untrained batches move into the stream
+            channel.put(untrained, sampler.state_dict())
+        backlog = channel.backlog()  # what the last process generated and did not train on
+        if backlog:
+            sampler.load_state_dict(backlog[-1][1])  # as it was right after producing the newest of them
+        pending = [batch for batch, _ in backlog]
     settings = env_settings(cfg)
     producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
     if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
@@ -298,7 +318,9 @@ def build_run(
     if start:
         history += [r for r in read_jsonl(run_dir / "metrics.jsonl") if r.get("event") == "step"]
     run.monitor = RunMonitor(cfg, run.traces, history=history, resume_step=start, note=progress.alert)
-    if cfg.rollout.mode == "async":  # started last: generation begins in its thread at once
+    if channel is not None:
+        run.rollouts = _queued_rollouts(cfg, producer, channel, pending, start, learner.version)
+    elif cfg.rollout.mode == "async":  # started last: generation begins in its thread at once
         run.rollouts = AsyncRollouts(
             producer,
             model,
@@ -311,6 +333,36 @@ def build_run(
     else:
         run.rollouts = SyncRollouts(producer, pending)
     return run
+
+
+def _queue_resume_check(cfg: RunConfig, ckpt: Path, recorded: dict[str, Any]) -> list[str]:
+    """The ids of the batches checkpoint `ckpt` trained on (queue.backend redis); a run
+    whose untrained batches wait in a Redis stream cannot resume without it."""
+    if recorded.get("backend") == "redis" and cfg.queue.backend != "redis":
+        raise ConfigError(
+            f"{ckpt} was written by a run with queue.backend redis (stream {recorded.get('stream')!r}): the batches "
+            "it generated but did not train on are in that stream. Resume with queue.backend=redis (and the same "
+            "queue.url and queue.stream)"
+        )
+    return list(recorded.get("trained", []))
+
+
+def _queued_rollouts(
+    cfg: RunConfig, producer: RolloutProducer, channel: Any, backlog: list[RolloutBatch], start: int, version: int
+) -> SyncRollouts | AsyncRollouts:
+    from rlvr.train.queued import QueuedAsyncRollouts, QueuedSyncRollouts
+
+    if cfg.rollout.mode == "async":
+        return QueuedAsyncRollouts(
+            producer,
+            channel,
+            backlog,
+            start_step=start,
+            end_step=cfg.train.steps,
+            version=version,
+            max_staleness=cfg.rollout.max_staleness,
+        )
+    return QueuedSyncRollouts(producer, channel, backlog)
 
 
 def policy_source(cfg: RunConfig, ckpt: Path | None) -> str:

@@ -215,6 +215,13 @@ class SyncRollouts:
     def state_dict(self) -> dict[str, Any]:
         return {"pending": [b.to_dict() for b in self.pending]}
 
+    def queue_state(self) -> dict[str, Any]:
+        """What a checkpoint records of the hand-over (rlvr.train.queued: the trained ids)."""
+        return {"backend": "memory"}
+
+    def after_checkpoint(self) -> None:
+        """Called once a checkpoint is written (the durable queue acknowledges then)."""
+
     def close(self) -> None:
         pass
 
@@ -225,13 +232,14 @@ class AsyncRollouts:
     def __init__(
         self,
         producer: RolloutProducer,
-        policy: PreTrainedModel,
+        policy: PreTrainedModel | None,
         *,
         start_step: int,
         end_step: int,
         version: int,
         max_staleness: int,
         pending: list[RolloutBatch] | None = None,
+        first_step: int | None = None,
     ) -> None:
         self.producer = producer
         self.max_staleness = max_staleness
@@ -253,7 +261,7 @@ class AsyncRollouts:
         del policy
         if max_staleness > 0:
             producer.use_own_weights(version)
-        first = self.queue[-1].step + 1 if self.queue else start_step
+        first = first_step if first_step is not None else self.queue[-1].step + 1 if self.queue else start_step
         self.thread = threading.Thread(target=self._run, args=(first, end_step), name="rlvr-rollouts", daemon=True)
         self.thread.start()
 
@@ -271,9 +279,7 @@ class AsyncRollouts:
                     if published is not None:
                         self.producer.engine.load_version(published[0], published[1])
                     batch = self.producer.produce(step, version)
-                with self.cond:
-                    self.queue.append(batch)
-                    self.cond.notify_all()
+                    self._deliver(batch)
         except BaseException as e:  # surfaced to the training loop by next()
             with self.cond:
                 self.error = e
@@ -282,12 +288,22 @@ class AsyncRollouts:
     def _may_start(self, need: int) -> Callable[[], bool]:
         return lambda: self.stopping or self.steps_done >= need
 
-    def next(self, step: int, version: int) -> RolloutBatch:
+    def _deliver(self, batch: RolloutBatch) -> None:
+        """Hand a finished batch to the learner's side (here: the in-process deque; called
+        in the generator thread, holding produce_lock)."""
+        with self.cond:
+            self.queue.append(batch)
+            self.cond.notify_all()
+
+    def _receive(self, step: int) -> RolloutBatch:
         with self.cond:
             self.cond.wait_for(lambda: bool(self.queue) or self.error is not None)
             if self.error is not None and not self.queue:
                 raise self.error
-            batch = self.queue.popleft()
+            return self.queue.popleft()
+
+    def next(self, step: int, version: int) -> RolloutBatch:
+        batch = self._receive(step)
         if batch.step != step:
             raise RuntimeError(f"rollout batch for step {batch.step} arrived at step {step}")
         if version - batch.version > self.max_staleness:  # cannot happen by construction; kept as a guard
@@ -316,6 +332,12 @@ class AsyncRollouts:
     def state_dict(self) -> dict[str, Any]:
         with self.cond:
             return {"pending": [b.to_dict() for b in self.queue]}
+
+    def queue_state(self) -> dict[str, Any]:
+        return {"backend": "memory"}
+
+    def after_checkpoint(self) -> None:
+        pass
 
     def close(self) -> None:
         with self.cond:

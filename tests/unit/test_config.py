@@ -105,3 +105,12 @@ def test_alert_rules_in_yaml_including_a_bare_off() -> None:
     assert (cfg.alerts.rules["hack_rate"].threshold, cfg.alerts.rules["hack_rate"].action) == (0.2, "stop")
     with pytest.raises(ConfigError, match="no rule 'hack_ratee'"):
         load_config(None, ["alerts.rules={hack_ratee: {action: stop}}"])
+
+
+def test_queue_url_needs_the_redis_backend() -> None:
+    with pytest.raises(ConfigError, match=r"queue\.backend redis"):
+        load_config(None, ["queue.url=redis://127.0.0.1:6379/0"])
+    cfg = load_config(None, ["queue.backend=redis", "queue.url=redis://127.0.0.1:6379/0", "queue.fsync=always"])
+    assert cfg.queue.backend == "redis" and cfg.queue.fsync == "always"
+    with pytest.raises(ConfigError, match=r"queue\.fsync"):
+        load_config(None, ["queue.fsync=sometimes"])

@@ -1,0 +1,264 @@
+"""Rollout batches through a durable queue (`queue.backend: redis`).
+
+The generator puts each step's batch into the queue as the entry `step/N` (N counted
+from 1, as the logs count steps), together with the sampler's state as it stood right
+after producing that batch; the learner takes the entries in order. Nothing of the
+pending work lives only in the process:
+
+- after checkpoint S is written, the entries the learner took so far are acknowledged
+  (deleted); the checkpoint lists their ids (`trained`), so an entry given again after a
+  crash between the checkpoint and its acknowledgement is recognised and skipped;
+- on resume the learner first takes everything the queue still holds for it (`backlog`):
+  the batches the dead process had generated but not trained on (taken or not), which it
+  trains on first instead of generating them again; the sampler loads the state stored
+  with the newest of them, so generation continues exactly after it (nothing sampled
+  twice, nothing skipped); with no backlog it continues from the checkpoint's state;
+- if the queue lost its newest entries (redis-server killed under fsync everysec, in the
+  window rlvr.dist.redis_server describes), the sampler state of the newest surviving
+  entry is consistent with it, and the lost steps are generated again.
+
+The producer here is this process (sync, or the async thread); rlvr.dist's Ray runner
+puts from rollout workers on other machines into the same stream, and the learner side
+is this module's `QueueChannel` either way. With no `queue.url` the run starts its own
+redis-server (rlvr.dist.redis_server) in <run directory>/queue; if that server dies
+mid-run it is started again on the same port and files before the next queue operation.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rlvr.config import ConfigError, RunConfig
+from rlvr.dist.queue import QueueError, RedisQueue
+from rlvr.dist.redis_server import LocalRedis
+from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, SyncRollouts
+
+T = TypeVar("T")
+CONSUMER = "learner"  # one learner per run; a restarted one takes its own pending entries first
+
+
+def entry_id(step: int) -> str:
+    """The queue id of the batch trained at (0-based) `step`: `step/<step + 1>`."""
+    return f"step/{step + 1}"
+
+
+def encode_batch(batch: RolloutBatch, sampler_state: dict[str, Any]) -> bytes:
+    return json.dumps({"batch": batch.to_dict(), "sampler": sampler_state}).encode()
+
+
+def decode_batch(payload: bytes) -> tuple[RolloutBatch, dict[str, Any]]:
+    d = json.loads(payload)
+    return RolloutBatch.from_dict(d["batch"]), d["sampler"]
+
+
+class QueueChannel:
+    """The learner's end of the queue (and the producer's `put`)."""
+
+    def __init__(self, queue: RedisQueue, server: LocalRedis | None = None, trained: Iterable[str] = ()) -> None:
+        self.queue, self.server = queue, server
+        self.trained: set[str] = set(trained)  # ids of batches trained on (in every checkpoint)
+        self.unacked: list[str] = []  # entry ids taken since the last checkpoint
+        self.lock = threading.Lock()  # producer thread and learner share the server's restart
+        self.restarts = 0
+        self._backlog_ids: dict[int, str] = {}  # step -> entry id, for the backlog taken on resume
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """One queue operation; the run's own redis-server is started again if it died."""
+        for attempt in range(3):
+            if self.server is not None and not self.server.alive():
+                with self.lock:
+                    if not self.server.alive():
+                        print(f"queue: redis-server exited; starting it again on {self.server.url}", file=sys.stderr)
+                        self.server.start()
+                        self.restarts += 1
+            try:
+                return fn(*args, **kw)
+            except self.queue.connection_errors:
+                if self.server is None or attempt == 2:  # redis-py already retried with backoff
+                    raise
+        raise AssertionError("unreachable")
+
+    def put(self, batch: RolloutBatch, sampler_state: dict[str, Any]) -> None:
+        payload = encode_batch(batch, sampler_state)
+        self._call(self.queue.put, entry_id(batch.step), payload)
+
+    def backlog(self) -> list[tuple[RolloutBatch, dict[str, Any]]]:
+        """Everything the queue holds for this learner, in order, minus what it trained on
+        (acknowledged now): taken and held, to be trained first."""
+        out: list[tuple[str, RolloutBatch, dict[str, Any]]] = []
+        done: list[str] = []
+        while True:
+            entries = self._call(self.queue.take, 256)
+            if not entries:
+                break
+            for e in entries:
+                if e.group_id in self.trained:
+                    done.append(e.entry_id)
+                else:
+                    batch, state = decode_batch(e.payload)
+                    out.append((e.entry_id, batch, state))
+        if done:
+            self._call(self.queue.ack, done)
+        out.sort(key=lambda x: x[1].step)
+        self._backlog_ids = {b.step: eid for eid, b, _ in out}
+        return [(b, s) for _, b, s in out]
+
+    def taken(self, batch: RolloutBatch, eid: str) -> RolloutBatch:
+        self.trained.add(entry_id(batch.step))
+        self.unacked.append(eid)
+        return batch
+
+    def take(self, step: int, block_s: float) -> RolloutBatch | None:
+        """The batch for `step`, or None if none came within block_s. Entries already
+        trained on (given again after a crash) are acknowledged and passed over."""
+        deadline = time.monotonic() + block_s
+        while True:
+            left = max(deadline - time.monotonic(), 0.0)
+            entries = self._call(self.queue.take, 1, block_s=left)
+            if not entries:
+                return None
+            e = entries[0]
+            if e.group_id in self.trained:
+                self._call(self.queue.ack, [e.entry_id])
+                continue
+            batch, _ = decode_batch(e.payload)
+            if batch.step != step:
+                raise QueueError(
+                    f"queue entry {e.group_id} arrived when the learner wanted {entry_id(step)}: the stream "
+                    f"{self.queue.stream} holds another run's batches (set queue.stream, or start a new run)"
+                )
+            return self.taken(batch, e.entry_id)
+
+    def acknowledge(self) -> None:
+        """After a checkpoint: the batches it includes leave the queue for good."""
+        ids, self.unacked = self.unacked, []
+        if ids:
+            self._call(self.queue.ack, ids)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"backend": "redis", "stream": self.queue.stream, "trained": sorted(self.trained, key=_step_of)}
+
+    def close(self) -> None:
+        self.queue.close()
+        if self.server is not None:
+            self.server.close()
+
+
+def _step_of(eid: str) -> int:
+    tail = eid.rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
+class QueuedSyncRollouts(SyncRollouts):
+    """Sync rollouts whose every batch goes through the queue before the learner gets it."""
+
+    def __init__(self, producer: RolloutProducer, channel: QueueChannel, backlog: list[RolloutBatch]) -> None:
+        super().__init__(producer, backlog)
+        self.channel = channel
+
+    def next(self, step: int, version: int) -> RolloutBatch:
+        if self.pending:
+            batch = self.pending.popleft()
+            return _from_backlog(self.channel, batch, step)
+        batch = self.producer.produce(step, version)
+        self.channel.put(batch, self.producer.sampler.state_dict())
+        got = self.channel.take(step, block_s=30.0)
+        if got is None:
+            raise QueueError(f"{entry_id(step)} was put into the queue but could not be taken back within 30 s")
+        return got
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"pending": []}  # they are in the queue
+
+    def after_checkpoint(self) -> None:
+        self.channel.acknowledge()
+
+    def queue_state(self) -> dict[str, Any]:
+        return self.channel.state_dict()
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+class QueuedAsyncRollouts(AsyncRollouts):
+    """Async rollouts: the generator thread puts into the queue, the learner takes from it."""
+
+    def __init__(
+        self, producer: RolloutProducer, channel: QueueChannel, backlog: list[RolloutBatch], **kw: Any
+    ) -> None:
+        self.channel = channel
+        self.backlog: deque[RolloutBatch] = deque(backlog)
+        first = backlog[-1].step + 1 if backlog else kw["start_step"]
+        super().__init__(producer, None, first_step=first, **kw)
+
+    def _deliver(self, batch: RolloutBatch) -> None:
+        self.channel.put(batch, self.producer.sampler.state_dict())
+
+    def _receive(self, step: int) -> RolloutBatch:
+        if self.backlog:
+            return _from_backlog(self.channel, self.backlog.popleft(), step)
+        while True:
+            batch = self.channel.take(step, block_s=0.5)
+            if batch is not None:
+                return batch
+            with self.cond:
+                if self.error is not None:
+                    raise self.error
+                if not self.thread.is_alive():
+                    raise QueueError(f"the generator stopped without putting {entry_id(step)} into the queue")
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"pending": []}
+
+    def after_checkpoint(self) -> None:
+        self.channel.acknowledge()
+
+    def queue_state(self) -> dict[str, Any]:
+        return self.channel.state_dict()
+
+    def close(self) -> None:
+        super().close()
+        self.channel.close()
+
+
+def _from_backlog(channel: QueueChannel, batch: RolloutBatch, step: int) -> RolloutBatch:
+    if batch.step != step:
+        raise QueueError(
+            f"the queue's backlog continues with {entry_id(batch.step)} where the learner resumes at "
+            f"{entry_id(step)}: it holds batches of another run (set queue.stream, or start a new run)"
+        )
+    batch.stats["from_queue_backlog"] = 1.0  # generated before the restart, trained now
+    return channel.taken(batch, channel._backlog_ids[batch.step])
+
+
+def open_channel(cfg: RunConfig, run_dir: Path, trained: Iterable[str], resuming: bool) -> QueueChannel:
+    """The run's queue: its own redis-server in <run>/queue without queue.url. A fresh run
+    refuses a stream that already holds entries (another run's, under the same name)."""
+    qc = cfg.queue
+    server = None
+    url = qc.url
+    if url is None:
+        server = LocalRedis(run_dir / "queue", fsync=qc.fsync)
+        url = server.start()
+    stream = qc.stream or f"rlvr:{cfg.name}"
+    try:
+        queue = RedisQueue(url, stream=stream, group="learner", consumer=CONSUMER)
+        if not resuming:
+            depth = queue.depth()
+            if depth.waiting or depth.pending:
+                raise ConfigError(
+                    f"queue stream {stream!r} at {url} already holds {depth.waiting + depth.pending} entries, and "
+                    "this run starts afresh: another run's batches. Set queue.stream, or delete the stream"
+                )
+    except BaseException:
+        if server is not None:
+            server.close()
+        raise
+    return QueueChannel(queue, server, trained)
