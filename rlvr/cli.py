@@ -211,6 +211,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         if launched is None:
             return 0  # ranks other than 0 followed rank 0's learner; rank 0 reports
         s = launched
+    elif cfg.dist.backend == "ray":  # the roles on Ray actors (docs/distributed.md)
+        from rlvr.dist.ray_runner import run_on_ray
+
+        s = run_on_ray(cfg, resume=args.resume, quiet=args.quiet)
     else:
         s = train(cfg, resume=args.resume, quiet=args.quiet, plain=args.plain)
     console = Console()

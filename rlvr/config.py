@@ -22,6 +22,7 @@ from rlvr.config_load import apply_override, describe_fields, load_config, load_
 from rlvr.config_ops import (
     AlertRuleConfig,
     AlertsConfig,
+    DistConfig,
     EngineConfig,
     LogConfig,
     QueueConfig,
@@ -37,6 +38,7 @@ __all__ = [  # sections defined in rlvr.config_reward / rlvr.config_ops and load
     "AlgoConfig",
     "BufferConfig",
     "ConfigError",
+    "DistConfig",
     "EngineConfig",
     "EvalConfig",
     "FormatRulesConfig",
@@ -353,6 +355,7 @@ class RunConfig(_Section):
     train: TrainConfig = Field(default_factory=TrainConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     queue: QueueConfig = Field(default_factory=QueueConfig)
+    dist: DistConfig = Field(default_factory=DistConfig)
     buffer: BufferConfig = Field(default_factory=BufferConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
@@ -383,6 +386,27 @@ class RunConfig(_Section):
         return self
 
     @model_validator(mode="after")
+    def _ray_needs(self) -> RunConfig:
+        """On Ray, batches cross processes: through Redis (chosen when queue.backend is not
+        set). Refill rounds would need the learner's sampler inside a worker's step."""
+        if self.dist.backend != "ray":
+            return self
+        if self.queue.backend != "redis":
+            if "backend" in self.queue.model_fields_set:
+                raise ValueError(
+                    "dist.backend ray moves batches between processes: queue.backend must be redis (or left unset)"
+                )
+            self.queue.backend = "redis"
+        if self.algo.dynamic_sampling == "refill":
+            raise ValueError(
+                "dist.backend ray: algo.dynamic_sampling 'refill' is not supported yet (a worker cannot draw more "
+                "tasks mid-step); use 'filter', or rollout.mode async with more prompts_per_step"
+            )
+        if self.engine.kind == "openai":
+            raise ValueError("dist.backend ray runs engine.kind hf or vllm in its rollout workers, not openai")
+        return self
+
+    @model_validator(mode="after")
     def _no_inert_settings(self, info: ValidationInfo) -> RunConfig:
         """A key set in the file or on the command line that the chosen path never reads
         is an error saying why (a typo in intent, like a typo in a name, should not pass).
@@ -398,6 +422,10 @@ class RunConfig(_Section):
             (a, ("max_refill_rounds",), a.dynamic_sampling != "refill",
              "used only with algo.dynamic_sampling 'refill'"),
             (r, ("max_staleness",), r.mode == "sync", "used only with rollout.mode 'async'"),
+            (self.dist, ("address", "rollout_workers", "rollout_cpus", "rollout_gpus", "learner_cpus", "learner_gpus",
+                         "sandbox_workers", "sandbox_cpus", "weights_uri", "produce_timeout_s",
+                         "heartbeat_timeout_s"),
+             self.dist.backend != "ray", "used only with dist.backend 'ray'"),
             (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
              "used only for multi-turn episodes (rollout.max_turns > 1)"),
             (self.sandbox, ("token_env",), self.sandbox.url is None, "used only with a remote sandbox.url"),

@@ -16,6 +16,7 @@ from rlvr.config_base import _Section
 __all__ = [
     "AlertRuleConfig",
     "AlertsConfig",
+    "DistConfig",
     "EngineConfig",
     "LogConfig",
     "QueueConfig",
@@ -71,6 +72,41 @@ class QueueConfig(_Section):
         if self.backend == "memory" and (self.url or self.stream):
             raise ValueError("queue.url and queue.stream apply to queue.backend redis; set queue.backend=redis")
         return self
+
+
+class DistConfig(_Section):
+    backend: Literal["local", "ray"] = "local"
+    """'local': the whole run in this process tree. 'ray': the roles on Ray actors: rollout
+    workers (engine + environments) put batches into the durable queue (queue.backend
+    redis), one learner takes them, trains and publishes each policy version as
+    safetensors for the workers; optional sandbox workers serve the workers' code
+    execution (docs/distributed.md)."""
+    address: str | None = None
+    """ray: a running cluster to join (e.g. ray://head:10001 or auto); null starts a local
+    Ray instance for the run and stops it at the end."""
+    rollout_workers: int = Field(1, ge=1)
+    """ray: rollout worker actors; each produces whole steps' batches."""
+    rollout_cpus: float = Field(1.0, ge=0)
+    rollout_gpus: float = Field(0.0, ge=0)
+    learner_cpus: float = Field(1.0, ge=0)
+    learner_gpus: float = Field(0.0, ge=0)
+    sandbox_workers: int = Field(0, ge=0)
+    """ray: sandbox worker actors, each running `rlvr sandbox serve` on its node (custom
+    resource 'sandbox' when the cluster has it); rollout workers send code there. 0: each
+    rollout worker runs code in its own sandbox pool (or sandbox.url)."""
+    sandbox_cpus: float = Field(1.0, ge=0)
+    weights_uri: str | None = None
+    """ray: where the learner publishes each policy version (a path or an fsspec URL every
+    worker can read, e.g. s3://bucket/run/weights); null: <run directory>/weights, which
+    works when every actor shares this file system (one machine, or a shared mount)."""
+    produce_timeout_s: float = Field(1800.0, gt=0)
+    """ray: a rollout worker that takes longer than this over one step's batch (counted
+    from when it is up) is taken as hung: it is killed, Ray restarts it, and the step is
+    produced again."""
+    heartbeat_timeout_s: float = Field(30.0, gt=0)
+    """ray: each rollout worker beats once a second (a counter in Redis, so clocks need not
+    agree); one silent this long while it holds a ticket (stopped, frozen, cut off) is
+    killed and restarted the same way."""
 
 
 class EngineConfig(_Section):

@@ -93,3 +93,29 @@ def local_path(uri: str) -> str:
     """A `file://` URL as a plain path (what a server on the same file system is given);
     other URLs and paths unchanged."""
     return uri.removeprefix("file://") if uri.startswith("file://") else uri
+
+
+def read_version(root: str, version: int) -> dict[str, torch.Tensor]:
+    """The tensors `write_version` wrote for `version` under `root` (a path or fsspec URL)."""
+    from safetensors.torch import load as safetensors_load
+
+    fs, path = fsspec.core.url_to_fs(version_dir(root, version))
+    target = posixpath.join(path, "model.safetensors")
+    if not fs.exists(target):
+        raise FileNotFoundError(f"policy version {version} is not under {root} (no {target})")
+    with fs.open(target, "rb") as f:
+        return safetensors_load(f.read())
+
+
+def prune_older(root: str, oldest: int) -> list[int]:
+    """Remove the version directories under `root` older than `oldest`; returns them."""
+    fs, path = fsspec.core.url_to_fs(root)
+    if not fs.exists(path):
+        return []
+    removed = []
+    for entry in fs.ls(path, detail=False):
+        m = _VERSION_DIR.match(posixpath.basename(str(entry).rstrip("/")))
+        if m and int(m.group(1)) < oldest:
+            fs.rm(str(entry), recursive=True)
+            removed.append(int(m.group(1)))
+    return sorted(removed)

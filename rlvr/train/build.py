@@ -38,7 +38,7 @@ from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_ch
 from rlvr.train.learner import Learner
 from rlvr.train.monitor import RunMonitor
 from rlvr.train.progress import Progress
-from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, SyncRollouts
+from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, Rollouts, SyncRollouts
 from rlvr.types import Trajectory
 
 
@@ -71,7 +71,7 @@ class Run:
     learner: Learner
     sampler: Curriculum
     buffer: ExperienceBuffer
-    producer: RolloutProducer
+    producer: RolloutProducer | None  # None when rollout workers elsewhere generate
     traces: TraceStore
     metrics_log: JsonlStore
     traj_log: JsonlStore
@@ -81,7 +81,7 @@ class Run:
     eval_before: EvalResult | None = None
     suites_before: dict[str, EvalResult | None] = field(default_factory=dict)
     monitor: RunMonitor | None = None
-    rollouts: SyncRollouts | AsyncRollouts | None = None
+    rollouts: Rollouts | None = None
     last_eval: EvalResult | None = None
 
     @property
@@ -221,6 +221,7 @@ def build_run(
     quiet: bool = False,
     plain: bool = False,
     learner_factory: Callable[[Any, RunConfig, int], Learner] = Learner,
+    rollouts_factory: Callable[[Run, Any, list[RolloutBatch], dict[str, Any]], Rollouts] | None = None,
 ) -> Run:
     """Everything before the first step (see the module's docstring); a run that fails
     before its model loads leaves no run directory behind."""
@@ -234,7 +235,8 @@ def build_run(
     ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
     if resume and ckpt is None:
         raise ConfigError(f"--resume: no checkpoint in {ckpt_root} to resume from (run without --resume to start)")
-    if run_dir.exists() and any(run_dir.iterdir()) and not resume and ckpt is None:
+    # queue/: the run's redis-server, which a Ray driver starts before the learner (rlvr.dist.ray_runner)
+    if run_dir.exists() and any(p.name != "queue" for p in run_dir.iterdir()) and not resume and ckpt is None:
         raise FileExistsError(f"run directory {run_dir} is not empty; pass --resume or choose another name")
     if cfg.train.threads:
         torch.set_num_threads(cfg.train.threads)
@@ -250,6 +252,7 @@ def build_run(
     b = cfg.buffer
     buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
     start, rewards, eval_before, pending, trained = 0, [], None, [], []
+    queue: dict[str, Any] = {}
     suites_before: dict[str, EvalResult | None] = {}
     if ckpt:
         blob, state = load_trainer_state(ckpt)
@@ -280,15 +283,18 @@ def build_run(
         for untrained in pending:  # a checkpoint of a memory-queue run: its untrained batches move into the stream
             channel.put(untrained, sampler.state_dict())
         backlog = channel.backlog()  # what the last process generated and did not train on
-        if backlog:
-            sampler.load_state_dict(backlog[-1][1])  # as it was right after producing the newest of them
+        newest_state = backlog[-1][1] if backlog else None
+        if newest_state is not None:
+            sampler.load_state_dict(newest_state)  # as it was right after producing the newest of them
         pending = [batch for batch, _ in backlog]
-    settings = env_settings(cfg)
-    producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
-    if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
-        producer.publish(model, learner.version, copy_weights=False)
     progress = Progress(cfg.train.steps, start, quiet=quiet, plain=plain)
-    producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)
+    producer = None
+    if rollouts_factory is None:  # generation here (with rollout workers, they generate)
+        settings = env_settings(cfg)
+        producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
+        if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
+            producer.publish(model, learner.version, copy_weights=False)
+        producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)
     learner.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
     run = Run(
         cfg,
@@ -318,6 +324,10 @@ def build_run(
     if start:
         history += [r for r in read_jsonl(run_dir / "metrics.jsonl") if r.get("event") == "step"]
     run.monitor = RunMonitor(cfg, run.traces, history=history, resume_step=start, note=progress.alert)
+    if rollouts_factory is not None:  # rollout workers elsewhere (rlvr.dist.ray_runner)
+        run.rollouts = rollouts_factory(run, channel, pending, queue.get("in_flight", {}) if ckpt else {})
+        return run
+    assert producer is not None
     if channel is not None:
         run.rollouts = _queued_rollouts(cfg, producer, channel, pending, start, learner.version)
     elif cfg.rollout.mode == "async":  # started last: generation begins in its thread at once

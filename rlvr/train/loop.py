@@ -36,11 +36,15 @@ def train(
     quiet: bool = False,
     plain: bool = False,
     learner_factory: Callable[[Any, RunConfig, int], Learner] = Learner,
+    rollouts_factory: Callable[..., Any] | None = None,
 ) -> TrainSummary:
     """The whole run. `learner_factory(model, cfg, pad_id)` builds the learner: `Learner`, or
-    the sharded one when launched by torchrun (rlvr.train.sharded.run_lead)."""
+    the sharded one when launched by torchrun (rlvr.train.sharded.run_lead);
+    `rollouts_factory` the rollouts when they come from elsewhere (rlvr.dist.ray_runner)."""
     t_start = time.perf_counter()
-    run = build_run(cfg, resume=resume, quiet=quiet, plain=plain, learner_factory=learner_factory)
+    run = build_run(
+        cfg, resume=resume, quiet=quiet, plain=plain, learner_factory=learner_factory, rollouts_factory=rollouts_factory
+    )
     rollouts, buffer, learner, monitor = run.rollouts, run.buffer, run.learner, run.monitor
     assert rollouts is not None and monitor is not None
     every = cfg.train.checkpoint_every

@@ -49,11 +49,13 @@ def entry_id(step: int) -> str:
     return f"step/{step + 1}"
 
 
-def encode_batch(batch: RolloutBatch, sampler_state: dict[str, Any]) -> bytes:
+def encode_batch(batch: RolloutBatch, sampler_state: dict[str, Any] | None) -> bytes:
+    """The entry's payload; `sampler_state` is None from a Ray rollout worker (the
+    learner samples the tasks there and records them itself)."""
     return json.dumps({"batch": batch.to_dict(), "sampler": sampler_state}).encode()
 
 
-def decode_batch(payload: bytes) -> tuple[RolloutBatch, dict[str, Any]]:
+def decode_batch(payload: bytes) -> tuple[RolloutBatch, dict[str, Any] | None]:
     d = json.loads(payload)
     return RolloutBatch.from_dict(d["batch"]), d["sampler"]
 
@@ -68,6 +70,7 @@ class QueueChannel:
         self.lock = threading.Lock()  # producer thread and learner share the server's restart
         self.restarts = 0
         self._backlog_ids: dict[int, str] = {}  # step -> entry id, for the backlog taken on resume
+        self.early: dict[int, tuple[str, RolloutBatch]] = {}  # taken before their step: step -> (entry id, batch)
 
     def _call(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """One queue operation; the run's own redis-server is started again if it died."""
@@ -85,14 +88,14 @@ class QueueChannel:
                     raise
         raise AssertionError("unreachable")
 
-    def put(self, batch: RolloutBatch, sampler_state: dict[str, Any]) -> None:
+    def put(self, batch: RolloutBatch, sampler_state: dict[str, Any] | None) -> None:
         payload = encode_batch(batch, sampler_state)
         self._call(self.queue.put, entry_id(batch.step), payload)
 
-    def backlog(self) -> list[tuple[RolloutBatch, dict[str, Any]]]:
+    def backlog(self) -> list[tuple[RolloutBatch, dict[str, Any] | None]]:
         """Everything the queue holds for this learner, in order, minus what it trained on
         (acknowledged now): taken and held, to be trained first."""
-        out: list[tuple[str, RolloutBatch, dict[str, Any]]] = []
+        out: list[tuple[str, RolloutBatch, dict[str, Any] | None]] = []
         done: list[str] = []
         while True:
             entries = self._call(self.queue.take, 256)
@@ -104,9 +107,16 @@ class QueueChannel:
                 else:
                     batch, state = decode_batch(e.payload)
                     out.append((e.entry_id, batch, state))
+        out.sort(key=lambda x: x[1].step)
+        unique: list[tuple[str, RolloutBatch, dict[str, Any] | None]] = []
+        for item in out:  # a step put twice (a worker that died after its put, then again): the first
+            if unique and unique[-1][1].step == item[1].step:
+                done.append(item[0])
+            else:
+                unique.append(item)
+        out = unique
         if done:
             self._call(self.queue.ack, done)
-        out.sort(key=lambda x: x[1].step)
         self._backlog_ids = {b.step: eid for eid, b, _ in out}
         return [(b, s) for _, b, s in out]
 
@@ -117,24 +127,34 @@ class QueueChannel:
 
     def take(self, step: int, block_s: float) -> RolloutBatch | None:
         """The batch for `step`, or None if none came within block_s. Entries already
-        trained on (given again after a crash) are acknowledged and passed over."""
+        trained on (given again after a crash, or put twice by a worker that died after
+        its put) are acknowledged and passed over; entries for later steps (several
+        workers finish out of order) are held, unacknowledged, until their step."""
+        if step in self.early:
+            eid, batch = self.early.pop(step)
+            return self.taken(batch, eid)
         deadline = time.monotonic() + block_s
         while True:
             left = max(deadline - time.monotonic(), 0.0)
-            entries = self._call(self.queue.take, 1, block_s=left)
+            entries = self._call(self.queue.take, 8, block_s=left)
             if not entries:
                 return None
-            e = entries[0]
-            if e.group_id in self.trained:
-                self._call(self.queue.ack, [e.entry_id])
-                continue
-            batch, _ = decode_batch(e.payload)
-            if batch.step != step:
-                raise QueueError(
-                    f"queue entry {e.group_id} arrived when the learner wanted {entry_id(step)}: the stream "
-                    f"{self.queue.stream} holds another run's batches (set queue.stream, or start a new run)"
-                )
-            return self.taken(batch, e.entry_id)
+            for e in entries:
+                if e.group_id in self.trained or _step_of(e.group_id) - 1 in self.early:
+                    self._call(self.queue.ack, [e.entry_id])  # a copy of one trained or held
+                    continue
+                batch, _ = decode_batch(e.payload)
+                if batch.step < step or e.group_id != entry_id(batch.step):
+                    raise QueueError(
+                        f"queue entry {e.group_id} arrived when the learner wanted {entry_id(step)}: the stream "
+                        f"{self.queue.stream} holds another run's batches (set queue.stream, or start a new run)"
+                    )
+                self.early[batch.step] = (e.entry_id, batch)
+            if step in self.early:
+                eid, batch = self.early.pop(step)
+                return self.taken(batch, eid)
+            if time.monotonic() >= deadline:
+                return None
 
     def acknowledge(self) -> None:
         """After a checkpoint: the batches it includes leave the queue for good."""

@@ -23,9 +23,9 @@ from __future__ import annotations
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -81,6 +81,18 @@ class RolloutBatch:
             dict(d["stats"]),
             dict(d.get("curriculum", {})),
         )
+
+
+class Rollouts(Protocol):
+    """Where the loop's batches come from, and where its new weights go."""
+
+    def next(self, step: int, version: int) -> RolloutBatch: ...
+    def publish(self, model: PreTrainedModel, version: int) -> None: ...
+    def pause(self) -> AbstractContextManager[None]: ...
+    def state_dict(self) -> dict[str, Any]: ...
+    def queue_state(self) -> dict[str, Any]: ...
+    def after_checkpoint(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class RolloutProducer:

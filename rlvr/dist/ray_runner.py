@@ -1,0 +1,461 @@
+"""`rlvr train CONFIG dist.backend=ray`: the run's roles on Ray actors.
+
+    driver (this command)        starts or joins Ray, the queue's redis-server, the actors
+    ├── sandbox workers (0..n)   each runs `rlvr sandbox serve` on its node
+    ├── rollout workers (1..n)   engine + environments: produce(step, version, tasks) → queue
+    └── learner (1)              the training loop (rlvr.train.loop), fed by RayRollouts
+
+The learner samples each step's tasks (its curriculum sees every outcome, as in one
+process) and hands the step to a rollout worker as a ticket: (step, policy version,
+tasks). A ticket for step s is issued once the learner has finished step
+s - max_staleness (0 in sync mode), with the newest published version, so the
+staleness bound holds across processes. The worker loads that version from the weights
+store (safetensors per version, `dist.weights_uri`), generates, scores, and puts the
+batch into the Redis stream as entry `step/<s+1>`; the learner takes entries by step
+(rlvr.train.queued.QueueChannel, holding ones that arrive early).
+
+Faults, with Ray's own restarts: a rollout worker that dies is restarted by Ray and its
+unfinished tickets re-run (max_task_retries); if it had already put its batch, the copy
+is dropped by step id. A worker over `dist.produce_timeout_s` on one ticket is killed and
+restarted the same way. A learner that dies is restarted by Ray and `train` is called
+again: it resumes from its checkpoint, the stream's backlog and the tickets the
+checkpoint lists as in flight (re-issued with the same tasks unless their batch is in
+the stream). Every batch is acknowledged only after the checkpoint that includes it.
+
+This package is the only one that imports Ray (`pip install 'rlvr[dist]'`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from contextlib import nullcontext
+from typing import Any
+
+from rlvr.config import ConfigError, RunConfig
+from rlvr.types import Task
+
+CHECK_EVERY_S = 0.5
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as e:  # pragma: no cover - installed by make test
+        raise ConfigError("dist.backend ray needs Ray: pip install 'rlvr[dist]'") from e
+    return ray
+
+
+class TicketSampler:
+    """A worker's stand-in for the curriculum: the ticket's tasks, once (the learner's own
+    curriculum observes the outcomes when the batch arrives)."""
+
+    def __init__(self, tasks: list[Task]) -> None:
+        self.tasks, self.used = tasks, False
+
+    def sample(self, n: int) -> list[Task]:
+        if self.used:
+            raise RuntimeError("a ticket's tasks are drawn once (dynamic_sampling 'refill' is refused on Ray)")
+        self.used = True
+        return self.tasks[:n]
+
+    def observe(self, outcomes: list[Any]) -> None:
+        pass
+
+    def metrics(self) -> dict[str, float]:
+        return {}
+
+
+class RolloutWorkerRole:
+    """Engine + environments + scorer; produces whole steps' batches into the queue."""
+
+    def __init__(self, cfg: RunConfig, index: int, weights_root: str, cwd: str | None) -> None:
+        import torch
+
+        from rlvr.config import load_plugins
+        from rlvr.dist.queue import RedisQueue
+        from rlvr.evaluate import env_settings, make_scorer
+        from rlvr.models import load_policy
+        from rlvr.train.build import seed_everything
+        from rlvr.train.queued import QueueChannel
+        from rlvr.train.rollouts import RolloutProducer
+
+        if cwd:
+            os.chdir(cwd)
+        load_plugins(cfg)
+        seed_everything(cfg.seed + 7919 * (index + 1))
+        if cfg.train.threads:
+            torch.set_num_threads(cfg.train.threads)
+        self.index, self.weights_root = index, weights_root
+        model, tok = load_policy(
+            cfg.model.name_or_path, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
+        )
+        self.model = model
+        settings = env_settings(cfg)
+        self.producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), TicketSampler([]))  # type: ignore[arg-type]
+        assert cfg.queue.url is not None
+        stream = cfg.queue.stream or f"rlvr:{cfg.name}"
+        self.channel = QueueChannel(RedisQueue(cfg.queue.url, stream=stream))
+        self.version: int | None = None
+        beat = threading.Thread(target=_beat, args=(self.channel.queue.client, heartbeat_key(stream, index)), daemon=True)
+        beat.start()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def produce(self, step: int, version: int, tasks: list[Task]) -> dict[str, Any]:
+        from rlvr.rollout.weights import read_version
+
+        t0 = time.perf_counter()
+        if version != self.version:
+            weights = read_version(self.weights_root, version)
+            missing, unexpected = self.model.load_state_dict(weights, strict=False)
+            if missing or unexpected:
+                raise RuntimeError(
+                    f"policy version {version} does not fit the worker's model {type(self.model).__name__}: "
+                    f"missing {missing[:3]}, unexpected {unexpected[:3]}"
+                )
+            self.producer.publish(self.model, version, copy_weights=False)
+            self.version = version
+        t1 = time.perf_counter()
+        self.producer.sampler = TicketSampler(tasks)  # type: ignore[assignment]
+        batch = self.producer.produce(step, version)
+        batch.stats["worker"] = float(self.index)
+        batch.stats["weights_load_s"] = t1 - t0
+        self.channel.put(batch, None)
+        return {"step": step, "worker": self.index, "groups": len(batch.groups), "s": time.perf_counter() - t0}
+
+
+def heartbeat_key(stream: str, index: int) -> str:
+    return f"{stream}:heartbeat:{index}"
+
+
+def _beat(client: Any, key: str) -> None:
+    """Once a second: `<pid>:<count>` under `key` (the learner watches it change)."""
+    n = 0
+    while True:
+        n += 1
+        try:
+            client.set(key, f"{os.getpid()}:{n}", ex=3600)
+        except Exception:  # noqa: BLE001 - Redis restarting: the next beat tries again
+            pass
+        time.sleep(1.0)
+
+
+class SandboxWorkerRole:
+    """`rlvr sandbox serve` on this actor's node, on a free port, behind a bearer token."""
+
+    def __init__(self, concurrency: int, token: str, token_env: str) -> None:
+        ray = _ray()
+        env = {**os.environ, token_env: token}
+        cmd = [sys.executable, "-m", "rlvr.cli", "sandbox", "serve", "--host", "0.0.0.0", "--port", "0"]
+        cmd += ["--concurrency", str(concurrency), "--token-env", token_env]
+        self.proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        assert self.proc.stderr is not None
+        port = None
+        for line in self.proc.stderr:
+            if "listening on http://" in line:
+                port = int(line.split("listening on http://", 1)[1].split()[0].rsplit(":", 1)[1])
+                break
+        if port is None:
+            raise RuntimeError(f"rlvr sandbox serve exited before listening (code {self.proc.wait()})")
+        self.url = f"http://{ray.util.get_node_ip_address()}:{port}"
+
+    def address(self) -> str:
+        return self.url
+
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def __del__(self) -> None:
+        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
+            self.proc.terminate()
+
+
+class RayRollouts:
+    """The learner's rollouts: tickets out to the workers, batches in from the queue."""
+
+    def __init__(
+        self, run: Any, channel: Any, backlog: list[Any], in_flight: dict[str, list[str]], workers: list[Any], root: str
+    ) -> None:
+        from rlvr.lora import merged_copy
+
+        self.ray = _ray()
+        self.run, self.channel, self.workers, self.root = run, channel, workers, root
+        cfg = run.cfg
+        self.cfg, self.sampler = cfg, run.sampler
+        self.max_staleness = cfg.rollout.max_staleness if cfg.rollout.mode == "async" else 0
+        self.end = cfg.train.steps
+        self.steps_done = run.start
+        self.version = run.learner.version
+        self.tasks = {t.id: t for t in run.inputs.train_tasks}
+        self._merged = merged_copy if cfg.model.lora else None
+        # step -> (ref, worker, task ids, issued at)
+        self.issued: dict[int, tuple[Any, int, list[str], float]] = {}
+        self.timeouts = 0
+        stream = channel.queue.stream
+        self.beat_keys = [heartbeat_key(stream, i) for i in range(len(workers))]
+        # per worker: (last beat value, when it changed; monotonic), and whether a restart is awaited
+        self.beats: dict[int, tuple[bytes | None, float]] = {}
+        self.restarting: dict[int, bytes | None] = {}
+        self._publish_weights(run.model, self.version)
+        for b in backlog:  # generated before a restart, not trained: held by step, trained first
+            b.stats["from_queue_backlog"] = 1.0
+            channel.early[b.step] = (channel._backlog_ids[b.step], b)
+        for key, ids in sorted(in_flight.items(), key=lambda kv: int(kv[0])):  # tickets the checkpoint had out
+            step = int(key)
+            if step not in channel.early and step >= run.start:
+                self._send(step, [self._task(i) for i in ids])
+        self.next_step = max([run.start, *(s + 1 for s in channel.early), *(s + 1 for s in self.issued)])
+        self._issue()
+
+    def _task(self, task_id: str) -> Task:
+        if task_id not in self.tasks:
+            raise ConfigError(f"the checkpoint's ticket names task {task_id!r}, which the task set no longer has")
+        return self.tasks[task_id]
+
+    def _publish_weights(self, model: Any, version: int) -> None:
+        from rlvr.rollout.weights import prune_older, write_version
+
+        src = self._merged(model) if self._merged else model
+        write_version(self.root, version, src.state_dict())
+        prune_older(self.root, version - self.max_staleness - 1)
+
+    def _send(self, step: int, tasks: list[Task]) -> None:
+        load = [sum(1 for _, w, _, _ in self.issued.values() if w == i) for i in range(len(self.workers))]
+        w = min(range(len(self.workers)), key=lambda i: (load[i], (i - step) % len(self.workers)))
+        ref = self.workers[w].produce.remote(step, self.version, tasks)
+        self.issued[step] = (ref, w, [t.id for t in tasks], time.monotonic())
+
+    def _issue(self) -> None:
+        """Tickets for every step the staleness bound allows now."""
+        while self.next_step < self.end and self.next_step <= self.steps_done + self.max_staleness:
+            if self.next_step not in self.issued and self.next_step not in self.channel.early:
+                self._send(self.next_step, self.sampler.sample(self.cfg.train.prompts_per_step))
+            self.next_step += 1
+
+    def _check(self) -> None:
+        """Surface a worker's error; re-issue a ticket whose worker is gone for good; kill a
+        worker that holds a ticket and has stopped beating (heartbeat_timeout_s) or has
+        spent produce_timeout_s on it since it was up: Ray restarts it and runs its
+        tickets again (max_task_retries)."""
+        ray = self.ray
+        refs = {ref: step for step, (ref, _, _, _) in self.issued.items()}
+        if not refs:
+            return
+        ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=0)
+        for ref in ready:
+            step = refs[ref]
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayActorError:  # restarts exhausted: another worker takes the ticket
+                _, w, ids, _ = self.issued.pop(step)
+                if entry_missing(self.channel, step):
+                    self._send(step, [self._task(i) for i in ids])
+            except ray.exceptions.RayTaskError as e:  # the worker's own error (e.g. RolloutFailed)
+                raise e.as_instanceof_cause() from None
+        now = time.monotonic()
+        busy = {w for _, w, _, _ in self.issued.values()}
+        values = self.channel.queue.client.mget([self.beat_keys[w] for w in sorted(busy)]) if busy else []
+        for w, value in zip(sorted(busy), values, strict=True):
+            last, since = self.beats.get(w, (None, now))
+            if value != last:
+                self.beats[w] = (value, now)
+                since = now
+            pid = value.split(b":")[0] if value else None
+            if w in self.restarting:
+                if pid is None or pid == self.restarting[w]:
+                    continue  # the old process's last beat: the new one is not up yet
+                del self.restarting[w]  # up again: its tickets' clocks start now
+                for step, (ref, ww, ids, _) in list(self.issued.items()):
+                    if ww == w:
+                        self.issued[step] = (ref, w, ids, now)
+            silent = now - since > self.cfg.dist.heartbeat_timeout_s
+            slow = [s for s, (_, ww, _, t) in self.issued.items() if ww == w and now - t > self.cfg.dist.produce_timeout_s]
+            if silent or slow:
+                why = (
+                    f"no heartbeat for {now - since:.0f} s"
+                    if silent
+                    else f"step {slow[0] + 1} over {self.cfg.dist.produce_timeout_s:.0f} s"
+                )
+                print(f"rollout worker {w}: {why}; restarting it", file=sys.stderr, flush=True)
+                ray.kill(self.workers[w], no_restart=False)
+                self.restarting[w] = pid
+                self.timeouts += 1
+
+    def next(self, step: int, version: int) -> Any:
+        from rlvr.train.rollouts import _outcome
+
+        while True:
+            batch = self.channel.take(step, block_s=CHECK_EVERY_S)
+            if batch is not None:
+                break
+            self._check()
+            if step not in self.issued:  # neither in the queue nor out: issue it (cannot happen in order)
+                self._issue()
+                if step not in self.issued:
+                    self._send(step, self.sampler.sample(self.cfg.train.prompts_per_step))
+        self.issued.pop(step, None)
+        groups = [*batch.groups, *batch.dropped]
+        self.sampler.observe([_outcome(g) for g in groups if all(t.status == "ok" for t in g.trajs)])
+        batch.curriculum = self.sampler.metrics()
+        batch.stats["worker_timeouts"] = float(self.timeouts)
+        if version - batch.version > self.max_staleness:  # a backlog batch older than the bound
+            batch.stats["stale_dropped"] = float(len(batch.groups))
+            batch.dropped += batch.groups
+            batch.groups = []
+        return batch
+
+    def publish(self, model: Any, version: int) -> None:
+        self._publish_weights(model, version)
+        self.version = version
+        self.steps_done += 1
+        self._issue()
+
+    def pause(self) -> Any:
+        return nullcontext()  # the sampler is touched only by the loop's own thread
+
+    def state_dict(self) -> dict[str, Any]:
+        """Tickets out and not yet trained: re-issued with the same tasks after a restart."""
+        return {"pending": [], "in_flight": {str(s): ids for s, (_, _, ids, _) in self.issued.items()}}
+
+    def queue_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = self.channel.state_dict()
+        return state
+
+    def after_checkpoint(self) -> None:
+        self.channel.acknowledge()
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+def entry_missing(channel: Any, step: int) -> bool:
+    """The step's batch is neither trained nor held (a worker died before its put)."""
+    from rlvr.train.queued import entry_id
+
+    return entry_id(step) not in channel.trained and step not in channel.early
+
+
+class LearnerRole:
+    """The training loop, fed by RayRollouts."""
+
+    def __init__(self, cfg: RunConfig, cwd: str | None) -> None:
+        from rlvr.config import load_plugins
+
+        if cwd:
+            os.chdir(cwd)
+        load_plugins(cfg)
+        self.cfg = cfg
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def train(self, workers: list[Any], weights_root: str, resume: bool, quiet: bool) -> Any:
+        from rlvr.train.checkpoint import latest_checkpoint
+        from rlvr.train.loop import train
+
+        cfg = self.cfg
+        # called again by Ray after this actor died: continue from the checkpoint
+        resume = resume or latest_checkpoint(cfg.run_dir / "checkpoints") is not None
+
+        def rollouts(run: Any, channel: Any, backlog: list[Any], in_flight: dict[str, list[str]]) -> RayRollouts:
+            return RayRollouts(run, channel, backlog, in_flight, workers, weights_root)
+
+        return train(cfg, resume=resume, quiet=quiet, plain=True, rollouts_factory=rollouts)
+
+
+def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Any:
+    """The whole run on Ray (see the module's docstring); returns its TrainSummary."""
+    ray = _ray()
+    from rlvr.dist.redis_server import LocalRedis
+
+    d = cfg.dist
+    cwd = None
+    own = False
+    if not ray.is_initialized():
+        env = {"PYTHONPATH": os.pathsep.join(p for p in [os.getcwd(), os.environ.get("PYTHONPATH", "")] if p)}
+        if d.address:
+            ray.init(address=d.address, runtime_env={"env_vars": env}, log_to_driver=True)
+        else:  # a local instance: as many CPUs as the roles ask for, even past this machine's
+            need = d.learner_cpus + d.rollout_workers * d.rollout_cpus + d.sandbox_workers * d.sandbox_cpus
+            os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # localhost only, and for this run alone
+            ray.init(
+                num_cpus=max(os.cpu_count() or 1, math.ceil(need)),
+                include_dashboard=False,
+                runtime_env={"env_vars": env},
+                log_to_driver=True,
+            )
+            own = True
+    if not d.address:
+        cwd = os.getcwd()  # the actors run on this machine: the same relative paths
+    server = None
+    stop = threading.Event()
+    actors: list[Any] = []
+    try:
+        if cfg.queue.url is None:  # the run's own redis-server, on this machine, kept running
+            server = LocalRedis(cfg.run_dir / "queue", fsync=cfg.queue.fsync)
+            cfg = cfg.model_copy(update={"queue": cfg.queue.model_copy(update={"url": server.start()})})
+            threading.Thread(target=_keep_running, args=(server, stop), name="rlvr-redis-watch", daemon=True).start()
+        weights_root = d.weights_uri or str((cfg.run_dir / "weights").resolve())
+        token = secrets.token_hex(16)
+        has_sandbox_res = ray.cluster_resources().get("sandbox", 0) >= 1
+        sandbox_cls = ray.remote(SandboxWorkerRole)
+        sandboxes = [
+            sandbox_cls.options(
+                num_cpus=d.sandbox_cpus, resources={"sandbox": 1} if has_sandbox_res else None, name=None
+            ).remote(cfg.sandbox.workers, token, cfg.sandbox.token_env)
+            for _ in range(d.sandbox_workers)
+        ]
+        actors += sandboxes
+        urls = ray.get([s.address.remote() for s in sandboxes])
+        worker_cls = ray.remote(RolloutWorkerRole)
+        workers = []
+        for i in range(d.rollout_workers):
+            wcfg = cfg
+            if urls:
+                wcfg = cfg.model_copy(update={"sandbox": cfg.sandbox.model_copy(update={"url": urls[i % len(urls)]})})
+            workers.append(
+                worker_cls.options(
+                    num_cpus=d.rollout_cpus,
+                    num_gpus=d.rollout_gpus,
+                    max_restarts=-1,
+                    max_task_retries=-1,
+                    runtime_env={"env_vars": {cfg.sandbox.token_env: token}} if urls else None,
+                ).remote(wcfg, i, weights_root, cwd)
+            )
+        actors += workers
+        learner = (
+            ray.remote(LearnerRole)
+            .options(num_cpus=d.learner_cpus, num_gpus=d.learner_gpus, max_restarts=3, max_task_retries=3)
+            .remote(cfg, cwd)
+        )
+        actors.append(learner)
+        return ray.get(learner.train.remote(workers, weights_root, resume, quiet))
+    finally:
+        stop.set()
+        for a in actors:
+            try:
+                ray.kill(a)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        if server is not None:
+            server.close()
+        if own:
+            ray.shutdown()
+
+
+def _keep_running(server: Any, stop: threading.Event) -> None:
+    """The queue's redis-server, started again (same port and files) if it dies."""
+    while not stop.wait(0.5):
+        if not server.alive() and not stop.is_set():
+            print(f"queue: redis-server exited; starting it again on {server.url}", file=sys.stderr, flush=True)
+            try:
+                server.start()
+            except Exception as e:  # noqa: BLE001 - tried again in half a second
+                print(f"queue: could not start redis-server again: {e}", file=sys.stderr, flush=True)

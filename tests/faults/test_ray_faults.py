@@ -1,0 +1,165 @@
+"""The Ray runner under faults, on a local Ray instance with a tiny model: a rollout
+worker killed mid-generation, a hung one, the learner killed mid-run, the queue's
+redis-server killed. Each run must end with every step, every group and every
+trajectory id trained exactly once, counted in the trace store."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+pytestmark = pytest.mark.skipif(
+    shutil.which("redis-server") is None and os.environ.get("CI") != "true",
+    reason="redis-server is not installed (make redis)",
+)
+STEPS, PROMPTS, GROUP = 5, 2, 4
+
+
+def _spawn(tmp_path: Path, name: str, *extra: str) -> subprocess.Popen[str]:
+    from tests.integration.toy_env import write_toy_tasks
+
+    tasks = write_toy_tasks(tmp_path / "toy.jsonl")
+    args = [
+        "model.name_or_path=tiny-random", "generation.max_new_tokens=24", f"train.prompts_per_step={PROMPTS}",
+        "train.lr=1e-3", "eval.num_tasks=1", "eval.before_training=false", "eval.after_training=false",
+        f"tasks.source={tasks}", "tasks.eval_fraction=0.25", f"algo.group_size={GROUP}", f"train.steps={STEPS}",
+        "train.checkpoint_every=2", f"output_dir={tmp_path}", f"name={name}", "plugins=[tests.integration.toy_env]",
+        "dist.backend=ray", *extra,
+    ]  # fmt: skip
+    cmd = [sys.executable, "-m", "rlvr.cli", "train", "examples/quickstart.yaml", *args, "--quiet"]
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _procs(title: str) -> list[int]:
+    """Pids whose command line (Ray's process title) starts with `title`."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if cmd.startswith(title):
+                out.append(int(d.name))
+    return out
+
+
+def _wait_for(cond: Callable[[], object], what: str, proc: subprocess.Popen[str], timeout: float = 300) -> object:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = cond()
+        if got:
+            return got
+        if proc.poll() is not None:
+            raise AssertionError(f"run ended before {what}: {proc.stderr.read() if proc.stderr else ''}")
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError(f"no {what} in time")
+
+
+def _finish(proc: subprocess.Popen[str]) -> str:
+    try:
+        out, err = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"run did not finish: {err[-3000:]}") from None
+    assert proc.returncode == 0, err[-5000:]
+    return err
+
+
+def _check_exactly_once(run: Path) -> list[dict]:
+    """Every step once in the metrics; every group and trajectory id trained once in the
+    trace store; the stream empty (all acknowledged)."""
+    from rlvr.trace.parquet import read_table
+
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in rows if r["event"] == "step"]
+    assert [r["step"] for r in steps] == list(range(1, STEPS + 1))
+    traced = [r for r in read_table(str(run / "traces")).to_pylist() if r["trained"]]
+    groups = {r["group_id"] for r in traced}
+    ids = [(r["group_id"], r["sample"]) for r in traced]
+    assert len(groups) == STEPS * PROMPTS and len(ids) == len(set(ids)) == STEPS * PROMPTS * GROUP
+    assert sorted({r["step"] for r in traced}) == list(range(1, STEPS + 1))
+    from rlvr.dist.queue import RedisQueue
+    from rlvr.dist.redis_server import LocalRedis
+
+    with LocalRedis(run / "queue") as server:
+        q = RedisQueue(server.url, stream=f"rlvr:{run.name}")
+        d = q.depth()
+        q.close()
+    assert (d.waiting, d.pending) == (0, 0)
+    return steps
+
+
+def test_two_rollout_workers_train_every_step_once(tmp_path: Path) -> None:
+    proc = _spawn(tmp_path, "two", "dist.rollout_workers=2", "rollout.mode=async", "rollout.max_staleness=1")
+    _finish(proc)
+    steps = _check_exactly_once(tmp_path / "two")
+    assert {r["rollout/worker"] for r in steps} == {0.0, 1.0}  # both workers produced
+    assert all(r["train/staleness_mean"] <= 1 for r in steps)  # the bound holds across processes
+    versions = sorted(p.name for p in (tmp_path / "two" / "weights").iterdir())
+    assert versions and len(versions) <= 3  # published per version, old ones pruned
+    assert steps[-1]["reward/mean"] >= 0.0
+
+
+def test_a_rollout_worker_killed_mid_generation_is_restarted_and_its_step_produced_again(tmp_path: Path) -> None:
+    proc = _spawn(tmp_path, "killw", "dist.rollout_workers=1")
+    run = tmp_path / "killw"
+    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
+    assert isinstance(pids, list)
+    os.kill(pids[0], signal.SIGKILL)  # mid-generation: the title says it is inside produce()
+    _finish(proc)
+    _check_exactly_once(run)
+    assert pids[0] not in _procs("ray::")
+
+
+def test_a_hung_rollout_worker_is_killed_and_replaced(tmp_path: Path) -> None:
+    proc = _spawn(tmp_path, "hung", "dist.rollout_workers=1", "dist.heartbeat_timeout_s=5")
+    run = tmp_path / "hung"
+    _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
+    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
+    assert isinstance(pids, list)
+    os.kill(pids[0], signal.SIGSTOP)  # alive, silent: only the timeout can tell
+    err = _finish(proc)
+    assert "no heartbeat" in err and "restarting it" in err
+    steps = _check_exactly_once(run)
+    assert max(r.get("rollout/worker_timeouts", 0) for r in steps) >= 1
+
+
+def test_the_learner_killed_mid_run_is_restarted_and_resumes(tmp_path: Path) -> None:
+    proc = _spawn(tmp_path, "killl", "dist.rollout_workers=2", "rollout.mode=async", "rollout.max_staleness=1")
+    run = tmp_path / "killl"
+
+    def after_checkpoint_2() -> list[int]:
+        if not (run / "checkpoints" / "step-000002" / "state.json").is_file():
+            return []
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        if sum('"event": "step"' in line for line in lines) < 3:
+            return []
+        return _procs("ray::LearnerRole.train")
+
+    pids = _wait_for(after_checkpoint_2, "step 3 after checkpoint 2", proc)
+    assert isinstance(pids, list)
+    os.kill(pids[0], signal.SIGKILL)
+    _finish(proc)
+    steps = _check_exactly_once(run)
+    assert any(r.get("rollout/from_queue_backlog") == 1.0 for r in steps[2:])  # trained from the stream
+
+
+def test_the_queues_redis_server_killed_mid_run(tmp_path: Path) -> None:
+    proc = _spawn(tmp_path, "killr", "dist.rollout_workers=1", "rollout.mode=async", "rollout.max_staleness=1")
+    run = tmp_path / "killr"
+    _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
+    os.kill(int((run / "queue" / "redis.pid").read_text().split()[0]), signal.SIGKILL)
+    err = _finish(proc)
+    assert "starting it again" in err
+    _check_exactly_once(run)
