@@ -74,7 +74,17 @@ class TicketSampler:
 class RolloutWorkerRole:
     """Engine + environments + scorer; produces whole steps' batches into the queue."""
 
-    def __init__(self, cfg: RunConfig, index: int, weights_root: str, cwd: str | None) -> None:
+    def __init__(
+        self,
+        cfg: RunConfig,
+        index: int,
+        weights_root: str,
+        cwd: str | None,
+        sandboxes: list[Any] | None = None,
+        token: str | None = None,
+    ) -> None:
+        import dataclasses
+
         import torch
 
         from rlvr.config import load_plugins
@@ -97,6 +107,9 @@ class RolloutWorkerRole:
         )
         self.model = model
         settings = env_settings(cfg)
+        self.fleet = SandboxFleet(sandboxes, token, first=index) if sandboxes else None
+        if self.fleet is not None:
+            settings = dataclasses.replace(settings, sandbox_runner=self.fleet)
         self.producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), TicketSampler([]))  # type: ignore[arg-type]
         assert cfg.queue.url is not None
         stream = cfg.queue.stream or f"rlvr:{cfg.name}"
@@ -127,6 +140,8 @@ class RolloutWorkerRole:
         batch = self.producer.produce(step, version)
         batch.stats["worker"] = float(self.index)
         batch.stats["weights_load_s"] = t1 - t0
+        if self.fleet is not None:
+            batch.stats["sandbox_failovers"] = float(self.fleet.failovers)
         self.channel.put(batch, None)
         return {"step": step, "worker": self.index, "groups": len(batch.groups), "s": time.perf_counter() - t0}
 
@@ -148,14 +163,26 @@ def _beat(client: Any, key: str) -> None:
 
 
 class SandboxWorkerRole:
-    """`rlvr sandbox serve` on this actor's node, on a free port, behind a bearer token."""
+    """`rlvr sandbox serve` on this actor's node, on a free port, behind a bearer token;
+    started again (on a new port) when asked for its address after it died."""
 
     def __init__(self, concurrency: int, token: str, token_env: str) -> None:
+        self.concurrency, self.token, self.token_env = concurrency, token, token_env
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.starts = 0
+        self._start()
+
+    def _start(self) -> None:
+        from rlvr.dist.redis_server import _die_with_parent
+
         ray = _ray()
-        env = {**os.environ, token_env: token}
+        env = {**os.environ, self.token_env: self.token}
         cmd = [sys.executable, "-m", "rlvr.cli", "sandbox", "serve", "--host", "0.0.0.0", "--port", "0"]
-        cmd += ["--concurrency", str(concurrency), "--token-env", token_env]
-        self.proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        cmd += ["--concurrency", str(self.concurrency), "--token-env", self.token_env]
+        self.proc = subprocess.Popen(
+            cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, preexec_fn=_die_with_parent
+        )
         assert self.proc.stderr is not None
         port = None
         for line in self.proc.stderr:
@@ -164,17 +191,64 @@ class SandboxWorkerRole:
                 break
         if port is None:
             raise RuntimeError(f"rlvr sandbox serve exited before listening (code {self.proc.wait()})")
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()  # drain its log
         self.url = f"http://{ray.util.get_node_ip_address()}:{port}"
+        self.starts += 1
 
     def address(self) -> str:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
         return self.url
 
     def pid(self) -> int:
-        return self.proc.pid
+        """The server's pid (fault tests)."""
+        return self.proc.pid if self.proc is not None else -1
 
     def __del__(self) -> None:
-        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
-            self.proc.terminate()
+        proc = getattr(self, "proc", None)
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+
+
+class SandboxFleet:
+    """A rollout worker's way to the sandbox workers: each request goes to one server in
+    turn; when one cannot be reached, the request goes to the next, and after a full round
+    the servers are asked for their addresses again (a server that died is started again
+    by its actor, an actor that died by Ray) before a second round. The verdict is the
+    server's, as with one sandbox: requests carry no state between tries."""
+
+    def __init__(self, actors: list[Any], token: str | None, first: int = 0) -> None:
+        self.actors, self.token = actors, token
+        self.clients: dict[int, Any] = {}
+        self.turn = first
+        self.lock = threading.Lock()
+        self.failovers = 0  # requests that went on to another server (logged as rollout/sandbox_failovers)
+
+    def _client(self, i: int, refresh: bool) -> Any:
+        from rlvr.sandbox.client import SandboxClient
+
+        with self.lock:
+            if refresh or i not in self.clients:
+                url = _ray().get(self.actors[i].address.remote(), timeout=300)
+                self.clients[i] = SandboxClient(url, self.token, retries=1)
+            return self.clients[i]
+
+    def run(self, code: str, tests: Any, limits: Any, language: str) -> Any:
+        from rlvr.sandbox.pool import SandboxError
+
+        ray = _ray()
+        n = len(self.actors)
+        with self.lock:
+            start, self.turn = self.turn, self.turn + 1
+        last: BaseException | None = None
+        for k in range(2 * n):
+            i = (start + k) % n
+            try:
+                return self._client(i, refresh=k >= n).run(code, tests, limits, language)
+            except (SandboxError, ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as e:
+                last = e
+                self.failovers += 1
+        raise SandboxError(f"no sandbox worker answered after two rounds of {n}: {last}")
 
 
 class RayRollouts:
@@ -408,26 +482,25 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         sandbox_cls = ray.remote(SandboxWorkerRole)
         sandboxes = [
             sandbox_cls.options(
-                num_cpus=d.sandbox_cpus, resources={"sandbox": 1} if has_sandbox_res else None, name=None
+                num_cpus=d.sandbox_cpus,
+                resources={"sandbox": 1} if has_sandbox_res else None,
+                max_restarts=-1,
+                max_task_retries=-1,
             ).remote(cfg.sandbox.workers, token, cfg.sandbox.token_env)
             for _ in range(d.sandbox_workers)
         ]
         actors += sandboxes
-        urls = ray.get([s.address.remote() for s in sandboxes])
+        ray.get([s.address.remote() for s in sandboxes])  # up before the workers need them
         worker_cls = ray.remote(RolloutWorkerRole)
         workers = []
         for i in range(d.rollout_workers):
-            wcfg = cfg
-            if urls:
-                wcfg = cfg.model_copy(update={"sandbox": cfg.sandbox.model_copy(update={"url": urls[i % len(urls)]})})
             workers.append(
                 worker_cls.options(
                     num_cpus=d.rollout_cpus,
                     num_gpus=d.rollout_gpus,
                     max_restarts=-1,
                     max_task_retries=-1,
-                    runtime_env={"env_vars": {cfg.sandbox.token_env: token}} if urls else None,
-                ).remote(wcfg, i, weights_root, cwd)
+                ).remote(cfg, i, weights_root, cwd, sandboxes, token)
             )
         actors += workers
         learner = (

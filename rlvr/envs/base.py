@@ -48,9 +48,16 @@ class EnvSettings:
     feedback_chars: int = 1500  # most characters of error output quoted back in feedback
     held_out_weight: float = 0.5  # the held-out tests' share of the completion reward (tests.held_out)
     system_by_domain: dict[str, str] = field(default_factory=dict)
+    # anything with run(code, tests, limits, language) -> ExecutionResult, used before the
+    # url and the local pool: the Ray runner's sandbox workers (rlvr.dist.ray_runner.SandboxFleet)
+    sandbox_runner: Any = None
 
     def execute(self, code: str, tests: dict[str, Any] | list[str], language: str = "python") -> ExecutionResult:
-        """Run code against tests in the configured sandbox (local pool or remote server)."""
+        """Run code against tests in the configured sandbox (sandbox workers, a remote
+        server, or the local pool)."""
+        if self.sandbox_runner is not None:
+            result: ExecutionResult = self.sandbox_runner.run(code, tests, self.limits, language)
+            return result
         if self.sandbox_url:
             return _remote(self.sandbox_url, self.sandbox_token).run(code, tests, self.limits, language)
         return execute(code, tests, self.limits, language=language)

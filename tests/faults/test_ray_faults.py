@@ -23,10 +23,12 @@ pytestmark = pytest.mark.skipif(
 STEPS, PROMPTS, GROUP = 5, 2, 4
 
 
-def _spawn(tmp_path: Path, name: str, *extra: str) -> subprocess.Popen[str]:
-    from tests.integration.toy_env import write_toy_tasks
+def _spawn(tmp_path: Path, name: str, *extra: str, sandboxed: bool = False) -> subprocess.Popen[str]:
+    """A 5-step run of a tiny model on the toy domain (`sandboxed`: one whose reward is a
+    verdict from the sandbox)."""
+    from tests.integration.toy_env import write_exec_tasks, write_toy_tasks
 
-    tasks = write_toy_tasks(tmp_path / "toy.jsonl")
+    tasks = (write_exec_tasks if sandboxed else write_toy_tasks)(tmp_path / "toy.jsonl")
     args = [
         "model.name_or_path=tiny-random", "generation.max_new_tokens=24", f"train.prompts_per_step={PROMPTS}",
         "train.lr=1e-3", "eval.num_tasks=1", "eval.before_training=false", "eval.after_training=false",
@@ -67,10 +69,10 @@ def _wait_for(cond: Callable[[], object], what: str, proc: subprocess.Popen[str]
 
 def _finish(proc: subprocess.Popen[str]) -> str:
     try:
-        out, err = proc.communicate(timeout=600)
+        _, err = proc.communicate(timeout=600)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, err = proc.communicate()
+        _, err = proc.communicate()
         raise AssertionError(f"run did not finish: {err[-3000:]}") from None
     assert proc.returncode == 0, err[-5000:]
     return err
@@ -100,44 +102,12 @@ def _check_exactly_once(run: Path) -> list[dict]:
     return steps
 
 
-def test_two_rollout_workers_train_every_step_once(tmp_path: Path) -> None:
+def test_two_rollout_workers_and_the_learner_killed_mid_run(tmp_path: Path) -> None:
+    """Two workers share the steps within the staleness bound; the learner, killed -9
+    after checkpoint 2 with step 3 trained, is restarted by Ray and resumes from the
+    checkpoint and the stream's backlog."""
     proc = _spawn(tmp_path, "two", "dist.rollout_workers=2", "rollout.mode=async", "rollout.max_staleness=1")
-    _finish(proc)
-    steps = _check_exactly_once(tmp_path / "two")
-    assert {r["rollout/worker"] for r in steps} == {0.0, 1.0}  # both workers produced
-    assert all(r["train/staleness_mean"] <= 1 for r in steps)  # the bound holds across processes
-    versions = sorted(p.name for p in (tmp_path / "two" / "weights").iterdir())
-    assert versions and len(versions) <= 3  # published per version, old ones pruned
-    assert steps[-1]["reward/mean"] >= 0.0
-
-
-def test_a_rollout_worker_killed_mid_generation_is_restarted_and_its_step_produced_again(tmp_path: Path) -> None:
-    proc = _spawn(tmp_path, "killw", "dist.rollout_workers=1")
-    run = tmp_path / "killw"
-    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
-    assert isinstance(pids, list)
-    os.kill(pids[0], signal.SIGKILL)  # mid-generation: the title says it is inside produce()
-    _finish(proc)
-    _check_exactly_once(run)
-    assert pids[0] not in _procs("ray::")
-
-
-def test_a_hung_rollout_worker_is_killed_and_replaced(tmp_path: Path) -> None:
-    proc = _spawn(tmp_path, "hung", "dist.rollout_workers=1", "dist.heartbeat_timeout_s=5")
-    run = tmp_path / "hung"
-    _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
-    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
-    assert isinstance(pids, list)
-    os.kill(pids[0], signal.SIGSTOP)  # alive, silent: only the timeout can tell
-    err = _finish(proc)
-    assert "no heartbeat" in err and "restarting it" in err
-    steps = _check_exactly_once(run)
-    assert max(r.get("rollout/worker_timeouts", 0) for r in steps) >= 1
-
-
-def test_the_learner_killed_mid_run_is_restarted_and_resumes(tmp_path: Path) -> None:
-    proc = _spawn(tmp_path, "killl", "dist.rollout_workers=2", "rollout.mode=async", "rollout.max_staleness=1")
-    run = tmp_path / "killl"
+    run = tmp_path / "two"
 
     def after_checkpoint_2() -> list[int]:
         if not (run / "checkpoints" / "step-000002" / "state.json").is_file():
@@ -152,14 +122,45 @@ def test_the_learner_killed_mid_run_is_restarted_and_resumes(tmp_path: Path) -> 
     os.kill(pids[0], signal.SIGKILL)
     _finish(proc)
     steps = _check_exactly_once(run)
+    assert {r["rollout/worker"] for r in steps} == {0.0, 1.0}  # both workers produced
+    assert all(r["train/staleness_mean"] <= 1 for r in steps)  # the bound holds across processes
     assert any(r.get("rollout/from_queue_backlog") == 1.0 for r in steps[2:])  # trained from the stream
+    versions = sorted(p.name for p in (run / "weights").iterdir())
+    assert versions and len(versions) <= 3  # published per version, old ones pruned
 
 
-def test_the_queues_redis_server_killed_mid_run(tmp_path: Path) -> None:
-    proc = _spawn(tmp_path, "killr", "dist.rollout_workers=1", "rollout.mode=async", "rollout.max_staleness=1")
-    run = tmp_path / "killr"
+def test_a_rollout_worker_a_sandbox_worker_and_the_redis_server_killed(tmp_path: Path) -> None:
+    """kill -9 of the rollout worker inside produce(): Ray restarts it and runs the ticket
+    again. After checkpoint 2, kill -9 of one of two sandbox servers (its requests go to
+    the other; no execution fails) and of the queue's redis-server (the driver starts it
+    again on its files)."""
+    extra = ["dist.rollout_workers=1", "dist.sandbox_workers=2", "rollout.mode=async", "rollout.max_staleness=1"]
+    proc = _spawn(tmp_path, "killw", *extra, sandboxed=True)
+    run = tmp_path / "killw"
+    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
+    assert isinstance(pids, list)
+    os.kill(pids[0], signal.SIGKILL)  # mid-generation: the title says it is inside produce()
     _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
+    servers = _procs(f"{sys.executable} -m rlvr.cli sandbox serve")
+    assert len(servers) == 2
+    os.kill(servers[0], signal.SIGKILL)
     os.kill(int((run / "queue" / "redis.pid").read_text().split()[0]), signal.SIGKILL)
     err = _finish(proc)
     assert "starting it again" in err
-    _check_exactly_once(run)
+    steps = _check_exactly_once(run)
+    assert all(r.get("rollout/dropped_failed", 0) == 0 for r in steps)  # every execution got its verdict
+    assert steps[-1]["rollout/sandbox_failovers"] >= 1  # some went on to the other server
+    assert pids[0] not in _procs("ray::")
+
+
+def test_a_hung_rollout_worker_is_killed_and_replaced(tmp_path: Path) -> None:
+    proc = _spawn(tmp_path, "hung", "dist.rollout_workers=1", "dist.heartbeat_timeout_s=5")
+    run = tmp_path / "hung"
+    _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
+    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
+    assert isinstance(pids, list)
+    os.kill(pids[0], signal.SIGSTOP)  # alive, silent: only the heartbeat can tell
+    err = _finish(proc)
+    assert "no heartbeat" in err and "restarting it" in err
+    steps = _check_exactly_once(run)
+    assert max(r.get("rollout/worker_timeouts", 0) for r in steps) >= 1

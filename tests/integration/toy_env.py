@@ -70,3 +70,35 @@ def write_flaky_tasks(path: Path, ids: list[str]) -> Path:
         for i in ids:
             f.write(json.dumps({"id": i, "domain": FLAKY, "prompt": f"Say something about {i}."}) + "\n")
     return path
+
+
+EXEC = "toy-exec"
+
+
+class ReplyParityEnv:
+    """Runs a program in the sandbox (settings.execute: the local pool, a server or the Ray
+    runner's sandbox workers): one assert on the reply's length, so that a random model
+    earns a reward that varies and every episode needs a verdict from the sandbox."""
+
+    def __init__(self, settings: EnvSettings) -> None:
+        self.settings = settings
+
+    async def reset(self, task: Task) -> list[dict[str, str]]:
+        return [{"role": "user", "content": task.prompt}]
+
+    async def step(self, reply: str) -> StepResult:
+        code = f"n = {len(reply)}\n"
+        result = self.settings.execute(code, {"format": "assert", "tests": ["assert n % 2 == 0", "assert n % 3 == 0"]})
+        value = result.passed / 2
+        return StepResult(messages=[], reward=RewardBreakdown(value, {"toy": value}), done=True, execution=result)
+
+
+if EXEC not in ENVS:
+    register_env(EXEC)(ReplyParityEnv)
+
+
+def write_exec_tasks(path: Path, n: int = 12) -> Path:
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"exec/{i}", "domain": EXEC, "prompt": f"Say something about {i}."}) + "\n")
+    return path
