@@ -390,6 +390,8 @@ class RunConfig(_Section):
         """On Ray, batches cross processes: through Redis (chosen when queue.backend is not
         set). Refill rounds would need the learner's sampler inside a worker's step."""
         if self.dist.backend != "ray":
+            if self.queue.backend == "memory" and (self.queue.url or self.queue.stream):
+                raise ValueError("queue.url and queue.stream apply to queue.backend redis; set queue.backend=redis")
             return self
         if self.queue.backend != "redis":
             if "backend" in self.queue.model_fields_set:
@@ -397,6 +399,11 @@ class RunConfig(_Section):
                     "dist.backend ray moves batches between processes: queue.backend must be redis (or left unset)"
                 )
             self.queue.backend = "redis"
+        if self.dist.address and not self.queue.url:
+            raise ValueError(
+                "dist.address joins a cluster: set queue.url to a Redis every node can reach (the run's own "
+                "redis-server listens on this machine's loopback only)"
+            )
         if self.algo.dynamic_sampling == "refill":
             raise ValueError(
                 "dist.backend ray: algo.dynamic_sampling 'refill' is not supported yet (a worker cannot draw more "

@@ -67,12 +67,6 @@ class QueueConfig(_Section):
     """The local redis-server's appendfsync: 'always' fsyncs every entry before replying
     (exact across machine crashes, slower), 'everysec' once a second."""
 
-    @model_validator(mode="after")
-    def _redis_only(self) -> QueueConfig:
-        if self.backend == "memory" and (self.url or self.stream):
-            raise ValueError("queue.url and queue.stream apply to queue.backend redis; set queue.backend=redis")
-        return self
-
 
 class DistConfig(_Section):
     backend: Literal["local", "ray"] = "local"
@@ -87,14 +81,19 @@ class DistConfig(_Section):
     rollout_workers: int = Field(1, ge=1)
     """ray: rollout worker actors; each produces whole steps' batches."""
     rollout_cpus: float = Field(1.0, ge=0)
+    """ray: CPUs each rollout worker asks for (also its torch threads, as Ray sets them)."""
     rollout_gpus: float = Field(0.0, ge=0)
+    """ray: GPUs each rollout worker asks for (a fraction shares one)."""
     learner_cpus: float = Field(1.0, ge=0)
+    """ray: CPUs the learner asks for."""
     learner_gpus: float = Field(0.0, ge=0)
+    """ray: GPUs the learner asks for."""
     sandbox_workers: int = Field(0, ge=0)
     """ray: sandbox worker actors, each running `rlvr sandbox serve` on its node (custom
     resource 'sandbox' when the cluster has it); rollout workers send code there. 0: each
     rollout worker runs code in its own sandbox pool (or sandbox.url)."""
     sandbox_cpus: float = Field(1.0, ge=0)
+    """ray: CPUs each sandbox worker asks for (its server runs sandbox.workers at once)."""
     weights_uri: str | None = None
     """ray: where the learner publishes each policy version (a path or an fsspec URL every
     worker can read, e.g. s3://bucket/run/weights); null: <run directory>/weights, which

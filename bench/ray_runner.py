@@ -1,0 +1,116 @@
+"""The Ray runner against the in-process run, same config, on this machine.
+
+    .venv/bin/python bench/ray_runner.py            # throughput (4 runs of 8 steps) and the gain run
+    .venv/bin/python bench/ray_runner.py --quick    # throughput only
+
+Throughput: the quickstart config, 8 steps, no evaluation, each pair side by side:
+- sync: in-process against Ray with one rollout worker (max_staleness 0: the same
+  batches from the same weights; target: Ray at least 0.9x the in-process steps/s);
+- async (max_staleness 1): in-process against Ray with two rollout workers and a
+  sandbox worker (on 2 cores these share the CPUs with the learner).
+Steps/s is over steps 2-8 (the loop's own time: rollout wait + update + publication),
+so start-up (Ray, actors loading the model) is reported apart, in the wall time.
+
+Gain: the quickstart (24 steps, held-out pass@1 before and after, HumanEval left out)
+on Ray with two rollout workers and a sandbox worker, beside the in-process figures.
+Results: bench/results/ray_runner.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.train_runs import train_quickstart
+
+OUT = Path(__file__).resolve().parent / "results" / "ray_runner.json"
+QUICK = ["train.steps=8", "eval.before_training=false", "eval.after_training=false", "train.checkpoint_every=0"]
+SYNC = ["rollout.mode=sync"]
+ASYNC = ["rollout.mode=async", "rollout.max_staleness=1"]
+RAY1 = ["dist.backend=ray", "dist.rollout_workers=1", "dist.rollout_cpus=2", "dist.learner_cpus=2"]
+RAY2 = ["dist.backend=ray", "dist.rollout_workers=2", "dist.rollout_cpus=1", "dist.learner_cpus=2"]
+RAY2 += ["dist.sandbox_workers=1", "dist.sandbox_cpus=1"]
+
+
+def _steps(run: Path) -> list[dict]:
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return [r for r in rows if r.get("event") == "step"]
+
+
+def _measure(name: str, out: Path, overrides: list[str]) -> dict:
+    run, wall = train_quickstart(name, out, overrides)
+    steps = _steps(run)
+    loop = [r["time/rollout_wait_s"] + r["time/train_s"] for r in steps[1:]]
+    row = {
+        "name": name,
+        "overrides": overrides,
+        "wall_s": round(wall, 1),
+        "steps": len(steps),
+        "loop_s_steps_2_on": round(sum(loop), 1),
+        "steps_per_s": round(len(loop) / sum(loop), 4),
+        "step_s_median": round(statistics.median(loop), 2),
+        "step_s_min": round(min(loop), 2),
+        "step_s_max": round(max(loop), 2),
+        "reward_mean": round(statistics.mean(r["reward/mean"] for r in steps), 3),
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="throughput only (no 24-step gain run)")
+    ap.add_argument("--out", default="/tmp/rlvr-bench-ray")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tag = str(os.getpid())
+    rows = [
+        _measure(f"inproc-sync-{tag}", out, [*QUICK, *SYNC]),
+        _measure(f"ray1-sync-{tag}", out, [*QUICK, *SYNC, *RAY1]),
+        _measure(f"inproc-async-{tag}", out, [*QUICK, *ASYNC]),
+        _measure(f"ray2-sandbox-async-{tag}", out, [*QUICK, *ASYNC, *RAY2]),
+    ]
+    result: dict = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "throughput": rows,
+        "ratio_sync_ray1_over_inproc": round(rows[1]["steps_per_s"] / rows[0]["steps_per_s"], 3),
+        "ratio_async_ray2_over_inproc": round(rows[3]["steps_per_s"] / rows[2]["steps_per_s"], 3),
+    }
+    if not args.quick:
+        run, wall = train_quickstart(f"ray2-gain-{tag}", out, [*ASYNC, *RAY2])
+        summary = json.loads((run / "summary.json").read_text())
+        result["gain"] = {
+            "config": "quickstart, 24 steps, Ray: 2 rollout workers + 1 sandbox worker, async max_staleness 1",
+            "wall_s": round(wall, 1),
+            "pass_at_1_before": summary["eval_before"]["pass_at_1"],
+            "pass_at_1_after": summary["eval_after"]["pass_at_1"],
+            "reward_first_quarter": summary["reward_first_quarter"],
+            "reward_last_quarter": summary["reward_last_quarter"],
+            "in_process_reference": "README quickstart table, seed 0: 0.633 -> 0.750, reward 0.420 -> 0.694",
+        }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    print()
+    print(f"{'run':<28}{'steps/s':>9}{'median s':>10}{'wall s':>8}{'reward':>8}")
+    for r in rows:
+        name = r["name"].rsplit("-", 1)[0]
+        print(
+            f"{name:<28}{r['steps_per_s']:>9.4f}{r['step_s_median']:>10.2f}{r['wall_s']:>8.0f}{r['reward_mean']:>8.3f}"
+        )
+    print(f"sync:  Ray (1 worker) / in-process = {result['ratio_sync_ray1_over_inproc']:.3f}  (target >= 0.9)")
+    print(f"async: Ray (2 workers + sandbox) / in-process = {result['ratio_async_ray2_over_inproc']:.3f}")
+    if "gain" in result:
+        g = result["gain"]
+        before, after = g["pass_at_1_before"], g["pass_at_1_after"]
+        print(f"gain on Ray: held-out pass@1 {before:.3f} -> {after:.3f}; {g['in_process_reference']}")
+
+
+if __name__ == "__main__":
+    main()
