@@ -27,6 +27,7 @@ from rlvr.config_ops import (
     LogConfig,
     QueueConfig,
     SandboxConfig,
+    StorageConfig,
     TraceConfig,
 )
 from rlvr.config_reward import REWARD_COMPONENTS, FormatRulesConfig, RewardConfig, TermConfig
@@ -52,6 +53,7 @@ __all__ = [  # sections defined in rlvr.config_reward / rlvr.config_ops and load
     "RolloutConfig",
     "RunConfig",
     "SandboxConfig",
+    "StorageConfig",
     "TasksConfig",
     "TermConfig",
     "TraceConfig",
@@ -356,6 +358,7 @@ class RunConfig(_Section):
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     queue: QueueConfig = Field(default_factory=QueueConfig)
     dist: DistConfig = Field(default_factory=DistConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
     buffer: BufferConfig = Field(default_factory=BufferConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)

@@ -21,6 +21,7 @@ __all__ = [
     "LogConfig",
     "QueueConfig",
     "SandboxConfig",
+    "StorageConfig",
     "TraceConfig",
 ]
 
@@ -66,6 +67,16 @@ class QueueConfig(_Section):
     fsync: Literal["everysec", "always"] = "everysec"
     """The local redis-server's appendfsync: 'always' fsyncs every entry before replying
     (exact across machine crashes, slower), 'everysec' once a second."""
+
+
+class StorageConfig(_Section):
+    uri: str | None = None
+    """Durable storage for the run besides its directory: a path or an fsspec URL
+    (s3://bucket/prefix needs s3fs). Each checkpoint is copied to <uri>/checkpoints once
+    written (the queue acknowledges a step's batches only after that), and a run whose
+    directory has no newer checkpoint resumes from there (a new machine, a rescheduled
+    pod). Unless set apart, the trace store goes to <uri>/traces (trace.uri) and Ray's
+    policy versions to <uri>/weights (dist.weights_uri). null: the run directory only."""
 
 
 class DistConfig(_Section):

@@ -476,7 +476,8 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
             server = LocalRedis(cfg.run_dir / "queue", fsync=cfg.queue.fsync)
             cfg = cfg.model_copy(update={"queue": cfg.queue.model_copy(update={"url": server.start()})})
             threading.Thread(target=_keep_running, args=(server, stop), name="rlvr-redis-watch", daemon=True).start()
-        weights_root = d.weights_uri or str((cfg.run_dir / "weights").resolve())
+        storage = cfg.storage.uri.rstrip("/") + "/weights" if cfg.storage.uri else None
+        weights_root = d.weights_uri or storage or str((cfg.run_dir / "weights").resolve())
         token = secrets.token_hex(16)
         has_sandbox_res = ray.cluster_resources().get("sandbox", 0) >= 1
         sandbox_cls = ray.remote(SandboxWorkerRole)

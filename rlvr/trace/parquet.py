@@ -294,7 +294,7 @@ def read_table(uri: str, table: str = "trajectories") -> pa.Table:
 
 def run_store_uri(run: str) -> str:
     """The trace store of RUN as a user names it: a run directory (its config's
-    `trace.uri`, else <run>/traces), or a store's own path or URL."""
+    `trace.uri`, else <storage.uri>/traces, else <run>/traces), or a store's own path or URL."""
     import yaml
 
     fs, root = fsspec.core.url_to_fs(run)
@@ -307,5 +307,8 @@ def run_store_uri(run: str) -> str:
         uri = (cfg.get("trace") or {}).get("uri")
         if uri:
             return str(uri)
+        storage = (cfg.get("storage") or {}).get("uri")
+        if storage:  # storage.uri holds the store when trace.uri is not set
+            return f"{str(storage).rstrip('/')}/traces"
         return f"{run.rstrip('/')}/traces"
     raise StoreError(f"{run}: not a run directory (no config.yaml) nor a trace store (no trajectories/)")

@@ -35,6 +35,7 @@ from rlvr.trace.parquet import TraceStore
 from rlvr.trace.store import JsonlStore, read_jsonl, summarize_step, truncate_after_step
 from rlvr.train.buffer import ExperienceBuffer
 from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, weights_fingerprint
+from rlvr.train.ckpt_store import CheckpointStore
 from rlvr.train.learner import Learner
 from rlvr.train.monitor import RunMonitor
 from rlvr.train.progress import Progress
@@ -83,6 +84,7 @@ class Run:
     monitor: RunMonitor | None = None
     rollouts: Rollouts | None = None
     last_eval: EvalResult | None = None
+    store: CheckpointStore | None = None  # storage.uri: checkpoints copied there
 
     @property
     def run_dir(self) -> Path:
@@ -169,7 +171,7 @@ class Run:
                 "eval_before": _eval_to_dict(self.eval_before),
                 "suites_before": {k: _eval_to_dict(v) for k, v in self.suites_before.items()},
             }
-            save_checkpoint(
+            path = save_checkpoint(
                 self.run_dir / "checkpoints",
                 step,
                 merged_copy(self.model) if lora else self.model,
@@ -180,6 +182,9 @@ class Run:
                 files={"queue.json": json.dumps(queue)},
                 tensors={"adapter.safetensors": adapter_state(self.model)} if lora else None,
             )
+        if self.store is not None:  # durable beyond this machine before the queue lets go
+            self.progress.note(f"copying checkpoint {step} to {self.store.uri}")
+            self.store.upload(path, keep=cfg.train.keep_checkpoints)
         self.rollouts.after_checkpoint()  # the queue lets go of what this checkpoint includes
 
     def close(self) -> None:
@@ -232,6 +237,9 @@ def build_run(
             "engine.reload vllm, or engine.kind hf or vllm (docs/engines.md)"
         )
     run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
+    store = CheckpointStore(cfg.storage.uri) if cfg.storage.uri else None
+    if store is not None:  # a newer checkpoint in storage than here: fetch it (a new machine, say)
+        _fetch_newer(store, ckpt_root, resume or cfg.train.auto_resume, quiet)
     ckpt = latest_checkpoint(ckpt_root) if (resume or cfg.train.auto_resume) else None
     if resume and ckpt is None:
         raise ConfigError(f"--resume: no checkpoint in {ckpt_root} to resume from (run without --resume to start)")
@@ -242,7 +250,8 @@ def build_run(
         torch.set_num_threads(cfg.train.threads)
     seed_everything(cfg.seed)
 
-    trace_uri = cfg.trace.uri or str(run_dir / "traces")
+    storage_traces = f"{cfg.storage.uri.rstrip('/')}/traces" if cfg.storage.uri else None
+    trace_uri = cfg.trace.uri or storage_traces or str(run_dir / "traces")
     inputs = check_run(cfg, model=policy_source(cfg, ckpt))  # tasks, split, model checked before loading
     model, tok = load_policy_at(cfg, ckpt)
     run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
@@ -315,6 +324,7 @@ def build_run(
         suites_before,
     )
 
+    run.store = store
     if cfg.eval.before_training and run.eval_before is None:
         run.eval_before = run.evaluate(0, "before")
     if cfg.eval.before_training and not run.suites_before:
@@ -343,6 +353,26 @@ def build_run(
     else:
         run.rollouts = SyncRollouts(producer, pending)
     return run
+
+
+def _fetch_newer(store: CheckpointStore, ckpt_root: Path, resuming: bool, quiet: bool) -> None:
+    """The newest checkpoint in storage, into the run directory when it has none as new.
+    A fresh run (no --resume, no auto_resume) refuses storage that holds one."""
+    there = store.steps()
+    if not there:
+        return
+    if not resuming:
+        raise ConfigError(
+            f"storage.uri {store.uri} already holds checkpoints (the newest after step {there[-1]}): pass --resume "
+            "(or train.auto_resume) to continue that run, or choose another storage.uri"
+        )
+    here = latest_checkpoint(ckpt_root)
+    if here is not None and int(here.name.split("-")[1]) >= there[-1]:
+        return
+    ckpt_root.mkdir(parents=True, exist_ok=True)
+    if not quiet:
+        print(f"fetching checkpoint {there[-1]} from {store.uri}", file=sys.stderr)
+    store.fetch(there[-1], ckpt_root)
 
 
 def _queue_resume_check(cfg: RunConfig, ckpt: Path, recorded: dict[str, Any]) -> list[str]:
