@@ -407,6 +407,17 @@ class RunConfig(_Section):
                 "dist.address joins a cluster: set queue.url to a Redis every node can reach (the run's own "
                 "redis-server listens on this machine's loopback only)"
             )
+        d = self.dist
+        if d.sandbox_max_workers is not None and d.sandbox_workers < 1:
+            raise ValueError(
+                "dist.sandbox_max_workers makes the sandbox pool elastic: set dist.sandbox_workers (its floor) "
+                "to 1 or more"
+            )
+        if d.sandbox_max_workers is not None and d.sandbox_max_workers < d.sandbox_workers:
+            raise ValueError(
+                f"dist.sandbox_max_workers ({d.sandbox_max_workers}) is below dist.sandbox_workers "
+                f"({d.sandbox_workers}), the pool's floor"
+            )
         if self.algo.dynamic_sampling == "refill":
             raise ValueError(
                 "dist.backend ray: algo.dynamic_sampling 'refill' is not supported yet (a worker cannot draw more "
@@ -434,7 +445,8 @@ class RunConfig(_Section):
             (r, ("max_staleness",), r.mode == "sync", "used only with rollout.mode 'async'"),
             (self.dist, ("address", "rollout_workers", "rollout_cpus", "rollout_gpus", "learner_cpus", "learner_gpus",
                          "sandbox_workers", "sandbox_cpus", "weights_uri", "produce_timeout_s",
-                         "heartbeat_timeout_s"),
+                         "heartbeat_timeout_s", "sandbox_max_workers", "sandbox_scale_period_s",
+                         "sandbox_concurrency"),
              self.dist.backend != "ray", "used only with dist.backend 'ray'"),
             (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
              "used only for multi-turn episodes (rollout.max_turns > 1)"),

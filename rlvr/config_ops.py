@@ -103,6 +103,14 @@ class DistConfig(_Section):
     """ray: sandbox worker actors, each running `rlvr sandbox serve` on its node (custom
     resource 'sandbox' when the cluster has it); rollout workers send code there. 0: each
     rollout worker runs code in its own sandbox pool (or sandbox.url)."""
+    sandbox_max_workers: int | None = Field(None, ge=1)
+    """ray: the elastic sandbox pool's ceiling: servers are added (up to this) while
+    submissions wait for a slot or the slots are busy, and drained and removed (down to
+    sandbox_workers) when idle; null: a fixed sandbox_workers."""
+    sandbox_scale_period_s: float = Field(5.0, gt=0)
+    """ray: how often the driver polls the sandbox servers' load and scales the pool."""
+    sandbox_concurrency: int | None = Field(None, ge=1)
+    """ray: runs at once in each sandbox server; null: sandbox.workers."""
     sandbox_cpus: float = Field(1.0, ge=0)
     """ray: CPUs each sandbox worker asks for (its server runs sandbox.workers at once)."""
     weights_uri: str | None = None

@@ -80,7 +80,7 @@ class RolloutWorkerRole:
         index: int,
         weights_root: str,
         cwd: str | None,
-        sandboxes: list[Any] | None = None,
+        sandboxes: bool = False,
         token: str | None = None,
     ) -> None:
         import dataclasses
@@ -106,17 +106,22 @@ class RolloutWorkerRole:
             cfg.model.name_or_path, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
         )
         self.model = model
-        settings = env_settings(cfg)
-        self.fleet = SandboxFleet(sandboxes, token, first=index) if sandboxes else None
-        if self.fleet is not None:
-            settings = dataclasses.replace(settings, sandbox_runner=self.fleet)
-        self.producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), TicketSampler([]))  # type: ignore[arg-type]
         assert cfg.queue.url is not None
         stream = cfg.queue.stream or f"rlvr:{cfg.name}"
         self.channel = QueueChannel(RedisQueue(cfg.queue.url, stream=stream))
+        settings = env_settings(cfg)
+        self.fleet = None
+        if sandboxes:
+            self.fleet = SandboxFleet(self._client_for(cfg), sandboxes_key(stream), token, first=index)
+        if self.fleet is not None:
+            settings = dataclasses.replace(settings, sandbox_runner=self.fleet)
+        self.producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), TicketSampler([]))  # type: ignore[arg-type]
         self.version: int | None = None
         beat = threading.Thread(target=_beat, args=(self.channel.queue.client, heartbeat_key(stream, index)), daemon=True)
         beat.start()
+
+    def _client_for(self, cfg: RunConfig) -> Any:
+        return self.channel.queue.client
 
     def pid(self) -> int:
         return os.getpid()
@@ -148,6 +153,16 @@ class RolloutWorkerRole:
 
 def heartbeat_key(stream: str, index: int) -> str:
     return f"{stream}:heartbeat:{index}"
+
+
+def sandboxes_key(stream: str) -> str:
+    """The sandbox servers' addresses (a JSON list), kept by the driver."""
+    return f"{stream}:sandboxes"
+
+
+def sandbox_load_key(stream: str) -> str:
+    """The sandbox fleet's load (JSON, FleetLoad.as_metrics), written by the driver."""
+    return f"{stream}:sandbox-load"
 
 
 def _beat(client: Any, key: str) -> None:
@@ -200,6 +215,19 @@ class SandboxWorkerRole:
             self._start()
         return self.url
 
+    def load(self) -> tuple[str, dict[str, Any]]:
+        """(address, the server's load from its /health), the server started again if it died."""
+        import httpx
+
+        url = self.address()
+        try:
+            return url, dict(httpx.get(f"{url}/health", timeout=10).json()["load"])
+        except (httpx.HTTPError, KeyError, ValueError):  # not answering: start it again next time
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            raise
+
     def pid(self) -> int:
         """The server's pid (fault tests)."""
         return self.proc.pid if self.proc is not None else -1
@@ -211,44 +239,59 @@ class SandboxWorkerRole:
 
 
 class SandboxFleet:
-    """A rollout worker's way to the sandbox workers: each request goes to one server in
-    turn; when one cannot be reached, the request goes to the next, and after a full round
-    the servers are asked for their addresses again (a server that died is started again
-    by its actor, an actor that died by Ray) before a second round. The verdict is the
-    server's, as with one sandbox: requests carry no state between tries."""
+    """A rollout worker's way to the sandbox workers, whose addresses the driver keeps
+    under a Redis key (it adds and removes servers as the load asks: the elastic pool).
+    Each request goes to one server in turn; when one cannot be reached, the request goes
+    to the next, and after a full round the list is read again (a restarted server has a
+    new address) before a second round. The verdict is the server's, as with one sandbox:
+    requests carry no state between tries."""
 
-    def __init__(self, actors: list[Any], token: str | None, first: int = 0) -> None:
-        self.actors, self.token = actors, token
-        self.clients: dict[int, Any] = {}
+    REFRESH_S = 2.0
+
+    def __init__(self, client: Any, key: str, token: str | None, first: int = 0) -> None:
+        self.client, self.key, self.token = client, key, token
+        self.urls: list[str] = []
+        self.read_at = 0.0
+        self.clients: dict[str, Any] = {}
         self.turn = first
         self.lock = threading.Lock()
         self.failovers = 0  # requests that went on to another server (logged as rollout/sandbox_failovers)
 
-    def _client(self, i: int, refresh: bool) -> Any:
+    def _addresses(self, force: bool = False) -> list[str]:
+        import json
+
+        with self.lock:
+            if force or not self.urls or time.monotonic() - self.read_at > self.REFRESH_S:
+                raw = self.client.get(self.key)
+                self.urls = json.loads(raw) if raw else []
+                self.read_at = time.monotonic()
+            return list(self.urls)
+
+    def _client(self, url: str) -> Any:
         from rlvr.sandbox.client import SandboxClient
 
         with self.lock:
-            if refresh or i not in self.clients:
-                url = _ray().get(self.actors[i].address.remote(), timeout=300)
-                self.clients[i] = SandboxClient(url, self.token, retries=1)
-            return self.clients[i]
+            if url not in self.clients:
+                self.clients[url] = SandboxClient(url, self.token, retries=1)
+            return self.clients[url]
 
     def run(self, code: str, tests: Any, limits: Any, language: str) -> Any:
         from rlvr.sandbox.pool import SandboxError
 
-        ray = _ray()
-        n = len(self.actors)
         with self.lock:
             start, self.turn = self.turn, self.turn + 1
         last: BaseException | None = None
-        for k in range(2 * n):
-            i = (start + k) % n
-            try:
-                return self._client(i, refresh=k >= n).run(code, tests, limits, language)
-            except (SandboxError, ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as e:
-                last = e
-                self.failovers += 1
-        raise SandboxError(f"no sandbox worker answered after two rounds of {n}: {last}")
+        for attempt in range(3):
+            urls = self._addresses(force=attempt > 0)
+            for k in range(len(urls)):
+                url = urls[(start + k) % len(urls)]
+                try:
+                    return self._client(url).run(code, tests, limits, language)
+                except SandboxError as e:
+                    last = e
+                    self.failovers += 1
+            time.sleep(1.0 * (attempt + 1))  # the driver or Ray brings servers back meanwhile
+        raise SandboxError(f"no sandbox worker answered after three rounds: {last}")
 
 
 class RayRollouts:
@@ -379,6 +422,11 @@ class RayRollouts:
         self.sampler.observe([_outcome(g) for g in groups if all(t.status == "ok" for t in g.trajs)])
         batch.curriculum = self.sampler.metrics()
         batch.stats["worker_timeouts"] = float(self.timeouts)
+        raw = self.channel.queue.client.get(sandbox_load_key(self.channel.queue.stream))
+        if raw:  # the elastic sandbox pool's load, as the driver last measured it
+            import json
+
+            batch.stats.update({k.replace("/", "_"): float(v) for k, v in json.loads(raw).items()})
         if version - batch.version > self.max_staleness:  # a backlog batch older than the bound
             batch.stats["stale_dropped"] = float(len(batch.groups))
             batch.dropped += batch.groups
@@ -469,6 +517,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
     if not d.address:
         cwd = os.getcwd()  # the actors run on this machine: the same relative paths
     server = None
+    scaler: SandboxAutoscaler | None = None
     stop = threading.Event()
     actors: list[Any] = []
     try:
@@ -479,19 +528,14 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         storage = cfg.storage.uri.rstrip("/") + "/weights" if cfg.storage.uri else None
         weights_root = d.weights_uri or storage or str((cfg.run_dir / "weights").resolve())
         token = secrets.token_hex(16)
-        has_sandbox_res = ray.cluster_resources().get("sandbox", 0) >= 1
-        sandbox_cls = ray.remote(SandboxWorkerRole)
-        sandboxes = [
-            sandbox_cls.options(
-                num_cpus=d.sandbox_cpus,
-                resources={"sandbox": 1} if has_sandbox_res else None,
-                max_restarts=-1,
-                max_task_retries=-1,
-            ).remote(cfg.sandbox.workers, token, cfg.sandbox.token_env)
-            for _ in range(d.sandbox_workers)
-        ]
-        actors += sandboxes
-        ray.get([s.address.remote() for s in sandboxes])  # up before the workers need them
+        scaler = None
+        if d.sandbox_workers:
+            import redis
+
+            stream = cfg.queue.stream or f"rlvr:{cfg.name}"
+            assert cfg.queue.url is not None
+            scaler = SandboxAutoscaler(cfg, redis.Redis.from_url(cfg.queue.url), stream, token, stop)
+            scaler.start()  # the first servers up and listed before the workers need them
         worker_cls = ray.remote(RolloutWorkerRole)
         workers = []
         for i in range(d.rollout_workers):
@@ -501,7 +545,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
                     num_gpus=d.rollout_gpus,
                     max_restarts=-1,
                     max_task_retries=-1,
-                ).remote(cfg, i, weights_root, cwd, sandboxes, token)
+                ).remote(cfg, i, weights_root, cwd, scaler is not None, token)
             )
         actors += workers
         learner = (
@@ -513,6 +557,8 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         return ray.get(learner.train.remote(workers, weights_root, resume, quiet))
     finally:
         stop.set()
+        if scaler is not None:
+            actors += scaler.actors
         for a in actors:
             try:
                 ray.kill(a)
@@ -522,6 +568,96 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
             server.close()
         if own:
             ray.shutdown()
+
+
+class SandboxAutoscaler:
+    """The elastic sandbox pool, run by the driver: between dist.sandbox_workers and
+    dist.sandbox_max_workers servers, polled every dist.sandbox_scale_period_s. Each poll
+    lists the servers' addresses for the rollout workers (a restarted server's new one
+    included), writes the fleet's load for the learner's metrics (sandbox/*), and adds a
+    server when submissions wait or the slots are busy, or drains and removes one when
+    idle (rlvr.dist.sandbox_scaler.ScalePolicy)."""
+
+    def __init__(self, cfg: RunConfig, client: Any, stream: str, token: str, stop: threading.Event) -> None:
+        from rlvr.dist.sandbox_scaler import ScalePolicy
+
+        d = cfg.dist
+        self.cfg, self.client, self.stream, self.token, self.stop = cfg, client, stream, token, stop
+        high = d.sandbox_max_workers or d.sandbox_workers
+        self.policy = ScalePolicy(d.sandbox_workers, max(high, d.sandbox_workers))
+        self.actors: list[Any] = []
+        self.last: dict[str, dict[str, Any]] = {}
+        self.ray = _ray()
+        self.resources = {"sandbox": 1} if self.ray.cluster_resources().get("sandbox", 0) >= 1 else None
+
+    def _add(self) -> Any:
+        actor = (
+            self.ray.remote(SandboxWorkerRole)
+            .options(
+                num_cpus=self.cfg.dist.sandbox_cpus, resources=self.resources, max_restarts=-1, max_task_retries=-1
+            )
+            .remote(self.cfg.dist.sandbox_concurrency or self.cfg.sandbox.workers, self.token, self.cfg.sandbox.token_env)
+        )
+        self.actors.append(actor)
+        return actor
+
+    def start(self) -> None:
+        for _ in range(self.cfg.dist.sandbox_workers):
+            self._add()
+        self.poll()
+        threading.Thread(target=self._run, name="rlvr-sandbox-scaler", daemon=True).start()
+
+    def _publish(self, urls: list[str]) -> None:
+        import json
+
+        self.client.set(sandboxes_key(self.stream), json.dumps(urls))
+
+    def poll(self) -> None:
+        """Addresses and loads of every server; the list and the fleet's load published."""
+        import json
+
+        from rlvr.dist.sandbox_scaler import fleet_load
+
+        ray = self.ray
+        loads: dict[str, dict[str, Any]] = {}
+        for actor in list(self.actors):
+            try:
+                url, load = ray.get(actor.load.remote(), timeout=120)
+            except Exception as e:  # noqa: BLE001 - down (Ray restarts it); the others still serve
+                print(f"sandbox worker not answering: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+                continue
+            loads[url] = load
+        self._publish(sorted(loads))
+        fleet = fleet_load(self.last, loads)
+        self.last = loads
+        self.client.set(sandbox_load_key(self.stream), json.dumps(fleet.as_metrics()))
+        change = self.policy.decide(fleet)
+        if change > 0:
+            print(f"sandbox pool: {fleet.workers} -> {fleet.workers + 1} servers", file=sys.stderr, flush=True)
+            ray.get(self._add().address.remote(), timeout=300)
+        elif change < 0 and len(self.actors) > 1:
+            self._drain(self.actors[-1], len(self.actors))
+
+    def _drain(self, actor: Any, n: int) -> None:
+        """Off the list first, then killed once it has nothing in flight (or after 2 min)."""
+        ray = self.ray
+        self.actors.remove(actor)
+        url, _ = ray.get(actor.load.remote(), timeout=60)
+        self._publish(sorted(u for u in self.last if u != url))
+        print(f"sandbox pool: {n} -> {n - 1} servers", file=sys.stderr, flush=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not self.stop.is_set():
+            time.sleep(SandboxFleet.REFRESH_S)
+            if ray.get(actor.load.remote(), timeout=60)[1]["active"] == 0:
+                break
+        ray.kill(actor)
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.cfg.dist.sandbox_scale_period_s):
+            try:
+                self.poll()
+            except Exception as e:  # noqa: BLE001 - the next poll tries again
+                print(f"sandbox pool: poll failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
 
 def _keep_running(server: Any, stop: threading.Event) -> None:

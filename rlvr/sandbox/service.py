@@ -38,6 +38,7 @@ import asyncio
 import secrets
 import socket
 import sys
+import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -294,6 +295,43 @@ def _add_docs(app: FastAPI) -> None:
         )
 
 
+class Load:
+    """Submissions in this server: running or waiting for a slot of the pool (`active`),
+    finished (`done`), and the seconds the pool's slots were busy (`busy_s`), so that a
+    reader of two snapshots gets executions/s and utilisation over the interval."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity, self.active, self.done = capacity, 0, 0
+        self._busy_s, self._since = 0.0, time.monotonic()
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        self._busy_s += min(self.active, self.capacity) * (now - self._since)
+        self._since = now
+
+    @asynccontextmanager
+    async def counting(self) -> AsyncIterator[None]:
+        self._tick()
+        self.active += 1
+        try:
+            yield
+        finally:
+            self._tick()
+            self.active -= 1
+            self.done += 1
+
+    def snapshot(self) -> dict[str, float]:
+        self._tick()
+        return {
+            "capacity": self.capacity,
+            "active": self.active,
+            "pending": max(self.active - self.capacity, 0),
+            "done": self.done,
+            "busy_s": round(self._busy_s, 6),
+            "at_s": round(self._since, 6),
+        }
+
+
 def create_app(
     pool: SandboxPool,
     *,
@@ -307,6 +345,7 @@ def create_app(
     app.add_middleware(Guard, token=token, max_request_bytes=max_request_bytes)
     _add_docs(app)
     client_slots: dict[str, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(per_client_concurrency))
+    load = Load(pool.max_concurrency)  # what /health reports to an autoscaler (rlvr.dist.sandbox_scaler)
     # The guard enforces the token; this declares it in the OpenAPI document (and gives
     # Swagger UI its Authorize button).
     secured = [Security(HTTPBearer(auto_error=False, description="the server's token"))] if token else []
@@ -325,7 +364,7 @@ def create_app(
             slot.release()
 
     async def run_one(client: str, req: RunRequest) -> dict[str, Any]:
-        async with turn(client):
+        async with turn(client), load.counting():
             try:
                 result = await run_in_threadpool(execute, req.code, req.tests, _limits(req.limits), pool, req.language)
             except SpecError as e:
@@ -334,7 +373,7 @@ def create_app(
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"ok": True, "protections": pool.protections}
+        return {"ok": True, "protections": pool.protections, "load": load.snapshot()}
 
     @app.post("/v1/run", dependencies=secured, responses=_REFUSALS)
     async def run(req: RunRequest, client: str = Depends(_client_id)) -> dict[str, Any]:
@@ -363,7 +402,7 @@ def create_app(
         language = LANGUAGES[req.language]
         suite = Suite("stdio", [Probe("run", "stdio", stdin=req.stdin or "")], [Check("completes")])
         probes = [p.to_wire() for p in suite.probes]
-        async with turn(client):
+        async with turn(client), load.counting():
             raw = await run_in_threadpool(pool.run, req.code, probes, _run_code_limits(req, language), language)
         return fusion_response(raw, decide(suite, raw), language)
 

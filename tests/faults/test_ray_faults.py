@@ -153,8 +153,16 @@ def test_a_rollout_worker_a_sandbox_worker_and_the_redis_server_killed(tmp_path:
     assert pids[0] not in _procs("ray::")
 
 
-def test_a_hung_rollout_worker_is_killed_and_replaced(tmp_path: Path) -> None:
-    proc = _spawn(tmp_path, "hung", "dist.rollout_workers=1", "dist.heartbeat_timeout_s=5")
+def test_a_hung_rollout_worker_is_replaced_and_the_sandbox_pool_grows_under_load(tmp_path: Path) -> None:
+    """A worker stopped (SIGSTOP) inside produce() stops beating: killed and restarted
+    after the 5 s heartbeat timeout. Meanwhile the sandbox pool, one server of one slot
+    for 8 executions of 0.3 s a step sent 4 at a time, has submissions waiting: it grows
+    to its ceiling of 2, and its load is logged."""
+    extra = [
+        "dist.rollout_workers=1", "dist.heartbeat_timeout_s=5", "dist.sandbox_workers=1",
+        "dist.sandbox_max_workers=2", "dist.sandbox_scale_period_s=0.5", "dist.sandbox_concurrency=1",
+    ]  # fmt: skip
+    proc = _spawn(tmp_path, "hung", *extra, sandboxed=True)
     run = tmp_path / "hung"
     _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
     pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
@@ -164,3 +172,7 @@ def test_a_hung_rollout_worker_is_killed_and_replaced(tmp_path: Path) -> None:
     assert "no heartbeat" in err and "restarting it" in err
     steps = _check_exactly_once(run)
     assert max(r.get("rollout/worker_timeouts", 0) for r in steps) >= 1
+    assert "sandbox pool: 1 -> 2 servers" in err
+    assert max(r["rollout/sandbox_workers"] for r in steps) == 2
+    assert max(r["rollout/sandbox_utilisation"] for r in steps) > 0.5
+    assert max(r["rollout/sandbox_executions_per_s"] for r in steps) > 0

@@ -87,7 +87,7 @@ class ReplyParityEnv:
         return [{"role": "user", "content": task.prompt}]
 
     async def step(self, reply: str) -> StepResult:
-        code = f"n = {len(reply)}\n"
+        code = f"import time\ntime.sleep(0.3)\nn = {len(reply)}\n"  # some load for the sandbox pool
         result = self.settings.execute(code, {"format": "assert", "tests": ["assert n % 2 == 0", "assert n % 3 == 0"]})
         value = result.passed / 2
         return StepResult(messages=[], reward=RewardBreakdown(value, {"toy": value}), done=True, execution=result)
