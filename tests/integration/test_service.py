@@ -111,6 +111,16 @@ def test_health_openapi_and_auth(server: str) -> None:
     assert r.status_code == 401
 
 
+def test_health_reports_the_load_an_autoscaler_reads(server: str, pool: CountingPool) -> None:
+    before = httpx.get(server + "/health").json()["load"]
+    assert before["capacity"] == pool.max_concurrency and before["active"] == before["pending"] == 0
+    for _ in range(2):
+        assert httpx.post(server + "/v1/run", json={"code": GOOD, "tests": TESTS}, headers=AUTH).status_code == 200
+    after = httpx.get(server + "/health").json()["load"]
+    assert after["done"] == before["done"] + 2 and after["active"] == 0
+    assert after["busy_s"] > before["busy_s"] and after["at_s"] > before["at_s"]
+
+
 def test_request_size_and_bad_tests_are_refused(server: str) -> None:
     r = httpx.post(server + "/v1/run", json={"code": "x" * 300_000, "tests": TESTS}, headers=AUTH)
     assert r.status_code == 413 and f"over {LIMIT} bytes" in r.text
