@@ -505,7 +505,8 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         if d.address:
             ray.init(address=d.address, runtime_env={"env_vars": env}, log_to_driver=True)
         else:  # a local instance: as many CPUs as the roles ask for, even past this machine's
-            need = d.learner_cpus + d.rollout_workers * d.rollout_cpus + d.sandbox_workers * d.sandbox_cpus
+            sandboxes = max(d.sandbox_workers, d.sandbox_max_workers or 0)  # room for the pool's ceiling
+            need = d.learner_cpus + d.rollout_workers * d.rollout_cpus + sandboxes * d.sandbox_cpus
             os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # localhost only, and for this run alone
             ray.init(
                 num_cpus=max(os.cpu_count() or 1, math.ceil(need)),
@@ -558,7 +559,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
     finally:
         stop.set()
         if scaler is not None:
-            actors += scaler.actors
+            actors += scaler.actors + [a for a, _ in scaler.starting]
         for a in actors:
             try:
                 ray.kill(a)
@@ -586,11 +587,14 @@ class SandboxAutoscaler:
         high = d.sandbox_max_workers or d.sandbox_workers
         self.policy = ScalePolicy(d.sandbox_workers, max(high, d.sandbox_workers))
         self.actors: list[Any] = []
+        self.starting: list[tuple[Any, Any]] = []  # (actor, its address call): added, not yet serving
         self.last: dict[str, dict[str, Any]] = {}
         self.ray = _ray()
         self.resources = {"sandbox": 1} if self.ray.cluster_resources().get("sandbox", 0) >= 1 else None
 
     def _add(self) -> Any:
+        """A new server; it joins the list once it answers (on a cluster, Ray's autoscaler
+        may first have to add a node for it: polls go on meanwhile)."""
         actor = (
             self.ray.remote(SandboxWorkerRole)
             .options(
@@ -598,12 +602,20 @@ class SandboxAutoscaler:
             )
             .remote(self.cfg.dist.sandbox_concurrency or self.cfg.sandbox.workers, self.token, self.cfg.sandbox.token_env)
         )
-        self.actors.append(actor)
+        self.starting.append((actor, actor.address.remote()))
         return actor
+
+    def _started(self) -> None:
+        ready, _ = self.ray.wait([ref for _, ref in self.starting], num_returns=len(self.starting), timeout=0)
+        for actor, ref in list(self.starting):
+            if ref in ready:
+                self.starting.remove((actor, ref))
+                self.actors.append(actor)
 
     def start(self) -> None:
         for _ in range(self.cfg.dist.sandbox_workers):
             self._add()
+        self.ray.wait([ref for _, ref in self.starting], num_returns=len(self.starting), timeout=600)
         self.poll()
         threading.Thread(target=self._run, name="rlvr-sandbox-scaler", daemon=True).start()
 
@@ -619,6 +631,7 @@ class SandboxAutoscaler:
         from rlvr.dist.sandbox_scaler import fleet_load
 
         ray = self.ray
+        self._started()
         loads: dict[str, dict[str, Any]] = {}
         for actor in list(self.actors):
             try:
@@ -631,10 +644,10 @@ class SandboxAutoscaler:
         fleet = fleet_load(self.last, loads)
         self.last = loads
         self.client.set(sandbox_load_key(self.stream), json.dumps(fleet.as_metrics()))
-        change = self.policy.decide(fleet)
+        change = self.policy.decide(fleet) if not self.starting else 0  # one change at a time
         if change > 0:
             print(f"sandbox pool: {fleet.workers} -> {fleet.workers + 1} servers", file=sys.stderr, flush=True)
-            ray.get(self._add().address.remote(), timeout=300)
+            self._add()
         elif change < 0 and len(self.actors) > 1:
             self._drain(self.actors[-1], len(self.actors))
 

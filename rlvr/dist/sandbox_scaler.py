@@ -59,33 +59,52 @@ def fleet_load(before: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]
 
 
 class ScalePolicy:
-    """Add a server after `patience` polls in a row with submissions waiting for a slot
-    or utilisation at `up_at` or more; remove one after `patience` polls with nothing
-    waiting and utilisation at `down_at` or less; always between `low` and `high`."""
+    """Add a server after `up_after` polls in a row with submissions waiting for a slot
+    or utilisation at `up_at` or more; remove one after `down_after` polls in a row with
+    nothing waiting and utilisation at `down_at` or less (longer: a training loop leaves
+    the sandbox idle between batches); after any change, wait `cooldown` polls (a new
+    server needs time to start and to be found by the workers); always between `low`
+    and `high`."""
 
-    def __init__(self, low: int, high: int, up_at: float = 0.85, down_at: float = 0.3, patience: int = 2) -> None:
+    def __init__(
+        self,
+        low: int,
+        high: int,
+        up_at: float = 0.85,
+        down_at: float = 0.3,
+        up_after: int = 2,
+        down_after: int = 12,
+        cooldown: int = 6,
+    ) -> None:
         if not 0 < low <= high:
             raise ValueError(f"sandbox workers: need 0 < min <= max, got {low} and {high}")
         if not 0 <= down_at < up_at <= 1:
             raise ValueError(f"need 0 <= down_at < up_at <= 1, got {down_at} and {up_at}")
-        self.low, self.high, self.up_at, self.down_at, self.patience = low, high, up_at, down_at, patience
+        self.low, self.high, self.up_at, self.down_at = low, high, up_at, down_at
+        self.up_after, self.down_after, self.cooldown = up_after, down_after, cooldown
         self.hot = self.cold = 0
+        self.quiet = cooldown  # polls since the last change
 
     def decide(self, load: FleetLoad) -> int:
         """+1 (add a server), -1 (remove one) or 0."""
         n = load.workers
+        self.quiet += 1
         if n < self.low:
-            return +1
+            return self._changed(+1)
         if n > self.high:
-            return -1
+            return self._changed(-1)
         hot = load.pending > 0 or load.utilisation >= self.up_at
         cold = load.pending == 0 and load.utilisation <= self.down_at
         self.hot = self.hot + 1 if hot else 0
         self.cold = self.cold + 1 if cold else 0
-        if self.hot >= self.patience and n < self.high:
-            self.hot = 0
-            return +1
-        if self.cold >= self.patience and n > self.low:
-            self.cold = 0
-            return -1
+        if self.quiet <= self.cooldown:
+            return 0
+        if self.hot >= self.up_after and n < self.high:
+            return self._changed(+1)
+        if self.cold >= self.down_after and n > self.low:
+            return self._changed(-1)
         return 0
+
+    def _changed(self, step: int) -> int:
+        self.hot = self.cold = self.quiet = 0
+        return step

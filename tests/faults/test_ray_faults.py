@@ -40,18 +40,26 @@ def _spawn(tmp_path: Path, name: str, *extra: str, sandboxed: bool = False) -> s
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _procs(title: str) -> list[int]:
-    """Pids whose command line (Ray's process title) starts with `title`."""
-    out = []
+def _procs(title: str, under: int | None = None) -> list[int]:
+    """Pids whose command line (Ray's process title) starts with `title`; with `under`,
+    only descendants of that process (the run's own Ray, not another's on this machine)."""
+    cmds, parents = {}, {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
+                cmds[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if cmd.startswith(title):
-                out.append(int(d.name))
-    return out
+
+    def inside(pid: int) -> bool:
+        while pid > 1:
+            if pid == under:
+                return True
+            pid = parents.get(pid, 0)
+        return False
+
+    return sorted(p for p, c in cmds.items() if c.startswith(title) and (under is None or inside(p)))
 
 
 def _wait_for(cond: Callable[[], object], what: str, proc: subprocess.Popen[str], timeout: float = 300) -> object:
@@ -115,7 +123,7 @@ def test_two_rollout_workers_and_the_learner_killed_mid_run(tmp_path: Path) -> N
         lines = (run / "metrics.jsonl").read_text().splitlines()
         if sum('"event": "step"' in line for line in lines) < 3:
             return []
-        return _procs("ray::LearnerRole.train")
+        return _procs("ray::LearnerRole.train", proc.pid)
 
     pids = _wait_for(after_checkpoint_2, "step 3 after checkpoint 2", proc)
     assert isinstance(pids, list)
@@ -137,11 +145,11 @@ def test_a_rollout_worker_a_sandbox_worker_and_the_redis_server_killed(tmp_path:
     extra = ["dist.rollout_workers=1", "dist.sandbox_workers=2", "rollout.mode=async", "rollout.max_staleness=1"]
     proc = _spawn(tmp_path, "killw", *extra, sandboxed=True)
     run = tmp_path / "killw"
-    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
+    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce", proc.pid), "a worker generating", proc)
     assert isinstance(pids, list)
     os.kill(pids[0], signal.SIGKILL)  # mid-generation: the title says it is inside produce()
     _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
-    servers = _procs(f"{sys.executable} -m rlvr.cli sandbox serve")
+    servers = _procs(f"{sys.executable} -m rlvr.cli sandbox serve", proc.pid)
     assert len(servers) == 2
     os.kill(servers[0], signal.SIGKILL)
     os.kill(int((run / "queue" / "redis.pid").read_text().split()[0]), signal.SIGKILL)
@@ -150,14 +158,14 @@ def test_a_rollout_worker_a_sandbox_worker_and_the_redis_server_killed(tmp_path:
     steps = _check_exactly_once(run)
     assert all(r.get("rollout/dropped_failed", 0) == 0 for r in steps)  # every execution got its verdict
     assert steps[-1]["rollout/sandbox_failovers"] >= 1  # some went on to the other server
-    assert pids[0] not in _procs("ray::")
+    assert pids[0] not in _procs("ray::")  # the killed one did not linger
 
 
 def test_a_hung_rollout_worker_is_replaced_and_the_sandbox_pool_grows_under_load(tmp_path: Path) -> None:
     """A worker stopped (SIGSTOP) inside produce() stops beating: killed and restarted
     after the 5 s heartbeat timeout. Meanwhile the sandbox pool, one server of one slot
     for 8 executions of 0.3 s a step sent 4 at a time, has submissions waiting: it grows
-    to its ceiling of 2, and its load is logged."""
+    to its ceiling of 2 (and may shrink back while nothing runs), its load logged."""
     extra = [
         "dist.rollout_workers=1", "dist.heartbeat_timeout_s=5", "dist.sandbox_workers=1",
         "dist.sandbox_max_workers=2", "dist.sandbox_scale_period_s=0.5", "dist.sandbox_concurrency=1",
@@ -165,14 +173,14 @@ def test_a_hung_rollout_worker_is_replaced_and_the_sandbox_pool_grows_under_load
     proc = _spawn(tmp_path, "hung", *extra, sandboxed=True)
     run = tmp_path / "hung"
     _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
-    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce"), "a worker generating", proc)
+    pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce", proc.pid), "a worker generating", proc)
     assert isinstance(pids, list)
     os.kill(pids[0], signal.SIGSTOP)  # alive, silent: only the heartbeat can tell
     err = _finish(proc)
     assert "no heartbeat" in err and "restarting it" in err
     steps = _check_exactly_once(run)
     assert max(r.get("rollout/worker_timeouts", 0) for r in steps) >= 1
-    assert "sandbox pool: 1 -> 2 servers" in err
-    assert max(r["rollout/sandbox_workers"] for r in steps) == 2
+    assert "sandbox pool: 1 -> 2 servers" in err  # grown under load (and drained again while the worker hangs)
+    assert {r["rollout/sandbox_workers"] for r in steps} <= {1.0, 2.0}  # within its floor and ceiling
     assert max(r["rollout/sandbox_utilisation"] for r in steps) > 0.5
     assert max(r["rollout/sandbox_executions_per_s"] for r in steps) > 0

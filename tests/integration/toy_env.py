@@ -5,6 +5,7 @@ which is also the test that adding a domain needs no change elsewhere."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -88,7 +89,8 @@ class ReplyParityEnv:
 
     async def step(self, reply: str) -> StepResult:
         code = f"import time\ntime.sleep(0.3)\nn = {len(reply)}\n"  # some load for the sandbox pool
-        result = self.settings.execute(code, {"format": "assert", "tests": ["assert n % 2 == 0", "assert n % 3 == 0"]})
+        tests = {"format": "assert", "tests": ["assert n % 2 == 0", "assert n % 3 == 0"]}
+        result = await asyncio.to_thread(self.settings.execute, code, tests)  # episodes run at once, as in real envs
         value = result.passed / 2
         return StepResult(messages=[], reward=RewardBreakdown(value, {"toy": value}), done=True, execution=result)
 

@@ -41,23 +41,29 @@ def _load(workers: int, utilisation: float, pending: int = 0) -> FleetLoad:
 
 
 def test_scale_up_on_waiting_or_busy_after_patience_and_never_past_max() -> None:
-    p = ScalePolicy(1, 3, up_at=0.85, down_at=0.3, patience=2)
+    p = ScalePolicy(1, 3, up_at=0.85, down_at=0.3, up_after=2, down_after=3, cooldown=2)
     assert p.decide(_load(1, 0.5, pending=2)) == 0  # one hot poll is not enough
     assert p.decide(_load(1, 0.5, pending=2)) == +1
-    assert p.decide(_load(2, 0.9)) == 0
-    assert p.decide(_load(2, 0.5)) == 0  # the streak is broken
-    assert p.decide(_load(2, 0.9)) == 0
-    assert p.decide(_load(2, 0.95)) == +1
-    assert p.decide(_load(3, 1.0, pending=9)) == 0
-    assert p.decide(_load(3, 1.0, pending=9)) == 0  # at max
+    assert [p.decide(_load(2, 1.0, pending=5)) for _ in range(2)] == [0, 0]  # cooling down after the change
+    assert p.decide(_load(2, 1.0, pending=5)) == +1  # still hot once the cooldown is over
+    assert [p.decide(_load(3, 1.0, pending=9)) for _ in range(6)] == [0] * 6  # at max
+
+
+def test_a_short_lull_does_not_remove_a_server() -> None:
+    p = ScalePolicy(1, 4, up_after=2, down_after=3, cooldown=2)
+    p.decide(_load(2, 0.9))
+    assert p.decide(_load(2, 0.9)) == +1
+    # between two batches the sandbox idles for two polls: not long enough
+    assert [p.decide(_load(3, x)) for x in (0.1, 0.0, 0.95, 0.1, 0.1)] == [0, 0, 0, 0, 0]
+    assert p.decide(_load(3, 0.1)) == -1  # three idle polls in a row, after the cooldown
 
 
 def test_scale_down_when_idle_and_never_below_min() -> None:
-    p = ScalePolicy(2, 4, patience=2)
+    p = ScalePolicy(2, 4, up_after=2, down_after=2, cooldown=0)
     assert p.decide(_load(4, 0.1)) == 0
     assert p.decide(_load(4, 0.1)) == -1
     assert p.decide(_load(3, 0.2)) == 0
-    assert p.decide(_load(3, 0.2, pending=1)) == +0  # something waits: not idle
+    assert p.decide(_load(3, 0.2, pending=1)) == 0  # something waits: not idle
     assert p.decide(_load(3, 0.0)) == 0
     assert p.decide(_load(3, 0.0)) == -1
     assert p.decide(_load(2, 0.0)) == 0 and p.decide(_load(2, 0.0)) == 0  # at min
