@@ -71,18 +71,24 @@ def write_version(root: str, version: int, weights: Mapping[str, Any]) -> str:
     return target
 
 
-def prune_versions(root: str, keep: int) -> list[int]:
-    """Remove every version directory under `root` but `keep`; returns the versions removed."""
+def _versions(root: str) -> tuple[Any, list[tuple[int, str]]]:
+    """(the file system, [(version, its directory)]) under `root`."""
     fs, path = fsspec.core.url_to_fs(root)
     if not fs.exists(path):
-        return []
+        return fs, []
     found = []
     for entry in fs.ls(path, detail=False):
         m = _VERSION_DIR.match(posixpath.basename(str(entry).rstrip("/")))
         if m:
             found.append((int(m.group(1)), str(entry)))
+    return fs, sorted(found)
+
+
+def prune_versions(root: str, keep: int) -> list[int]:
+    """Remove every version directory under `root` but `keep`; returns the versions removed."""
+    fs, found = _versions(root)
     removed = []
-    for v, entry in sorted(found):
+    for v, entry in found:
         if v != keep:
             fs.rm(entry, recursive=True)
             removed.append(v)
@@ -109,13 +115,10 @@ def read_version(root: str, version: int) -> dict[str, torch.Tensor]:
 
 def prune_older(root: str, oldest: int) -> list[int]:
     """Remove the version directories under `root` older than `oldest`; returns them."""
-    fs, path = fsspec.core.url_to_fs(root)
-    if not fs.exists(path):
-        return []
+    fs, found = _versions(root)
     removed = []
-    for entry in fs.ls(path, detail=False):
-        m = _VERSION_DIR.match(posixpath.basename(str(entry).rstrip("/")))
-        if m and int(m.group(1)) < oldest:
-            fs.rm(str(entry), recursive=True)
-            removed.append(int(m.group(1)))
-    return sorted(removed)
+    for v, entry in found:
+        if v < oldest:
+            fs.rm(entry, recursive=True)
+            removed.append(v)
+    return removed

@@ -31,10 +31,10 @@ if DOMAIN not in ENVS:
     register_env(DOMAIN)(ReplyLengthEnv)
 
 
-def write_toy_tasks(path: Path, n: int = 12) -> Path:
+def write_toy_tasks(path: Path, n: int = 12, domain: str = DOMAIN, prefix: str = "toy") -> Path:
     with path.open("w") as f:
         for i in range(n):
-            f.write(json.dumps({"id": f"toy/{i}", "domain": DOMAIN, "prompt": f"Say something about {i}."}) + "\n")
+            f.write(json.dumps({"id": f"{prefix}/{i}", "domain": domain, "prompt": f"Say something about {i}."}) + "\n")
     return path
 
 
@@ -100,7 +100,4 @@ if EXEC not in ENVS:
 
 
 def write_exec_tasks(path: Path, n: int = 12) -> Path:
-    with path.open("w") as f:
-        for i in range(n):
-            f.write(json.dumps({"id": f"exec/{i}", "domain": EXEC, "prompt": f"Say something about {i}."}) + "\n")
-    return path
+    return write_toy_tasks(path, n, EXEC, "exec")
