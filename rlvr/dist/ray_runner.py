@@ -518,6 +518,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
     if not d.address:
         cwd = os.getcwd()  # the actors run on this machine: the same relative paths
     server = None
+    watcher: threading.Thread | None = None
     scaler: SandboxAutoscaler | None = None
     stop = threading.Event()
     actors: list[Any] = []
@@ -525,7 +526,8 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         if cfg.queue.url is None:  # the run's own redis-server, on this machine, kept running
             server = LocalRedis(cfg.run_dir / "queue", fsync=cfg.queue.fsync)
             cfg = cfg.model_copy(update={"queue": cfg.queue.model_copy(update={"url": server.start()})})
-            threading.Thread(target=_keep_running, args=(server, stop), name="rlvr-redis-watch", daemon=True).start()
+            watcher = threading.Thread(target=_keep_running, args=(server, stop), name="rlvr-redis-watch", daemon=True)
+            watcher.start()
         storage = cfg.storage.uri.rstrip("/") + "/weights" if cfg.storage.uri else None
         weights_root = d.weights_uri or storage or str((cfg.run_dir / "weights").resolve())
         token = secrets.token_hex(16)
@@ -565,6 +567,8 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
                 ray.kill(a)
             except Exception:  # noqa: BLE001 - already gone
                 pass
+        if watcher is not None:
+            watcher.join(timeout=30)  # it may be starting the server again: let it finish, then stop it
         if server is not None:
             server.close()
         if own:
