@@ -345,7 +345,8 @@ def create_app(
     app.add_middleware(Guard, token=token, max_request_bytes=max_request_bytes)
     _add_docs(app)
     client_slots: dict[str, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(per_client_concurrency))
-    load = Load(pool.max_concurrency)  # what /health reports to an autoscaler (rlvr.dist.sandbox_scaler)
+    # what /health reports to an autoscaler (rlvr.dist.sandbox_scaler); a stand-in pool may not say its size
+    load = Load(int(getattr(pool, "max_concurrency", 1)))
     # The guard enforces the token; this declares it in the OpenAPI document (and gives
     # Swagger UI its Authorize button).
     secured = [Security(HTTPBearer(auto_error=False, description="the server's token"))] if token else []
