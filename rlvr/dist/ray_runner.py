@@ -561,6 +561,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
     finally:
         stop.set()
         if scaler is not None:
+            scaler.close()
             actors += scaler.actors + [a for a, _ in scaler.starting]
         for a in actors:
             try:
@@ -621,7 +622,16 @@ class SandboxAutoscaler:
             self._add()
         self.ray.wait([ref for _, ref in self.starting], num_returns=len(self.starting), timeout=600)
         self.poll()
-        threading.Thread(target=self._run, name="rlvr-sandbox-scaler", daemon=True).start()
+        self.thread = threading.Thread(target=self._run, name="rlvr-sandbox-scaler", daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        """Stop polling, and wait for a poll under way: Ray must not be called after it shuts
+        down (its core worker then ends the whole process with status 1)."""
+        self.stop.set()
+        thread = getattr(self, "thread", None)
+        if thread is not None:
+            thread.join(timeout=60)
 
     def _publish(self, urls: list[str]) -> None:
         import json
@@ -639,7 +649,9 @@ class SandboxAutoscaler:
         loads: dict[str, dict[str, Any]] = {}
         for actor in list(self.actors):
             try:
-                url, load = ray.get(actor.load.remote(), timeout=120)
+                if self.stop.is_set():
+                    return
+                url, load = ray.get(actor.load.remote(), timeout=20)
             except Exception as e:  # noqa: BLE001 - down (Ray restarts it); the others still serve
                 print(f"sandbox worker not answering: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
                 continue
@@ -648,6 +660,8 @@ class SandboxAutoscaler:
         fleet = fleet_load(self.last, loads)
         self.last = loads
         self.client.set(sandbox_load_key(self.stream), json.dumps(fleet.as_metrics()))
+        if self.stop.is_set():
+            return
         change = self.policy.decide(fleet) if not self.starting else 0  # one change at a time
         if change > 0:
             print(f"sandbox pool: {fleet.workers} -> {fleet.workers + 1} servers", file=sys.stderr, flush=True)
