@@ -1,9 +1,19 @@
-"""One control group per execution: memory and process-count limits, CPU and peak-memory
-accounting, and killing the whole process tree, on cgroup v2 or v1.
+"""Control groups for runs: memory and process-count limits, CPU and peak-memory
+accounting, and killing a whole process tree, on cgroup v2 or v1.
 
-Groups are created under the cgroup this process already lives in (so outer limits, such
-as a test suite's own cap, still apply) and removed after each run. When no writable
-cgroup hierarchy exists, `CgroupFactory.available` is False and runs go without.
+Groups live under a parent group made once for the fork server, under the cgroup the
+server already lives in (so outer limits, such as a test suite's own cap, still apply).
+A group is reused run after run (one per pool slot) when the kernel lets its counters be
+reset, which saves creating and removing one per run: before a run it must be empty (no
+process), its limits are written afresh, its peak-memory counter is reset, and CPU time,
+out-of-memory and process-limit events are counted from a baseline taken then. A group
+that cannot be verified empty is removed, never reused; where peaks cannot be reset
+(cgroup v2 before Linux 6.12), each run gets a fresh group.
+
+Everything is done through directory descriptors opened at start, so it keeps working
+after the server has moved into the jail's file system, where /sys is not visible.
+`RLVR_SANDBOX_NO_CGROUPS=1` makes the machine look as if it had no writable cgroups (as
+some containers do), to test the fallback on rlimits alone.
 """
 
 from __future__ import annotations
@@ -13,60 +23,127 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path("/sys/fs/cgroup")
+ROOT = "/sys/fs/cgroup"
+V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 
 
 def _own_path(controller: str | None) -> str:
     """This process's cgroup path for a v1 controller, or the v2 path (controller None)."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        hid, ctrls, path = line.split(":", 2)
-        if controller is None and hid == "0":
-            return path
-        if controller is not None and controller in ctrls.split(","):
-            return path
+    with open("/proc/self/cgroup") as f:
+        for line in f.read().splitlines():
+            hid, ctrls, path = line.split(":", 2)
+            if controller is None and hid == "0":
+                return path
+            if controller is not None and controller in ctrls.split(","):
+                return path
     return "/"
 
 
-def _writable(p: Path) -> bool:
-    return p.is_dir() and os.access(p, os.W_OK)
+def _writable(p: str) -> bool:
+    return os.path.isdir(p) and os.access(p, os.W_OK)
+
+
+def _write(dir_fd: int, name: str, value: str) -> None:
+    fd = os.open(name, os.O_WRONLY, dir_fd=dir_fd)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def _read(dir_fd: int, name: str) -> str | None:
+    try:
+        fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 1 << 16).decode()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _keyed(text: str | None) -> dict[str, int]:
+    """'key value' lines (memory.events, cpu.stat, pids.events) as a dict."""
+    out: dict[str, int] = {}
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
 
 
 @dataclass
 class Cgroup:
-    dirs: dict[str, Path]  # controller (or "v2") -> directory
+    """One group (a directory per v1 controller, or one v2 directory)."""
+
+    name: str
+    fds: dict[str, int]  # controller (or "v2") -> directory descriptor
+    parent_fds: dict[str, int]
     version: int
+    reusable: bool = False
+    _peak_fd: int | None = None  # v2: memory.peak, reset per descriptor
+    _base: dict[str, int] = field(default_factory=dict)
 
     def set_limits(self, memory_mb: int, max_pids: int) -> None:
         mem = str(memory_mb * 2**20)
         if self.version == 2:
-            (self.dirs["v2"] / "memory.max").write_text(mem)
-            (self.dirs["v2"] / "pids.max").write_text(str(max_pids))
-        else:
-            with contextlib.suppress(OSError):  # lowering memsw below memory fails; order matters
-                (self.dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(mem)
-            (self.dirs["memory"] / "memory.limit_in_bytes").write_text(mem)
+            d = self.fds["v2"]
+            _write(d, "memory.max", mem)
             with contextlib.suppress(OSError):
-                (self.dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(mem)
-            (self.dirs["pids"] / "pids.max").write_text(str(max_pids))
+                _write(d, "memory.swap.max", "0")
+            _write(d, "pids.max", str(max_pids))
+        else:
+            d = self.fds["memory"]
+            with contextlib.suppress(OSError):  # lowering memsw below memory fails; order matters
+                _write(d, "memory.memsw.limit_in_bytes", mem)
+            _write(d, "memory.limit_in_bytes", mem)
+            with contextlib.suppress(OSError):
+                _write(d, "memory.memsw.limit_in_bytes", mem)
+            _write(self.fds["pids"], "pids.max", str(max_pids))
+
+    def begin(self, memory_mb: int, max_pids: int) -> None:
+        """Ready the group for a run: its limits written afresh, its counters reset or
+        their baseline taken. The group must be empty (see `is_empty`)."""
+        self.set_limits(memory_mb, max_pids)
+        if self.version == 1:
+            _write(self.fds["memory"], "memory.max_usage_in_bytes", "0")
+            _write(self.fds["memory"], "memory.failcnt", "0")
+            _write(self.fds["cpuacct"], "cpuacct.usage", "0")
+            self._base = {"pids_max": _keyed(_read(self.fds["pids"], "pids.events")).get("max", 0)}
+        else:
+            d = self.fds["v2"]
+            if self._peak_fd is not None:
+                os.pwrite(self._peak_fd, b"reset", 0)
+            events = _keyed(_read(d, "memory.events"))
+            self._base = {
+                "oom": events.get("oom", 0) + events.get("oom_kill", 0),
+                "usage_usec": _keyed(_read(d, "cpu.stat")).get("usage_usec", 0),
+                "pids_max": _keyed(_read(d, "pids.events")).get("max", 0),
+            }
 
     def add(self, pid: int) -> None:
-        for d in self.dirs.values():
-            (d / "cgroup.procs").write_text(str(pid))
+        for d in self.fds.values():
+            _write(d, "cgroup.procs", str(pid))
 
     def pids(self) -> list[int]:
         out: set[int] = set()
-        for d in self.dirs.values():
-            with contextlib.suppress(OSError):
-                out.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+        for d in self.fds.values():
+            text = _read(d, "cgroup.procs")
+            if text:
+                out.update(int(x) for x in text.split())
         return sorted(out)
+
+    def is_empty(self) -> bool:
+        return not self.pids()
 
     def kill_all(self, timeout: float = 2.0) -> bool:
         """SIGKILL every process in the group until it is empty; True when empty."""
         if self.version == 2:
             with contextlib.suppress(OSError):
-                (self.dirs["v2"] / "cgroup.kill").write_text("1")
+                _write(self.fds["v2"], "cgroup.kill", "1")
         deadline = time.monotonic() + timeout
         while True:
             pids = self.pids()
@@ -79,70 +156,77 @@ class Cgroup:
                 return False
             time.sleep(0.001)
 
-    def _read(self, controller: str, name: str) -> str | None:
-        d = self.dirs.get(controller) or self.dirs.get("v2")
-        if not d:
-            return None
-        try:
-            fd = os.open(f"{d}/{name}", os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            return os.read(fd, 1 << 16).decode()
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-
     def stats(self) -> dict[str, float]:
-        """peak_memory_mb, cpu_time_s, oom (1.0 when the memory limit was hit), pids_limited."""
+        """peak_memory_mb, cpu_time_s, oom (1.0 when the memory limit was hit) and
+        pids_limited (1.0 when a fork was refused) of the run since `begin`."""
         out: dict[str, float] = {}
+        base = self._base
         if self.version == 1:
-            peak = self._read("memory", "memory.max_usage_in_bytes")
-            fail = self._read("memory", "memory.failcnt")
-            cpu = self._read("cpuacct", "cpuacct.usage")
-            pids_ev = self._read("pids", "pids.events")
+            peak = _read(self.fds["memory"], "memory.max_usage_in_bytes")
+            fail = _read(self.fds["memory"], "memory.failcnt")
+            cpu = _read(self.fds["cpuacct"], "cpuacct.usage")
             if peak:
                 out["peak_memory_mb"] = int(peak) / 2**20
             if fail:
                 out["oom"] = 1.0 if int(fail) > 0 else 0.0
             if cpu:
                 out["cpu_time_s"] = int(cpu) / 1e9
+            pids_ev = _keyed(_read(self.fds["pids"], "pids.events"))
         else:
-            peak = self._read("v2", "memory.peak")
-            events = self._read("v2", "memory.events") or ""
-            cpu_stat = self._read("v2", "cpu.stat") or ""
-            pids_ev = self._read("v2", "pids.events")
-            if peak:
+            d = self.fds["v2"]
+            peak = None
+            if self._peak_fd is not None:
+                with contextlib.suppress(OSError):
+                    peak = os.pread(self._peak_fd, 64, 0).decode()
+            if peak is None:
+                peak = _read(d, "memory.peak")
+            if peak and peak.strip().isdigit():
                 out["peak_memory_mb"] = int(peak) / 2**20
-            ev = dict(line.split() for line in events.splitlines() if line.strip())
-            out["oom"] = 1.0 if int(ev.get("oom", 0)) + int(ev.get("oom_kill", 0)) > 0 else 0.0
-            cs = dict(line.split() for line in cpu_stat.splitlines() if line.strip())
-            if "usage_usec" in cs:
-                out["cpu_time_s"] = int(cs["usage_usec"]) / 1e6
-        if pids_ev:
-            out["pids_limited"] = 1.0 if any(int(x.split()[1]) > 0 for x in pids_ev.splitlines() if x.strip()) else 0.0
+            ev = _keyed(_read(d, "memory.events"))
+            out["oom"] = 1.0 if ev.get("oom", 0) + ev.get("oom_kill", 0) > base.get("oom", 0) else 0.0
+            usage = _keyed(_read(d, "cpu.stat")).get("usage_usec")
+            if usage is not None:
+                out["cpu_time_s"] = (usage - base.get("usage_usec", 0)) / 1e6
+            pids_ev = _keyed(_read(d, "pids.events"))
+        if "max" in pids_ev:
+            out["pids_limited"] = 1.0 if pids_ev["max"] > base.get("pids_max", 0) else 0.0
         return out
 
-    def remove(self) -> None:
+    def remove(self) -> bool:
+        """Kill what is left and remove the group; True when it is gone."""
         self.kill_all()
-        for d in self.dirs.values():
+        if self._peak_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._peak_fd)
+            self._peak_fd = None
+        gone = True
+        for key, parent in self.parent_fds.items():
             for _ in range(50):
                 try:
-                    d.rmdir()
+                    os.rmdir(self.name, dir_fd=parent)
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
                     time.sleep(0.002)
+            else:
+                gone = False
+            with contextlib.suppress(OSError, KeyError):
+                os.close(self.fds.pop(key))
+        return gone
 
 
 @dataclass
 class CgroupFactory:
-    """Makes per-execution groups under a parent group created once for this process."""
+    """Makes and recycles run groups under a parent group created once for this process."""
 
     version: int = 0
-    parents: dict[str, Path] = field(default_factory=dict)
+    parent_fds: dict[str, int] = field(default_factory=dict)
+    parent_name: str = ""
+    base_fds: dict[str, int] = field(default_factory=dict)  # the directories holding the parents
+    free: list[Cgroup] = field(default_factory=list)
+    reusable: bool = False
+    made: int = 0  # groups created (a measure of reuse)
 
     @property
     def available(self) -> bool:
@@ -150,56 +234,95 @@ class CgroupFactory:
 
     @classmethod
     def detect(cls, name: str = "rlvr-sandbox") -> CgroupFactory:
+        if os.environ.get("RLVR_SANDBOX_NO_CGROUPS") == "1":
+            return cls(0)
         tag = f"{name}-{os.getpid()}"
-        v2_root = ROOT / _own_path(None).lstrip("/")
-        if (ROOT / "cgroup.controllers").is_file() and _writable(v2_root):
-            parent = v2_root / tag
+        v2_root = os.path.join(ROOT, _own_path(None).lstrip("/"))
+        if os.path.isfile(os.path.join(ROOT, "cgroup.controllers")) and _writable(v2_root):
+            parent = os.path.join(v2_root, tag)
             with contextlib.suppress(OSError):
-                parent.mkdir(exist_ok=True)
-                ctrls = (v2_root / "cgroup.subtree_control").read_text()
-                wanted = {"memory", "pids", "cpu"} - set(ctrls.split())
+                os.makedirs(parent, exist_ok=True)
+                with open(os.path.join(v2_root, "cgroup.subtree_control")) as f:
+                    wanted = {"memory", "pids", "cpu"} - set(f.read().split())
                 if wanted:
-                    (v2_root / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
-                (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
-                return cls(2, {"v2": parent})
-        parents: dict[str, Path] = {}
-        for ctrl in ("memory", "pids", "cpuacct"):
-            base = ROOT / ctrl / _own_path(ctrl).lstrip("/")
+                    with open(os.path.join(v2_root, "cgroup.subtree_control"), "w") as f:
+                        f.write(" ".join(f"+{c}" for c in wanted))
+                with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+                    f.write("+memory +pids +cpu")
+                fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                base_fd = os.open(v2_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                factory = cls(2, {"v2": fd}, tag, base_fds={"v2": base_fd})
+                factory.reusable = factory._probe_reset()
+                return factory
+        fds: dict[str, int] = {}
+        bases: dict[str, int] = {}
+        for ctrl in V1_CONTROLLERS:
+            base = os.path.join(ROOT, ctrl, _own_path(ctrl).lstrip("/"))
             if not _writable(base):
-                return cls(0, {})
-            p = base / tag
+                return cls(0)
+            p = os.path.join(base, tag)
             try:
-                p.mkdir(exist_ok=True)
+                os.makedirs(p, exist_ok=True)
             except OSError:
-                return cls(0, {})
-            parents[ctrl] = p
-        return cls(1, parents)
+                return cls(0)
+            fds[ctrl] = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            bases[ctrl] = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return cls(1, fds, tag, base_fds=bases, reusable=True)
 
-    def create(self, memory_mb: int, max_pids: int) -> Cgroup | None:
-        if not self.available:
-            return None
+    def _probe_reset(self) -> bool:
+        """cgroup v2: can a peak-memory counter be reset (Linux 6.12+)? Tried on a group
+        made for the purpose."""
+        cg = self._make()
+        try:
+            return cg._peak_fd is not None
+        finally:
+            cg.remove()
+
+    def _make(self) -> Cgroup:
         name = os.urandom(6).hex()
-        dirs = {k: p / name for k, p in self.parents.items()}
-        for d in dirs.values():
-            d.mkdir()
-        cg = Cgroup(dirs, self.version)
-        mem = str(memory_mb * 2**20)
+        fds: dict[str, int] = {}
+        for key, parent in self.parent_fds.items():
+            os.mkdir(name, dir_fd=parent)
+            fds[key] = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
+        self.made += 1
+        cg = Cgroup(name, fds, self.parent_fds, self.version)
         if self.version == 2:
-            (dirs["v2"] / "memory.max").write_text(mem)
             with contextlib.suppress(OSError):
-                (dirs["v2"] / "memory.swap.max").write_text("0")
-            (dirs["v2"] / "pids.max").write_text(str(max_pids))
-        else:
-            (dirs["memory"] / "memory.limit_in_bytes").write_text(mem)
-            with contextlib.suppress(OSError):
-                (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(mem)
-            (dirs["pids"] / "pids.max").write_text(str(max_pids))
+                peak = os.open("memory.peak", os.O_RDWR | os.O_CLOEXEC, dir_fd=fds["v2"])
+                try:
+                    os.pwrite(peak, b"reset", 0)
+                    cg._peak_fd = peak
+                except OSError:
+                    os.close(peak)
+        cg.reusable = self.version == 1 or cg._peak_fd is not None
         return cg
 
+    def acquire(self, memory_mb: int, max_pids: int) -> Cgroup | None:
+        """An empty group, limits written and counters reset, or None without cgroups."""
+        if not self.available:
+            return None
+        cg = self.free.pop() if self.free else self._make()
+        cg.begin(memory_mb, max_pids)
+        return cg
+
+    def release(self, cg: Cgroup) -> None:
+        """After the run's processes are gone: back on the free list when verified empty
+        and its counters can be reset, otherwise removed."""
+        if cg.reusable and (cg.is_empty() or cg.kill_all(timeout=0.5)):
+            self.free.append(cg)
+        else:
+            cg.remove()
+
     def cleanup(self) -> None:
-        for p in self.parents.values():
+        """Remove every group and the parent (at the server's exit)."""
+        for cg in self.free:
+            cg.remove()
+        self.free.clear()
+        for key, parent in self.parent_fds.items():
             with contextlib.suppress(OSError):
-                for child in p.iterdir():
-                    if child.is_dir():
-                        Cgroup({"x": child}, self.version).remove()
-                p.rmdir()
+                for child in os.listdir(parent):
+                    with contextlib.suppress(OSError):
+                        fd = os.open(child, os.O_RDONLY | os.O_DIRECTORY, dir_fd=parent)
+                        Cgroup(child, {key: fd}, {key: parent}, self.version).remove()
+            with contextlib.suppress(OSError):
+                os.rmdir(self.parent_name, dir_fd=self.base_fds[key])

@@ -1,10 +1,15 @@
-"""One isolated run, driven from a trusted process (a fork-server handler).
+"""One isolated run, driven from the fork server (the trusted supervisor).
 
-`run_isolated` creates the run's cgroup, forks the jailed child (which enters the
-namespaces and forks PID 1 of the run, which builds the file system, drops privileges,
-loads seccomp and starts the harness), enforces the wall-clock limit, kills the whole
-tree, and returns the raw observations: event lines, capped stdout/stderr, exit status,
-resource use. It never sees expected values; verdicts are made by the caller.
+`arm` forks PID 1 of a new PID namespace straight from the server, in the cgroup of a
+pool slot, with a fresh user id; PID 1 enters its own mount, IPC and UTS namespaces,
+mounts a fresh /sandbox, /tmp and /proc over the server's read-only template root, and
+blocks on a pipe until the submission arrives. `fire` hands the submission over; PID 1
+then drops privileges, loads seccomp, lowers its limits and starts the harness. `collect`
+turns what came back into the raw observations (event lines, capped stdout/stderr, exit
+status, resource use) and `release` kills whatever is left; the slot's cgroup and the
+user id are recycled only once PID 1 is reaped, which happens after the kernel has ended
+every process of the run. Nothing here sees expected values: verdicts are made by the
+caller.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import signal
 import sys
 import time
@@ -22,18 +28,25 @@ from typing import Any
 
 from rlvr.sandbox import harness, jail
 from rlvr.sandbox.cgroup import Cgroup, CgroupFactory
-from rlvr.sandbox.waiting import wait_for
+from rlvr.sandbox.uids import UidBlock
 
 SANDBOX_FAILURE_EXIT = 121  # the jail could not be set up: infrastructure, not the program
+TEST_ISOLATION = ("shared", "process")
 
 
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one run. `timeout_s` is the wall-clock limit of the whole run;
-    each test also gets at most `test_timeout_s` (default: timeout_s). Up to
-    `parallel_tests` tests (assert and call formats) run side by side, each in its own
-    fork of the loaded submission; the run's memory cap (its cgroup) is `memory_mb` per
-    test running at once, and each process is held to `memory_mb` of address space."""
+    each test also gets at most `test_timeout_s` (default: timeout_s).
+
+    `test_isolation` says how the tests of the assert and call formats run: "shared" (the
+    default) runs them one after another in one fork of the loaded submission, and a
+    test that crashes, times out or breaks that process is followed by a fresh fork;
+    "process" runs every test in its own fork. Up to `parallel_tests` test processes run
+    side by side (in shared mode the second starts only when a test takes longer than
+    `harness.SECOND_WORKER_AFTER_S`). The run's memory cap (its cgroup) is `memory_mb`
+    per test process running at once, and each process is held to `memory_mb` of
+    address space."""
 
     timeout_s: float = 5.0
     memory_mb: int = 512
@@ -45,10 +58,13 @@ class Limits:
     tmp_mb: int = 64
     open_files: int = 64
     parallel_tests: int = 2
+    test_isolation: str = "shared"
 
     def __post_init__(self) -> None:
         if self.parallel_tests < 1:
             raise ValueError(f"parallel_tests must be at least 1, got {self.parallel_tests}")
+        if self.test_isolation not in TEST_ISOLATION:
+            raise ValueError(f"test_isolation must be one of {', '.join(TEST_ISOLATION)}, got {self.test_isolation!r}")
 
     @property
     def run_memory_mb(self) -> int:
@@ -57,6 +73,9 @@ class Limits:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+DEFAULT = Limits()
 
 
 @dataclass
@@ -70,6 +89,9 @@ class Environment:
     seccomp_program: bytes | None = None
     cgroups: CgroupFactory = field(default_factory=CgroupFactory)
     jail_cfg: jail.JailConfig | None = None
+    forker: jail.PidNamespaceForker | None = None
+    uids: UidBlock | None = None
+    template: bool = False  # the server lives in the jail's template root (see enter_template)
 
     @classmethod
     def detect(cls, workdir: str) -> Environment:
@@ -78,6 +100,7 @@ class Environment:
         env.seccomp = env.seccomp_program is not None
         env.cgroups = CgroupFactory.detect()
         if env.root:
+            env.uids = UidBlock()
             env.netns_fd = jail.make_empty_netns()
             env.namespaces = env.netns_fd is not None and _can_unshare()
         if env.namespaces:
@@ -87,17 +110,32 @@ class Environment:
             env.jail_cfg = jail.JailConfig(root_dir=root_dir, ro_paths=ro, hidden=jail.default_hidden_paths(ro))
         return env
 
+    def enter_template(self) -> None:
+        """Move this process (the fork server) into the empty network namespace and into
+        the jail's read-only template root, from which every run's mount namespace is
+        copied. After this, only modules already imported can be used."""
+        if not self.namespaces or self.jail_cfg is None:
+            return
+        self.forker = jail.PidNamespaceForker()
+        if self.netns_fd is not None:
+            jail.setns(self.netns_fd, jail.CLONE_NEWNET)
+            os.close(self.netns_fd)
+            self.netns_fd = None
+        jail.build_template(self.jail_cfg)
+        self.template = True
+
     def protections(self) -> dict[str, bool]:
         ns = self.namespaces
+        cg = self.cgroups
         return {
             "pid, mount, ipc, uts namespaces": ns,
-            "network namespace (loopback only)": ns and self.netns_fd is not None,
+            "network namespace (loopback only)": ns,
             "read-only system, private /sandbox and /tmp, minimal /dev, private /proc": ns,
             "task data hidden (bundled sets, HumanEval, RLVR_SANDBOX_HIDE)": ns,
-            "unprivileged user": self.root,
+            "unprivileged user of its own": self.root,
             "seccomp filter": self.seccomp,
-            f"cgroup v{self.cgroups.version or '-'} (memory, pids, cpu; kill the tree)": self.cgroups.available,
-            "rlimits (address space, cpu, files, file size, core)": True,
+            f"cgroup v{cg.version or '-'} (memory, pids, cpu; kill the tree)": cg.available,
+            "rlimits (address space, cpu, processes, files, file size, core)": True,
             "allow-listed environment": True,
         }
 
@@ -117,19 +155,15 @@ def _can_unshare() -> bool:
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/sandbox", "PYTHONHASHSEED": "0"}
 
 
-def _jailed_child(
-    env: Environment, fds: dict[str, int], namespaces_entered: bool, uid: int, request_fd: int, done_fd: int
-) -> None:
-    """Body of the jailed child; never returns. It builds the jail with no knowledge of
-    the submission, then blocks reading the request (code, probes, limits) from
-    `request_fd`; only then does it lower its resource limits and start the harness.
-    When the caller has already entered the namespaces, this process is PID 1 of the run;
-    otherwise it enters them and forks PID 1 itself."""
+def _jailed_child(env: Environment, fds: dict[str, int], uid: int, request_fd: int, done_fd: int) -> None:
+    """Body of PID 1 of a run; never returns. It builds its part of the jail with no
+    knowledge of the submission, then blocks reading the request (code, probes, limits)
+    from `request_fd`; only then does it size its writable dirs, drop privileges, load
+    seccomp, lower its resource limits and start the harness."""
     try:
         jail.set_pdeathsig(signal.SIGKILL)
         # Move every descriptor we keep above the range we are about to fill.
         fds = {k: _high(os.dup(v)) for k, v in fds.items()}
-        ns_fd = _high(os.dup(env.netns_fd)) if env.netns_fd is not None else None
         req = _high(os.dup(request_fd))
         done = _high(os.dup(done_fd))
         for name, target in (("stdout", 1), ("stderr", 2), ("events", 3)):
@@ -138,40 +172,16 @@ def _jailed_child(
         os.dup2(devnull, 0)
         os.dup2(req, 4)
         os.dup2(done, 6)
-        netns = None
-        if ns_fd is not None:
-            os.dup2(ns_fd, 5)
-            netns = 5
-        os.closerange(7, 1 << 16)  # the client connection and every other host descriptor
-        if env.namespaces and not namespaces_entered:
-            jail.enter_namespaces(netns)
-            pid = os.fork()
-            if pid:
-                _, status = os.waitpid(pid, 0)
-                code_ = os.waitstatus_to_exitcode(status)
-                os._exit(code_ if code_ >= 0 else 128 - code_)
-        if netns is not None:
-            os.close(netns)
-        # PID 1 of the run
-        if env.namespaces and env.jail_cfg is not None:
-            if namespaces_entered:
-                # A mount namespace of our own: pivot_root would otherwise also move the
-                # root of the handler that shares its namespace (and hide the cgroups).
-                jail.unshare(jail.CLONE_NEWNS)
-            jail.build_root(env.jail_cfg, uid)
+        os.closerange(7, 1 << 16)  # the server's socket, cgroups, other runs: every host descriptor
+        if env.template:
+            jail.enter_run(DEFAULT.work_mb, DEFAULT.tmp_mb, uid)
         else:
+            os.setsid()  # without a PID namespace, the run is at least a process group of its own
             os.chdir(os.environ.get("RLVR_SANDBOX_FALLBACK_DIR", "/tmp"))
         os.environ.clear()
         os.environ.update(_ENV)
-        if env.root:
-            jail.drop_privileges(uid)
-            jail.set_pdeathsig(signal.SIGKILL)
-        if env.seccomp_program:
-            jail.load_seccomp_bpf(env.seccomp_program)
-        elif env.seccomp:
-            jail.apply_seccomp()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        # Armed: wait for the submission.
+        # Armed: wait for the submission (still privileged, running nothing of it).
         chunks = []
         while True:
             chunk = os.read(4, 1 << 20)
@@ -184,6 +194,13 @@ def _jailed_child(
         request = json.loads(b"".join(chunks))
         limits = Limits(**request["limits"])
         language = request["language"]
+        if env.template and (limits.work_mb, limits.tmp_mb) != (DEFAULT.work_mb, DEFAULT.tmp_mb):
+            jail.resize_run(limits.work_mb, limits.tmp_mb, uid)
+        if env.root:
+            jail.drop_privileges(uid)
+            jail.set_pdeathsig(signal.SIGKILL)
+        if env.seccomp_program:
+            jail.load_seccomp_bpf(env.seccomp_program)
         # node reserves far more address space than it uses: its memory is capped by the
         # cgroup alone (where there is one).
         address_space = limits.memory_mb if language != "javascript" or not env.cgroups.available else None
@@ -204,6 +221,8 @@ def _jailed_child(
             request["deadline"],
             language,
             limits.parallel_tests,
+            shared=limits.test_isolation == "shared",
+            private_fds=(6,),
         )
         # Every result is written: tell the supervisor, which answers now and tears the
         # run down afterwards. (The submission could write here too, early: that only
@@ -233,75 +252,79 @@ def _read_all(fd: int, cap: int) -> tuple[str, bool]:
 
 @dataclass
 class Armed:
-    """A jail built and waiting for its submission (see `arm`)."""
+    """A run's jail: armed (PID 1 waiting for its submission), then fired, then released."""
 
     pid: int
+    pidfd: int  # readable when PID 1 has ended
     cgroup: Cgroup | None
+    uid: int | None
     fds: dict[str, int]
     request_w: int
     done_r: int
-    released: bool = False
+    t0: float = 0.0
+    deadline: float = float("inf")
+    limits: Limits = DEFAULT
     reaped: bool = False
+    status: int | None = None
+    rusage: Any = None
+    killed: bool = False
 
 
-def arm(env: Environment, disposable: bool = False) -> Armed:
-    """Build a run's jail before its submission is known: the cgroup, the namespaces,
-    PID 1 with its file system, unprivileged and under seccomp, blocked on a pipe.
-    With `disposable` (the caller is a process forked for this run alone), the caller
-    itself enters the namespaces, which saves a fork."""
+def arm(env: Environment) -> Armed:
+    """Start a run's jail before its submission is known: PID 1 of a new PID namespace,
+    in a cgroup with the default limits, under a user id no other live run has."""
     fds = {k: os.memfd_create(k) for k in ("events", "stdout", "stderr")}
     for fd in fds.values():
         # Appending: the run's processes (tests side by side) write to them at once, and a
         # memfd's shared offset is not updated atomically otherwise (lines were lost).
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
-    # Armed with the default limits; a request with other limits rewrites them in fire().
-    default = Limits()
-    cg = env.cgroups.create(default.run_memory_mb, default.max_processes) if env.cgroups.available else None
-    # A user id of its own for each concurrent run (derived from this host-side pid),
-    # so that runs cannot signal or share process-count limits with each other.
-    uid = jail.SANDBOX_UID_BASE + os.getpid() % 50_000
-    entered = False
-    if disposable and env.namespaces:
-        jail.enter_namespaces(env.netns_fd)
-        entered = True
-    sync_r, sync_w = os.pipe()  # the child waits until it has been put into the cgroup
-    req_r, req_w = os.pipe()
-    done_r, done_w = os.pipe()
-    pid = os.fork()
+    uid = env.uids.take() if env.uids is not None else None
+    cg = None
+    try:
+        cg = env.cgroups.acquire(DEFAULT.run_memory_mb, DEFAULT.max_processes)
+        req_r, req_w = os.pipe()
+        done_r, done_w = os.pipe()
+    except BaseException:
+        _close_all(fds.values())
+        if cg is not None:
+            env.cgroups.release(cg)
+        if uid is not None and env.uids is not None:
+            env.uids.give_back(uid)
+        raise
+    pid = env.forker.fork() if env.forker is not None else os.fork()
     if pid == 0:
-        os.close(sync_w)
         os.close(req_w)
         os.close(done_r)
-        os.read(sync_r, 1)
-        os.close(sync_r)
-        _jailed_child(env, fds, entered, uid, req_r, done_w)
-    os.close(sync_r)
+        _jailed_child(env, fds, uid if uid is not None else os.getuid(), req_r, done_w)
     os.close(req_r)
     os.close(done_w)
-    try:
-        if cg is not None:
-            cg.add(pid)
-    finally:
-        os.write(sync_w, b"1")
-        os.close(sync_w)
-    return Armed(pid, cg, fds, req_w, done_r)
+    armed = Armed(pid, os.pidfd_open(pid), cg, uid, fds, req_w, done_r)
+    if cg is not None:
+        try:
+            cg.add(pid)  # before the request: nothing of the submission runs outside it
+        except OSError:
+            kill(armed)
+            raise
+    return armed
 
 
-def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, language: str) -> dict[str, Any]:
-    """Hand the submission to an armed jail, enforce the wall-clock limit, and return the
-    raw observations."""
-    t0 = time.monotonic()
+def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, language: str) -> None:
+    """Hand the submission to an armed jail; its wall-clock limit starts now."""
+    armed.t0 = time.monotonic()
+    armed.limits = limits
+    armed.deadline = armed.t0 + limits.timeout_s + 0.05
     cg = armed.cgroup
-    default = Limits()
-    wanted = (limits.run_memory_mb, limits.max_processes)
-    if cg is not None and wanted != (default.run_memory_mb, default.max_processes):
+    if cg is not None and (limits.run_memory_mb, limits.max_processes) != (
+        DEFAULT.run_memory_mb,
+        DEFAULT.max_processes,
+    ):
         cg.set_limits(limits.run_memory_mb, limits.max_processes)
     request = {
         "code": code,
         "probes": probes,
         "limits": limits.to_dict(),
         "language": language,
-        "deadline": t0 + limits.timeout_s,
+        "deadline": armed.t0 + limits.timeout_s,
     }
     data = json.dumps(request).encode()
     with contextlib.suppress(BrokenPipeError):
@@ -309,34 +332,52 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
         while view:
             view = view[os.write(armed.request_w, view) :]
     os.close(armed.request_w)
-    outcome = _wait_done(armed, t0 + limits.timeout_s + 0.05)
+    armed.request_w = -1
+
+
+def outcome_of(armed: Armed, fd_ready: bool, exited: bool, now: float) -> str | None:
+    """What the supervisor's wake-up means for this run: 'done' (PID 1 says every result
+    is written), 'exited' (PID 1 ended without saying so), 'timeout', or None (nothing yet)."""
+    if exited and not fd_ready:  # it may have said so just before it ended
+        fd_ready = bool(select.select([armed.done_r], [], [], 0)[0])
+    if fd_ready:
+        return "done" if os.read(armed.done_r, 1) else "exited"
+    if exited:
+        return "exited"
+    if now >= armed.deadline:
+        return "timeout"
+    return None
+
+
+def collect(armed: Armed, outcome: str) -> dict[str, Any]:
+    """The raw observations of a fired run, once `outcome_of` has said how it ended. A run
+    that timed out is killed first; one that ended without finishing is reaped for its
+    exit status."""
+    limits = armed.limits
     timed_out = outcome == "timeout"
     if timed_out:
-        if cg is not None:
-            cg.kill_all()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(armed.pid, signal.SIGKILL)
-    status, rusage = 0, None
+        kill(armed)
     if outcome != "done":  # it ended (or was killed) without finishing: its status says how
-        _, st, rusage = os.wait4(armed.pid, 0)
-        armed.reaped = True
-        status = os.waitstatus_to_exitcode(st)
-    wall = time.monotonic() - t0
-    leftover = cg.kill_all() if cg is not None and outcome != "done" else True
+        reap(armed, block=True)
+    wall = time.monotonic() - armed.t0
+    cg = armed.cgroup
+    leftover = True
+    if outcome != "done" and cg is not None and not armed.reaped:
+        leftover = cg.kill_all()
     events_text, _ = _read_all(armed.fds["events"], 16 << 20)
     stdout, out_trunc = _read_all(armed.fds["stdout"], limits.output_bytes)
     stderr, err_trunc = _read_all(armed.fds["stderr"], limits.output_bytes)
     stats = cg.stats() if cg is not None else {}
-    if rusage is not None and "peak_memory_mb" not in stats:
-        stats["peak_memory_mb"] = rusage.ru_maxrss / 1024
-    if rusage is not None and "cpu_time_s" not in stats:
-        stats["cpu_time_s"] = rusage.ru_utime + rusage.ru_stime
+    if armed.rusage is not None and "peak_memory_mb" not in stats:
+        stats["peak_memory_mb"] = armed.rusage.ru_maxrss / 1024
+    if armed.rusage is not None and "cpu_time_s" not in stats:
+        stats["cpu_time_s"] = armed.rusage.ru_utime + armed.rusage.ru_stime
     return {
         "events": events_text.splitlines(),
         "stdout": stdout,
         "stderr": stderr,
         "output_truncated": out_trunc or err_trunc,
-        "exit": status,
+        "exit": armed.status if armed.status is not None else 0,
         "timed_out": timed_out,
         "wall_time_s": wall,
         "tree_killed": leftover,
@@ -344,52 +385,79 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
     }
 
 
-def _wait_done(armed: Armed, deadline: float) -> str:
-    """'done' when PID 1 signals that every result is written (the run's processes are
-    then still being torn down, off the critical path), 'exited' when it ended without
-    saying so, 'timeout' at the deadline."""
-    outcome = wait_for(armed.pid, deadline, armed.done_r)
-    if outcome == "fd":
-        return "done" if os.read(armed.done_r, 1) else "exited"
-    return outcome
+def arming_failure(armed: Armed) -> str | None:
+    """Why a jail that ended before its submission arrived could not be set up, if it said."""
+    if armed.status != SANDBOX_FAILURE_EXIT:
+        return None
+    text, _ = _read_all(armed.fds["events"], 1 << 16)
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if event.get("e") == "sandbox_error":
+                return f"could not build the run's jail: {event.get('msg', '')}"
+    return "could not build the run's jail"
 
 
-def release(armed: Armed) -> None:
-    """Kill whatever is left of the run and remove its cgroup and descriptors."""
-    if armed.released:
-        return
-    armed.released = True
-    for fd in (armed.request_w, armed.done_r):
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    if armed.cgroup is not None:
-        armed.cgroup.kill_all()
-    with contextlib.suppress(ProcessLookupError, ChildProcessError):
-        os.kill(armed.pid, signal.SIGKILL)
-    if not armed.reaped:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(armed.pid, 0)
-    if armed.cgroup is not None:
-        armed.cgroup.remove()
-    for fd in armed.fds.values():
-        with contextlib.suppress(OSError):
-            os.close(fd)
+def kill(armed: Armed) -> None:
+    """SIGKILL the run. With a PID namespace, PID 1's death ends every process of the run
+    (the kernel's doing); without one, the cgroup or the process group is killed too."""
+    if not armed.killed:
+        armed.killed = True
+        if armed.cgroup is not None and armed.cgroup.version == 2:
+            with contextlib.suppress(OSError):
+                armed.cgroup.kill_all(timeout=0)
+        if not armed.reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(armed.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(armed.pid, signal.SIGKILL)  # the fallback's process group (no-op in a PID namespace)
 
 
-def run_isolated(
-    env: Environment,
-    code: str,
-    probes: list[dict[str, str]],
-    limits: Limits,
-    disposable: bool = False,
-    language: str = "python",
-) -> dict[str, Any]:
-    """Arm, fire and release in one go; the raw observations of one run."""
+def reap(armed: Armed, block: bool = False) -> bool:
+    """Collect PID 1's exit status; True once it is reaped."""
+    if armed.reaped:
+        return True
     try:
-        armed = arm(env, disposable)
-    except OSError as e:
-        return {"sandbox_error": f"could not build the run's jail: {e}"}
-    try:
-        return fire(armed, code, probes, limits, language)
-    finally:
-        release(armed)
+        pid, st, ru = os.wait4(armed.pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:
+        armed.reaped = True
+        return True
+    if pid == 0:
+        return False
+    armed.reaped = True
+    armed.status = os.waitstatus_to_exitcode(st)
+    armed.rusage = ru
+    return True
+
+
+def release(env: Environment, armed: Armed) -> bool:
+    """Kill whatever is left of the run; once PID 1 is reaped (True), give its cgroup and
+    user id back and close its descriptors. Call again later while it returns False."""
+    kill(armed)
+    for attr in ("request_w", "done_r"):
+        fd = getattr(armed, attr)
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            setattr(armed, attr, -1)
+    if not reap(armed):
+        return False
+    if armed.cgroup is not None:
+        if not env.template:  # no PID namespace: children may outlive PID 1
+            armed.cgroup.kill_all()
+        env.cgroups.release(armed.cgroup)
+        armed.cgroup = None
+    if armed.uid is not None and env.uids is not None:
+        env.uids.give_back(armed.uid)
+        armed.uid = None
+    _close_all([*armed.fds.values(), armed.pidfd])
+    armed.fds = {}
+    armed.pidfd = -1
+    return True
+
+
+def _close_all(fds: Any) -> None:
+    for fd in fds:
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)

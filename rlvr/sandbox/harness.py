@@ -8,11 +8,12 @@ expected values; it reports, one JSON line per event on the events descriptor:
   {"e": "stdout", "i", "out", "exit"}   stdio probe i: the program's stdout
   {"e": "end", "i", "status"}  probe i's process ended (exit code or -signal)
   {"e": "timeout", "i"}        probe i ran out of time and was killed
-Each probe runs in its own fork of the state left by the submission's top-level code, so
-nothing a test does can be seen by another; up to `parallel` of these forks run at once
-(events may then arrive out of probe order: each carries its probe's index). The
-submission can tamper with this process, but all it can forge is an observed value, and
-it never learns what would pass.
+Probes run in forks of the state left by the submission's top-level code: all in one
+fork, one after another (shared mode), or each in its own (process mode; nothing a test
+does can be seen by another); up to `parallel` of these forks run at once (events may
+then arrive out of probe order: each carries its probe's index). The submission can
+tamper with this process, but all it can forge is an observed value, and it never learns
+what would pass.
 """
 
 from __future__ import annotations
@@ -20,15 +21,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
+import struct
 import sys
 import time
 import traceback
 import types
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from rlvr.sandbox.waiting import wait_any, wait_for
+from rlvr.sandbox.waiting import wait_for
 from rlvr.sandbox.wire import encode
 
 
@@ -74,9 +78,12 @@ def run(
     run_deadline: float | None = None,
     language: str = "python",
     parallel: int = 1,
+    shared: bool = True,
+    private_fds: tuple[int, ...] = (),
 ) -> None:
     """Each probe may run until test_timeout_s after it starts, and never past run_deadline
-    (a time.monotonic() value; the clock is shared with the supervisor)."""
+    (a time.monotonic() value; the clock is shared with the supervisor). `private_fds` are
+    closed in every test process (the supervisor's 'done' pipe: a test cannot end the run)."""
     emit = _emitter(events_fd)
     end = run_deadline if run_deadline is not None else float("inf")
 
@@ -95,17 +102,45 @@ def run(
     if any(p["kind"] == "pytest" for p in probes):
         _run_pytest(code, probes[0]["expr"], emit, deadline(), json.loads(probes[0].get("files") or "{}"))
     elif any(p["kind"] in ("expr", "script") for p in probes):
-        _run_expr_probes(compiled, probes, emit, deadline, parallel)
+        _run_expr_probes(compiled, probes, emit, deadline, parallel, shared, private_fds)
     else:
         _run_stdio_probes(compiled, probes, emit, deadline, output_cap)
 
 
+SECOND_WORKER_AFTER_S = 0.02  # shared mode: a test running this long gets a second test process beside it
+
+
+@dataclass
+class _Worker:
+    """A test process: a fork of the loaded submission, running one test (process mode)
+    or one test after another (shared mode, told the next test's index on `cmd_w`)."""
+
+    pid: int
+    pidfd: int
+    report_r: int
+    cmd_w: int | None
+    test: int
+    deadline: float
+    started: float
+
+
 def _run_expr_probes(
-    compiled: Any, probes: list[dict[str, str]], emit: Any, deadline: Callable[[], float], parallel: int = 1
+    compiled: Any,
+    probes: list[dict[str, str]],
+    emit: Any,
+    deadline: Callable[[], float],
+    parallel: int = 1,
+    shared: bool = True,
+    private_fds: tuple[int, ...] = (),
 ) -> None:
-    """Each probe in its own fork of the loaded submission, up to `parallel` at a time
-    (every fork starts from the same state, so running them side by side changes
-    nothing a test can see; only the run's time and memory are shared)."""
+    """Evaluate every probe in forks of the loaded submission, each result reported as it
+    completes. Process mode: one fork per test, up to `parallel` at a time, so nothing a
+    test does can be seen by another. Shared mode: one fork runs the tests one after
+    another (a test sees what earlier tests of the run left, as in HumanEval's harness);
+    a second starts beside it when a test runs longer than SECOND_WORKER_AFTER_S (up to
+    `parallel`); a test that crashes, times out or breaks its process (no well-formed
+    report) ends that fork, and the remaining tests go on in a fresh fork of the loaded
+    state. In both modes a test's verdict rests on its own reported value alone."""
     # a real module registered as `solution`, so that code looking its module up in
     # sys.modules (dataclasses, pickle, typing.get_type_hints) works as it does at home
     module = types.ModuleType("solution")
@@ -119,62 +154,161 @@ def _run_expr_probes(
         return
     emit({"e": "loaded"})
     reported: list[int] = []  # killed after reporting; reaped when convenient
-    running: dict[int, tuple[int, int, float]] = {}  # pid -> (probe, report fd, deadline)
-    queue = list(enumerate(probes))[::-1]
-    while queue or running:
-        while queue and len(running) < max(1, parallel):
-            i, probe = queue.pop()
-            sys.stdout.flush()
-            sys.stderr.flush()
-            _reap(reported)
-            report_r, report_w = os.pipe()
-            pid = _fork(reported)
-            if pid is None:
-                os.close(report_r)
-                os.close(report_w)
+    workers: dict[int, _Worker] = {}  # report fd -> worker
+    queue = list(range(len(probes)))[::-1]
+    limit = max(1, parallel)
+    while queue or workers:
+        now = time.monotonic()
+        while (
+            queue
+            and len(workers) < limit
+            and (not shared or not workers or all(now - w.started >= SECOND_WORKER_AFTER_S for w in workers.values()))
+        ):
+            i = queue.pop()
+            w = _start_worker(probes, i, ns, emit, deadline(), shared, workers, reported, private_fds)
+            if w is None:
                 emit({"e": "error", "i": i, "msg": "could not start the test's process: the process limit is reached"})
                 continue
-            if pid == 0:
-                os.close(report_r)
-                for _, fd, _ in running.values():
-                    os.close(fd)
-                _probe_child(probe, i, ns, emit, report_w)
-            os.close(report_w)
-            running[pid] = (i, report_r, deadline())
-        if not running:
+            workers[w.report_r] = w
+        if not workers:
             continue
-        pid, outcome = wait_any({p: (fd, dl) for p, (_, fd, dl) in running.items()})
-        i, report_r, _ = running.pop(pid)
-        result = _settle(pid, report_r, outcome)
-        os.close(report_r)
-        if result == "reported":
-            reported.append(pid)
-        elif result is None:
-            emit({"e": "timeout", "i": i})
-        else:
-            emit({"e": "end", "i": i, "status": result})
+        wake = min(w.deadline for w in workers.values())
+        if shared and queue and len(workers) < limit:
+            wake = min(wake, min(w.started for w in workers.values()) + SECOND_WORKER_AFTER_S)
+        watched = [*workers, *(w.pidfd for w in workers.values())]
+        ready, _, _ = select.select(watched, [], [], max(0.0, wake - time.monotonic()))
+        ready_set = set(ready)
+        now = time.monotonic()
+        for fd, w in list(workers.items()):
+            if fd in ready_set:
+                data = os.read(fd, 4)
+                if len(data) == 4 and struct.unpack("!I", data)[0] == w.test:
+                    if shared and queue:  # the same process goes on with the next test
+                        w.test = queue.pop()
+                        try:
+                            os.write(w.cmd_w, struct.pack("!I", w.test))  # type: ignore[arg-type]
+                            w.deadline, w.started = deadline(), now
+                            continue
+                        except OSError:  # it is gone: the test goes back in line
+                            queue.append(w.test)
+                    _end_worker(w, workers, signal.SIGKILL)
+                    reported.append(w.pid)
+                    continue
+                # a malformed report or none: the process is broken or gone
+                _end_worker(w, workers, signal.SIGKILL)
+                emit({"e": "end", "i": w.test, "status": _status(w.pid)})
+            elif w.pidfd in ready_set:  # ended without reporting its test
+                _end_worker(w, workers, None)
+                emit({"e": "end", "i": w.test, "status": _status(w.pid)})
+            elif w.deadline <= now:
+                _end_worker(w, workers, signal.SIGKILL)
+                os.waitpid(w.pid, 0)
+                emit({"e": "timeout", "i": w.test})
     _reap(reported)
 
 
-def _probe_child(probe: dict[str, str], i: int, ns: dict[str, Any], emit: Any, report_w: int) -> None:
-    """Body of a test's process: evaluate the probe, report what it observed. Never returns."""
+def _status(pid: int) -> int:
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def _end_worker(w: _Worker, workers: dict[int, _Worker], sig: int | None) -> None:
+    if sig is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(w.pid, sig)
+    del workers[w.report_r]
+    for fd in (w.report_r, w.pidfd, w.cmd_w):
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _start_worker(
+    probes: list[dict[str, str]],
+    i: int,
+    ns: dict[str, Any],
+    emit: Any,
+    test_deadline: float,
+    shared: bool,
+    workers: dict[int, _Worker],
+    reported: list[int],
+    private_fds: tuple[int, ...],
+) -> _Worker | None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _reap(reported)
+    report_r, report_w = os.pipe()
+    cmd_r, cmd_w = os.pipe() if shared else (None, None)
+    pid = _fork(reported)
+    if pid is None:
+        for fd in (report_r, report_w, cmd_r, cmd_w):
+            if fd is not None:
+                os.close(fd)
+        return None
+    if pid == 0:
+        os.close(report_r)
+        if cmd_w is not None:
+            os.close(cmd_w)
+        for w in workers.values():
+            for fd in (w.report_r, w.pidfd, w.cmd_w):
+                if fd is not None:
+                    os.close(fd)
+        for fd in private_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        _worker(probes, i, ns, emit, report_w, cmd_r)
+    os.close(report_w)
+    if cmd_r is not None:
+        os.close(cmd_r)
+    return _Worker(pid, os.pidfd_open(pid), report_r, cmd_w, i, test_deadline, time.monotonic())
+
+
+def _worker(
+    probes: list[dict[str, str]], i: int, ns: dict[str, Any], emit: Any, report_w: int, cmd_r: int | None
+) -> None:
+    """Body of a test process: evaluate probe i, report its index, and (shared mode) wait
+    for the next index. Never returns. It exits without reporting when it can no longer
+    write its results (the supervisor then moves on in a fresh process)."""
+    code = 0
+    try:
+        while True:
+            if not _evaluate(probes[i], i, ns, emit):
+                code = 1
+                break
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.write(report_w, struct.pack("!I", i))
+            if cmd_r is None:
+                break
+            data = os.read(cmd_r, 4)
+            if len(data) != 4:
+                break
+            (i,) = struct.unpack("!I", data)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _evaluate(probe: dict[str, str], i: int, ns: dict[str, Any], emit: Any) -> bool:
+    """Evaluate one probe and emit what it observed; False when the result could not be
+    written (the events descriptor is gone)."""
     try:
         if probe["kind"] == "script":
             exec(compile(probe["expr"], f"test_{i}", "exec"), ns)
             value = None
         else:
             value = eval(probe["expr"], ns)
-        emit({"e": "value", "i": i, "v": encode(value)})
+        event = {"e": "value", "i": i, "v": encode(value)}
     except BaseException as e:
-        with contextlib.suppress(BaseException):
-            emit({"e": "error", "i": i, "msg": _short(e)})
-    finally:
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.write(report_w, b"r")
-        finally:
-            os._exit(0)
+            event = {"e": "error", "i": i, "msg": _short(e)}
+        except BaseException:
+            event = {"e": "error", "i": i, "msg": "the test raised an exception that cannot be shown"}
+    try:
+        emit(event)
+    except OSError:
+        return False
+    return True
 
 
 def _fork(reported: list[int]) -> int | None:
@@ -200,22 +334,6 @@ def _reap(pids: list[int]) -> None:
             done = pid
         if done:
             pids.remove(pid)
-
-
-def _settle(pid: int, report_r: int, outcome: str) -> str | int | None:
-    """'reported' once the test process has written its result (it is then killed, and
-    its exit is not waited for: that is off the critical path), its exit status if it
-    ended without reporting, or None if it outlived its deadline (then killed)."""
-    if outcome == "fd" and os.read(report_r, 1):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        return "reported"
-    if outcome == "timeout":
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        return None
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])  # ended without a report
 
 
 def _run_pytest(code: str, test_source: str, emit: Any, deadline: float, files: dict[str, str]) -> None:

@@ -1,12 +1,14 @@
-"""Process isolation for one execution, applied inside a freshly forked child.
+"""Process isolation for runs.
 
-`enter_namespaces` (in the first child) joins the shared empty network namespace and
-unshares mount, PID, IPC and UTS namespaces; the child then forks the process that
-becomes PID 1 of the new PID namespace, which calls `build_root` (a read-only view of the
-system, fresh tmpfs work dir and /tmp, minimal /dev, private /proc, pivot_root),
-`apply_rlimits`, `drop_privileges` and `apply_seccomp`, in that order, before any
-untrusted code runs. Each step that the machine cannot do (not root, no namespaces,
-no libseccomp) is skipped and reported by `available_protections`, never faked.
+Once, in the fork server: `make_empty_netns` (a network namespace with loopback only,
+which the server joins) and `build_template` (a private mount namespace whose root is the
+sandbox's read-only file system; the server pivots into it). Then per run, the server
+forks PID 1 of a new PID namespace (`new_pid_namespace_for_children` around the fork),
+which calls `enter_run` (its own mount, IPC and UTS namespaces, fresh size-capped tmpfs
+on /sandbox and /tmp, its own /proc), `apply_rlimits`, `drop_privileges` and
+`load_seccomp_bpf`, in that order, before any untrusted code runs. Each step that the
+machine cannot do (not root, no namespaces, no libseccomp) is skipped and reported by
+`Environment.protections`, never faked.
 """
 
 from __future__ import annotations
@@ -165,18 +167,30 @@ def make_empty_netns() -> int | None:
 # ---- steps inside the child -----------------------------------------------------------
 
 
-def enter_namespaces(netns_fd: int | None) -> list[str]:
-    """In the first child: join the network namespace, unshare the rest. Returns the
-    names of the namespaces that are in effect for the next fork."""
-    active = []
-    if netns_fd is not None:
-        setns(netns_fd, CLONE_NEWNET)
-        active.append("net")
-    unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
-    active += ["mount", "pid", "ipc", "uts"]
-    with contextlib.suppress(OSError):
-        _libc.sethostname(b"sandbox", 7)
-    return active
+class PidNamespaceForker:
+    """Forks children that are each PID 1 of a new PID namespace of their own.
+
+    unshare(CLONE_NEWPID) only decides the namespace of the caller's next children, and
+    can be repeated once the caller has set that back to its own namespace (setns), so a
+    long-lived server forks every run straight into a fresh namespace: no intermediate
+    process per run. Make it before `build_template` (it opens /proc/self/ns/pid)."""
+
+    def __init__(self) -> None:
+        self._own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+
+    def fork(self) -> int:
+        unshare(CLONE_NEWPID)
+        pid = -1
+        try:
+            pid = os.fork()
+        finally:
+            if pid != 0:  # the server (also when the fork failed): back to its own namespace
+                setns(self._own, CLONE_NEWPID)
+        return pid
+
+    @property
+    def fd(self) -> int:
+        return self._own
 
 
 def _bind_ro(src: str, dst: str) -> None:
@@ -190,22 +204,22 @@ def _bind_ro(src: str, dst: str) -> None:
     _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def build_root(cfg: JailConfig, uid: int) -> None:
-    """In PID 1 of the new namespace: assemble the sandbox's file system and pivot into it.
-    Inside: the read-only paths, /sandbox (cwd, writable, size-capped), /tmp (size-capped),
-    /dev with null/zero/random/urandom, a /proc of the new PID namespace. Nothing else of
-    the host (home directories, the project, other runs' files) is reachable, and task
-    data under the read-only paths (`cfg.hidden`) shows as empty directories."""
+def build_template(cfg: JailConfig) -> None:
+    """In the fork server, once: move into a private mount namespace whose root is the
+    sandbox's file system, built here and then shared, read-only, by every run. Inside:
+    the read-only paths, /dev with null/zero/random/urandom, empty mount points for
+    /sandbox, /tmp and /proc (each run mounts its own there, see `enter_run`); task data
+    under the read-only paths (`cfg.hidden`) shows as empty directories. Nothing else of
+    the host (home directories, the project, other runs' files) is reachable.
+
+    The server keeps working through the descriptors it opened before (its socket, its
+    cgroups); everything it imports must be imported before this."""
+    unshare(CLONE_NEWNS)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = cfg.root_dir
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
-    # Writable tmpfs first, read-only binds after: a bound path that lies under /tmp (a
-    # project checked out there) must stay visible, not be hidden by the fresh /tmp.
-    for d, mb in (("/tmp", cfg.tmp_mb), (WORK_DIR, cfg.work_mb)):
+    for d in ("/tmp", WORK_DIR, "/proc", "/dev"):
         os.makedirs(root + d, exist_ok=True)
-        mode = "1777" if d == "/tmp" else "0755"
-        opts = f"size={mb}m,nr_inodes=16384,mode={mode},uid={uid},gid={uid}"
-        _mount("tmpfs", root + d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
     for p in cfg.ro_paths:
         _bind_ro(p, root + p)
     for h in cfg.hidden:  # an empty read-only directory over task data
@@ -217,20 +231,41 @@ def build_root(cfg: JailConfig, uid: int) -> None:
             os.symlink(os.readlink(host), f"{root}/{link}")
         elif os.path.isdir(host) and host not in cfg.ro_paths:
             _bind_ro(host, f"{root}/{link}")
-    os.makedirs(root + "/dev", exist_ok=True)
     _mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
     for dev in ("null", "zero", "random", "urandom"):
         Path(f"{root}/dev/{dev}").touch()
         _mount(f"/dev/{dev}", f"{root}/dev/{dev}", None, MS_BIND)
     os.symlink("/proc/self/fd", f"{root}/dev/fd")
-    os.makedirs(root + "/proc", exist_ok=True)
-    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _mount(None, root + "/dev", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     os.chdir(root)
     _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
     _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
     os.chdir("/")
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _tmpfs_options(mb: int, uid: int, mode: str) -> str:
+    return f"size={mb}m,nr_inodes=16384,mode={mode},uid={uid},gid={uid}"
+
+
+def enter_run(work_mb: int, tmp_mb: int, uid: int) -> None:
+    """In PID 1 of a run (forked by the server into a new PID namespace): mount, IPC and
+    UTS namespaces of its own, a fresh size-capped tmpfs on /sandbox (the cwd) and /tmp
+    owned by the run's user, and a /proc that shows the run's processes only."""
+    unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
+    with contextlib.suppress(OSError):
+        _libc.sethostname(b"sandbox", 7)
+    for d, mb, mode in (("/tmp", tmp_mb, "1777"), (WORK_DIR, work_mb, "0755")):
+        _mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(mb, uid, mode))
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.chdir(WORK_DIR)
+
+
+def resize_run(work_mb: int, tmp_mb: int, uid: int) -> None:
+    """Give /sandbox and /tmp the sizes a request asks for (the jail is armed with the
+    defaults before the request is known); still root, before privileges are dropped."""
+    for d, mb, mode in (("/tmp", tmp_mb, "1777"), (WORK_DIR, work_mb, "0755")):
+        _mount(None, d, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, _tmpfs_options(mb, uid, mode))
 
 
 def apply_rlimits(

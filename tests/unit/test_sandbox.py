@@ -89,21 +89,48 @@ def test_harness_fork_waits_out_a_transient_process_limit(monkeypatch: pytest.Mo
 
 
 def test_tests_side_by_side_are_isolated_and_all_reported() -> None:
-    """Up to parallel_tests tests run at once, each in its own fork of the loaded code:
-    none sees another's changes, every result arrives (their event lines are written
-    concurrently), and the run takes about the longest chain, not the sum."""
+    """Process mode: up to parallel_tests tests run at once, each in its own fork of the
+    loaded code: none sees another's changes, every result arrives (their event lines are
+    written concurrently), and the run takes about the longest chain, not the sum."""
     code = "import time\nSEEN = []\ndef f(x):\n    SEEN.append(x)\n    time.sleep(0.3)\n    return len(SEEN)\n"
     tests = [f"assert f({i}) == 1" for i in range(4)]
-    r = execute(code, tests, Limits(parallel_tests=4, timeout_s=5))
+    r = execute(code, tests, Limits(parallel_tests=4, timeout_s=5, test_isolation="process"))
     assert r.passed == 4, r
     assert r.wall_time_s < 0.3 * 4 * 0.75, r.wall_time_s
-    r = execute(code, tests[:2], Limits(parallel_tests=1, timeout_s=5))
+    r = execute(code, tests[:2], Limits(parallel_tests=1, timeout_s=5, test_isolation="process"))
     assert r.passed == 2 and r.wall_time_s >= 0.6
     many = execute(ADD, [f"assert f({i}) == {i + 1}" for i in range(60)], Limits(parallel_tests=8))
     assert many.passed == 60 and many.status is RunStatus.OK, many
 
 
-def test_side_by_side_timeouts_and_crashes_are_per_test() -> None:
+def test_shared_mode_runs_tests_in_one_process_in_turn() -> None:
+    """Shared mode (the default): quick tests run one after another in one fork of the
+    loaded code, so a test sees what earlier tests of the run left (as in HumanEval's own
+    harness); each still gets its own verdict. Process mode: every test sees a fresh copy."""
+    code = "SEEN = []\ndef f(x):\n    SEEN.append(x)\n    print(len(SEEN), flush=True)\n    return x\n"
+    tests = [f"assert f({i}) == {i}" for i in range(5)]
+    r = execute(code, tests, Limits(parallel_tests=1))
+    assert r.status is RunStatus.OK and r.passed == 5, r
+    assert r.stdout.split() == ["1", "2", "3", "4", "5"], r.stdout
+    p = execute(code, tests, Limits(parallel_tests=1, test_isolation="process"))
+    assert p.passed == 5 and p.stdout.split() == ["1"] * 5, p.stdout
+
+
+def test_shared_mode_starts_a_second_process_beside_a_slow_test() -> None:
+    """A test still running after SECOND_WORKER_AFTER_S gets a second test process beside
+    it (up to parallel_tests), so slow tests overlap as in process mode."""
+    code = "import time\ndef f(x):\n    time.sleep(0.4)\n    return x\n"
+    tests = [f"assert f({i}) == {i}" for i in range(4)]
+    r = execute(code, tests, Limits(parallel_tests=2, timeout_s=5))
+    assert r.passed == 4 and r.wall_time_s < 0.4 * 4 * 0.8, r
+    one = execute(code, tests[:2], Limits(parallel_tests=1, timeout_s=5))
+    assert one.passed == 2 and one.wall_time_s >= 0.8
+
+
+@pytest.mark.parametrize("isolation", ["shared", "process"])
+def test_side_by_side_timeouts_and_crashes_are_per_test(isolation: str) -> None:
+    """A test that hangs or ends its process costs that test only: in shared mode the
+    remaining tests go on in a fresh fork of the loaded code."""
     code = (
         "import os, time\n"
         "def f(x):\n"
@@ -111,10 +138,48 @@ def test_side_by_side_timeouts_and_crashes_are_per_test() -> None:
         "    if x == 2:\n        os._exit(3)\n"
         "    return x\n"
     )
-    tests = ["assert f(0) == 0", "assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]
-    r = execute(code, tests, Limits(parallel_tests=2, timeout_s=4, test_timeout_s=0.5))
-    assert [t.status for t in r.tests] == [TestStatus.PASSED, TestStatus.TIMEOUT, TestStatus.ERROR, TestStatus.PASSED]
-    assert r.wall_time_s < 3.0
+    tests = ["assert f(0) == 0", "assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3", "assert f(4) == 4"]
+    for parallel in (1, 2):
+        r = execute(
+            code, tests, Limits(parallel_tests=parallel, timeout_s=4, test_timeout_s=0.5, test_isolation=isolation)
+        )
+        statuses = [t.status for t in r.tests]
+        assert statuses == [
+            TestStatus.PASSED,
+            TestStatus.TIMEOUT,
+            TestStatus.ERROR,
+            TestStatus.PASSED,
+            TestStatus.PASSED,
+        ]
+        assert r.wall_time_s < 3.0
+
+
+def test_shared_mode_recovers_from_a_test_that_breaks_its_process() -> None:
+    """Tests that close the result channel, fake a report on the supervisor's pipe or
+    kill their own process: the test fails, and the remaining tests still pass in a fresh
+    fork (the breakage does not carry over)."""
+    code = (
+        "import os, signal\n"
+        "def f(x):\n"
+        "    if x == 'close':\n        os.close(3)\n"
+        "    if x == 'report':\n"
+        "        for fd in range(4, 64):\n"
+        "            try:\n                os.write(fd, b'\\xff\\xff')\n            except OSError:\n                pass\n"
+        "    if x == 'kill':\n        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return x\n"
+    )
+    names = ["a", "close", "b", "report", "c", "kill", "d"]
+    tests = [f"assert f({n!r}) == {n!r}" for n in names]
+    for _ in range(3):  # a fresh secret order each time
+        r = execute(code, tests, Limits(parallel_tests=1, timeout_s=5))
+        by_name = {n: t.status for n, t in zip(names, r.tests, strict=True)}
+        assert all(by_name[n] is TestStatus.PASSED for n in "abcd"), r
+        assert by_name["kill"] is not TestStatus.PASSED and by_name["close"] is not TestStatus.PASSED, r
+
+
+def test_test_isolation_is_validated() -> None:
+    with pytest.raises(ValueError, match="test_isolation"):
+        Limits(test_isolation="thread")
 
 
 def test_parallel_tests_must_be_positive() -> None:
