@@ -76,8 +76,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--timeout", type=float, default=5.0, help="wall-clock limit of the whole run, seconds")
     run.add_argument("--memory-mb", type=int, default=512, help="memory limit of each test's process, MiB")
+    run.add_argument("--parallel-tests", type=int, default=2, help="test processes side by side (1: one at a time)")
     run.add_argument(
-        "--parallel-tests", type=int, default=2, help="tests run side by side, each in its own fork (1: one by one)"
+        "--test-isolation",
+        choices=["shared", "process"],
+        default="shared",
+        help="tests one after another in one fork of the loaded code (shared), or each in its own (process)",
     )
     run.add_argument("--json", action="store_true", help="print one JSON object")
     sbs.add_parser("check", help="print each protection and whether it is active here")
@@ -87,8 +91,12 @@ def _parser() -> argparse.ArgumentParser:
     srv.add_argument("--token-env", default="RLVR_SANDBOX_TOKEN", help="environment variable holding the bearer token")
     srv.add_argument("--concurrency", type=int, default=8, help="submissions executed at once")
     srv.add_argument("--per-client", type=int, default=64, help="submissions in flight per client")
-    bench = sbs.add_parser("bench", help="print the throughput table (bench/sandbox_throughput.py)")
-    bench.add_argument("--n", type=int, default=200)
+    bench = sbs.add_parser(
+        "bench", help="CPU per run, throughput and latency beside per-run baselines (bench/sandbox_throughput.py)"
+    )
+    bench.add_argument("--n", type=int, default=300, help="runs per cell")
+    bench.add_argument("--humaneval", action="store_true", help="also HumanEval's 164 solutions end to end")
+    bench.add_argument("--json", help="write the results to this file")
     sc = sub.add_parser(
         "score",
         help="the full reward breakdown and hack flags of one completion for one task",
@@ -299,7 +307,8 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     if args.sandbox_command == "bench":
         from rlvr.sandbox.bench import main as bench_main
 
-        bench_main(["--n", str(args.n)])
+        extra = (["--humaneval"] if args.humaneval else []) + (["--json", args.json] if args.json else [])
+        bench_main(["--n", str(args.n), *extra])
         return 0
     if args.sandbox_command == "check":
         with SandboxPool(1) as pool:
@@ -307,6 +316,11 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         width = max(len(k) for k in rows)
         for name, active in rows.items():
             print(f"{name:<{width}}  {'active' if active else 'NOT ACTIVE'}")
+        if not any(active for name, active in rows.items() if name.startswith("cgroup")):
+            print(
+                "no writable cgroup hierarchy: memory and time limits hold through rlimits (address space, "
+                "CPU seconds, processes) and the wall clock; peak memory and CPU time come from rusage"
+            )
         return 0 if all(rows.values()) else 1
     code_path, tests_path = Path(args.file), Path(args.tests)
     for p in (code_path, tests_path):
@@ -327,7 +341,12 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.memory_mb < 32:
         raise ConfigError(f"--memory-mb must be at least 32 (MiB), got {args.memory_mb}")
-    limits = Limits(timeout_s=args.timeout, memory_mb=args.memory_mb, parallel_tests=args.parallel_tests)
+    limits = Limits(
+        timeout_s=args.timeout,
+        memory_mb=args.memory_mb,
+        parallel_tests=args.parallel_tests,
+        test_isolation=args.test_isolation,
+    )
     try:
         with SandboxPool(1) as pool:
             result = execute(code_path.read_text(), tests, limits, pool=pool, language=args.language)

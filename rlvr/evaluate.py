@@ -68,6 +68,7 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
             timeout_s=cfg.sandbox.timeout_s,
             memory_mb=cfg.sandbox.memory_mb,
             parallel_tests=cfg.sandbox.parallel_tests,
+            test_isolation=cfg.sandbox.test_isolation,
         ),
         timeout_penalty=cfg.reward.timeout_penalty,
         sandbox_url=cfg.sandbox.url,

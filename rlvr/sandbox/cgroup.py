@@ -86,8 +86,14 @@ class Cgroup:
     reusable: bool = False
     _peak_fd: int | None = None  # v2: memory.peak, reset per descriptor
     _base: dict[str, int] = field(default_factory=dict)
+    _limits: tuple[int, int] | None = None  # the limits last written
 
     def set_limits(self, memory_mb: int, max_pids: int) -> None:
+        """Write the limits, unless they are the ones this group already has (only the
+        server writes them: nothing inside a run can reach the group's files)."""
+        if self._limits == (memory_mb, max_pids):
+            return
+        self._limits = None  # unknown until every write has succeeded
         mem = str(memory_mb * 2**20)
         if self.version == 2:
             d = self.fds["v2"]
@@ -103,6 +109,7 @@ class Cgroup:
             with contextlib.suppress(OSError):
                 _write(d, "memory.memsw.limit_in_bytes", mem)
             _write(self.fds["pids"], "pids.max", str(max_pids))
+        self._limits = (memory_mb, max_pids)
 
     def begin(self, memory_mb: int, max_pids: int) -> None:
         """Ready the group for a run: its limits written afresh, its counters reset or
@@ -125,6 +132,9 @@ class Cgroup:
             }
 
     def add(self, pid: int) -> None:
+        """Move a process into the group (pid 0: the calling process, which is how a
+        run's PID 1 moves itself, so that the kernel's wait for the move is spent by the
+        run, not by the server's event loop)."""
         for d in self.fds.values():
             _write(d, "cgroup.procs", str(pid))
 

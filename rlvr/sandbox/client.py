@@ -29,6 +29,7 @@ def _payload(code: str, tests: dict[str, Any] | list[str], limits: Limits, langu
             "memory_mb": limits.memory_mb,
             "test_timeout_s": limits.test_timeout_s,
             "parallel_tests": limits.parallel_tests,
+            "test_isolation": limits.test_isolation,
         },
     }
 

@@ -23,7 +23,7 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.sandbox import harness, jail
@@ -72,7 +72,7 @@ class Limits:
         return self.memory_mb * self.parallel_tests
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)  # every field is a plain value (asdict would deep-copy them)
 
 
 DEFAULT = Limits()
@@ -155,13 +155,17 @@ def _can_unshare() -> bool:
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/sandbox", "PYTHONHASHSEED": "0"}
 
 
-def _jailed_child(env: Environment, fds: dict[str, int], uid: int, request_fd: int, done_fd: int) -> None:
+def _jailed_child(
+    env: Environment, fds: dict[str, int], uid: int, request_fd: int, done_fd: int, cgroup: Cgroup | None
+) -> None:
     """Body of PID 1 of a run; never returns. It builds its part of the jail with no
     knowledge of the submission, then blocks reading the request (code, probes, limits)
     from `request_fd`; only then does it size its writable dirs, drop privileges, load
     seccomp, lower its resource limits and start the harness."""
     try:
         jail.set_pdeathsig(signal.SIGKILL)
+        if cgroup is not None:
+            cgroup.add(0)  # into the slot's group, before anything else (and before the request)
         # Move every descriptor we keep above the range we are about to fill.
         fds = {k: _high(os.dup(v)) for k, v in fds.items()}
         req = _high(os.dup(request_fd))
@@ -295,17 +299,10 @@ def arm(env: Environment) -> Armed:
     if pid == 0:
         os.close(req_w)
         os.close(done_r)
-        _jailed_child(env, fds, uid if uid is not None else os.getuid(), req_r, done_w)
+        _jailed_child(env, fds, uid if uid is not None else os.getuid(), req_r, done_w, cg)
     os.close(req_r)
     os.close(done_w)
-    armed = Armed(pid, os.pidfd_open(pid), cg, uid, fds, req_w, done_r)
-    if cg is not None:
-        try:
-            cg.add(pid)  # before the request: nothing of the submission runs outside it
-        except OSError:
-            kill(armed)
-            raise
-    return armed
+    return Armed(pid, os.pidfd_open(pid), cg, uid, fds, req_w, done_r)
 
 
 def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, language: str) -> None:
@@ -359,6 +356,10 @@ def collect(armed: Armed, outcome: str) -> dict[str, Any]:
         kill(armed)
     if outcome != "done":  # it ended (or was killed) without finishing: its status says how
         reap(armed, block=True)
+    elif armed.cgroup is None:  # resource use comes from PID 1's rusage: end it and reap it
+        kill(armed)
+        reap(armed, block=True)
+        armed.status = 0
     wall = time.monotonic() - armed.t0
     cg = armed.cgroup
     leftover = True

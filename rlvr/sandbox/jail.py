@@ -38,7 +38,6 @@ MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
 SYS_PIVOT_ROOT = 155  # x86_64
-SANDBOX_UID_BASE = 100_000
 WORK_DIR = "/sandbox"  # the run's writable working directory inside the jail
 
 # The interpreter's own symbols include libc's (ctypes.util is not imported: it pulls in

@@ -137,13 +137,14 @@ class Supervisor:
         except OSError:
             chunk = b""
         if not chunk:
-            self._drop(client.sock)
+            self._drop(client.sock, registered=True)
             return
         client.buf += chunk
         if client.need is None and len(client.buf) >= 4:
             (client.need,) = struct.unpack("!I", client.buf[:4])
             del client.buf[:4]
             if client.need > MAX_REQUEST:
+                self.sel.unregister(client.sock)
                 self._answer(client.sock, {"sandbox_error": f"request of {client.need} bytes is over the limit"})
                 return
         if client.need is not None and len(client.buf) >= client.need:
@@ -194,8 +195,8 @@ class Supervisor:
             sock.sendall(struct.pack("!I", len(data)) + data)
         self._drop(sock)
 
-    def _drop(self, sock: socket.socket) -> None:
-        with contextlib.suppress(KeyError, ValueError):
+    def _drop(self, sock: socket.socket, registered: bool = False) -> None:
+        if registered:
             self.sel.unregister(sock)
         sock.close()
 

@@ -75,6 +75,7 @@ class LimitsIn(BaseModel):
     memory_mb: int = Field(DEFAULT_MEMORY_MB, ge=MIN_MEMORY_MB, le=MAX_MEMORY_MB)
     test_timeout_s: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
     parallel_tests: int = Field(2, ge=1, le=16)
+    test_isolation: Literal["shared", "process"] = "shared"
 
 
 class RunRequest(BaseModel):
@@ -127,6 +128,7 @@ def _limits(li: LimitsIn) -> Limits:
         memory_mb=li.memory_mb,
         test_timeout_s=li.test_timeout_s,
         parallel_tests=li.parallel_tests,
+        test_isolation=li.test_isolation,
     )
 
 

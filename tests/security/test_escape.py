@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.sandbox import Limits, SandboxPool, execute
-from rlvr.sandbox.jail import SANDBOX_UID_BASE
+from rlvr.sandbox.uids import BASE, BLOCK_SIZE, BLOCKS
 from rlvr.types import RunStatus, TestStatus
 
 FAST = Limits(timeout_s=2.0, memory_mb=256)
@@ -32,7 +32,7 @@ def sandbox_processes() -> list[int]:
         except OSError:
             continue
         uid = int(status.get("Uid", "0").split()[0])
-        if not SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + 60_000:
+        if not BASE <= uid < BASE + BLOCKS * BLOCK_SIZE:
             continue
         ns_pid = status.get("NSpid", "").split()
         try:

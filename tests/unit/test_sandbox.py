@@ -164,7 +164,8 @@ def test_shared_mode_recovers_from_a_test_that_breaks_its_process() -> None:
         "    if x == 'close':\n        os.close(3)\n"
         "    if x == 'report':\n"
         "        for fd in range(4, 64):\n"
-        "            try:\n                os.write(fd, b'\\xff\\xff')\n            except OSError:\n                pass\n"
+        "            try:\n                os.write(fd, b'\\xff\\xff')\n"
+        "            except OSError:\n                pass\n"
         "    if x == 'kill':\n        os.kill(os.getpid(), signal.SIGKILL)\n"
         "    return x\n"
     )
