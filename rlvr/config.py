@@ -418,6 +418,11 @@ class RunConfig(_Section):
                 f"dist.sandbox_max_workers ({d.sandbox_max_workers}) is below dist.sandbox_workers "
                 f"({d.sandbox_workers}), the pool's floor"
             )
+        if d.colocate_sandbox and (d.rollout_cpus <= 0 or d.sandbox_cpus <= 0):
+            raise ValueError(
+                "dist.colocate_sandbox packs each rollout worker with its sandbox worker by the CPUs they ask for: "
+                "dist.rollout_cpus and dist.sandbox_cpus must be above 0"
+            )
         if self.algo.dynamic_sampling == "refill":
             raise ValueError(
                 "dist.backend ray: algo.dynamic_sampling 'refill' is not supported yet (a worker cannot draw more "
@@ -446,7 +451,7 @@ class RunConfig(_Section):
             (self.dist, ("address", "rollout_workers", "rollout_cpus", "rollout_gpus", "learner_cpus", "learner_gpus",
                          "sandbox_workers", "sandbox_cpus", "weights_uri", "produce_timeout_s",
                          "heartbeat_timeout_s", "sandbox_max_workers", "sandbox_scale_period_s",
-                         "sandbox_concurrency"),
+                         "sandbox_concurrency", "colocate_sandbox"),
              self.dist.backend != "ray", "used only with dist.backend 'ray'"),
             (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
              "used only for multi-turn episodes (rollout.max_turns > 1)"),

@@ -121,6 +121,11 @@ class DistConfig(_Section):
     """ray: runs at once in each sandbox server; null: sandbox.workers."""
     sandbox_cpus: float = Field(1.0, ge=0)
     """ray: CPUs each sandbox worker asks for (its server runs sandbox.workers at once)."""
+    colocate_sandbox: bool = False
+    """ray: give each rollout worker a sandbox worker of its own on the same node (a
+    placement group packing the two strictly: code runs where it is generated, without
+    crossing the network, and a node's CPUs serve its own rollouts). The worker runs its
+    code there first and fails over to the shared pool (sandbox_workers), if any."""
     weights_uri: str | None = None
     """ray: where the learner publishes each policy version (a path or an fsspec URL every
     worker can read, e.g. s3://bucket/run/weights); null: <run directory>/weights, which

@@ -37,7 +37,14 @@ from contextlib import nullcontext, suppress
 from typing import Any
 
 from rlvr.config import ConfigError, RunConfig
-from rlvr.dist.sandbox_workers import SandboxAutoscaler, SandboxFleet, _ray, sandbox_load_key, sandboxes_key
+from rlvr.dist.sandbox_workers import (
+    SandboxAutoscaler,
+    SandboxFleet,
+    SandboxWorkerRole,
+    _ray,
+    sandbox_load_key,
+    sandboxes_key,
+)
 from rlvr.types import Task
 
 CHECK_EVERY_S = 0.5
@@ -74,6 +81,7 @@ class RolloutWorkerRole:
         cwd: str | None,
         sandboxes: bool = False,
         token: str | None = None,
+        local_sandbox: Any = None,
     ) -> None:
         import dataclasses
 
@@ -107,8 +115,9 @@ class RolloutWorkerRole:
         self.channel = QueueChannel(RedisQueue(cfg.queue.url, stream=stream))
         settings = env_settings(cfg)
         self.fleet = None
-        if sandboxes:
-            self.fleet = SandboxFleet(self._client_for(cfg), sandboxes_key(stream), token, first=index)
+        if sandboxes or local_sandbox is not None:
+            key = sandboxes_key(stream) if sandboxes else ""
+            self.fleet = SandboxFleet(self._client_for(cfg), key, token, first=index, local=local_sandbox)
         if self.fleet is not None:
             settings = dataclasses.replace(settings, sandbox_runner=self.fleet)
         self.producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), TicketSampler([]))  # type: ignore[arg-type]
@@ -143,6 +152,8 @@ class RolloutWorkerRole:
         batch.stats["weights_load_s"] = t1 - t0
         if self.fleet is not None:
             batch.stats["sandbox_failovers"] = float(self.fleet.failovers)
+            if self.fleet.local is not None:  # the share of this worker's executions run beside it
+                batch.stats["sandbox_local_share"] = self.fleet.local_runs / max(1, self.fleet.runs)
         self.channel.put(batch, None)
         return {"step": step, "worker": self.index, "groups": len(batch.groups), "s": time.perf_counter() - t0}
 
@@ -374,6 +385,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
             ray.init(address=d.address, runtime_env={"env_vars": env}, log_to_driver=True)
         else:  # a local instance: as many CPUs as the roles ask for, even past this machine's
             sandboxes = max(d.sandbox_workers, d.sandbox_max_workers or 0)  # room for the pool's ceiling
+            sandboxes += d.rollout_workers if d.colocate_sandbox else 0
             need = d.learner_cpus + d.rollout_workers * d.rollout_cpus + sandboxes * d.sandbox_cpus
             os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # localhost only, and for this run alone
             ray.init(
@@ -390,6 +402,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
     scaler: SandboxAutoscaler | None = None
     stop = threading.Event()
     actors: list[Any] = []
+    groups: list[Any] = []  # placement groups (dist.colocate_sandbox)
     try:
         if cfg.queue.url is None:  # the run's own redis-server, on this machine, kept running
             server = LocalRedis(cfg.run_dir / "queue", fsync=cfg.queue.fsync)
@@ -410,13 +423,21 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         worker_cls = ray.remote(RolloutWorkerRole)
         workers = []
         for i in range(d.rollout_workers):
+            placement: dict[str, Any] = {}
+            local = None
+            if d.colocate_sandbox:
+                pg, local = _colocated_sandbox(ray, cfg, token, i)
+                groups.append(pg)
+                actors.append(local)
+                placement = {"scheduling_strategy": _in_bundle(pg, 0)}
             workers.append(
                 worker_cls.options(
                     num_cpus=d.rollout_cpus,
                     num_gpus=d.rollout_gpus,
                     max_restarts=-1,
                     max_task_retries=-1,
-                ).remote(cfg, i, weights_root, cwd, scaler is not None, token)
+                    **placement,
+                ).remote(cfg, i, weights_root, cwd, scaler is not None, token, local)
             )
         actors += workers
         learner = (
@@ -434,12 +455,43 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         for a in actors:
             with suppress(Exception):  # already gone
                 ray.kill(a)
+        for pg in groups:
+            with suppress(Exception):
+                ray.util.remove_placement_group(pg)
         if watcher is not None:
             watcher.join(timeout=30)  # it may be starting the server again: let it finish, then stop it
         if server is not None:
             server.close()
         if own:
             ray.shutdown()
+
+
+def _in_bundle(pg: Any, index: int) -> Any:
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    return PlacementGroupSchedulingStrategy(placement_group=pg, placement_group_bundle_index=index)
+
+
+def _colocated_sandbox(ray: Any, cfg: RunConfig, token: str, index: int) -> tuple[Any, Any]:
+    """Rollout worker `index`'s placement group (bundle 0: the worker, bundle 1: its sandbox
+    worker, STRICT_PACK: one node) and the sandbox worker, started in it."""
+    d = cfg.dist
+    worker = {"CPU": d.rollout_cpus, **({"GPU": d.rollout_gpus} if d.rollout_gpus else {})}
+    pg = ray.util.placement_group([worker, {"CPU": d.sandbox_cpus}], strategy="STRICT_PACK", name=f"rollout-{index}")
+    try:
+        ray.get(pg.ready(), timeout=300)
+    except Exception as e:
+        raise ConfigError(
+            f"dist.colocate_sandbox: no node has room for rollout worker {index} beside its sandbox worker "
+            f"({worker} + {{'CPU': {d.sandbox_cpus}}}): {type(e).__name__}: {e}"
+        ) from None
+    print(f"placement: rollout worker {index} and its sandbox worker packed on one node", file=sys.stderr, flush=True)
+    sandbox = (
+        ray.remote(SandboxWorkerRole)
+        .options(num_cpus=d.sandbox_cpus, scheduling_strategy=_in_bundle(pg, 1), max_restarts=-1, max_task_retries=-1)
+        .remote(d.sandbox_concurrency or cfg.sandbox.workers, token, cfg.sandbox.token_env)
+    )
+    return pg, sandbox
 
 
 def _keep_running(server: Any, stop: threading.Event) -> None:

@@ -100,13 +100,19 @@ class SandboxFleet:
     under a Redis key (it adds and removes servers as the load asks: the elastic pool).
     Each request goes to one server in turn; when one cannot be reached, the request goes
     to the next, and after a full round the list is read again (a restarted server has a
-    new address) before a second round. The verdict is the server's, as with one sandbox:
+    new address) before a second round. With `local` (the sandbox worker placed beside
+    this rollout worker, dist.colocate_sandbox), every request goes there first and the
+    shared servers are the fallback. The verdict is the server's, as with one sandbox:
     requests carry no state between tries."""
 
     REFRESH_S = 2.0
 
-    def __init__(self, client: Any, key: str, token: str | None, first: int = 0) -> None:
+    def __init__(self, client: Any, key: str, token: str | None, first: int = 0, local: Any = None) -> None:
         self.client, self.key, self.token = client, key, token
+        self.local = local  # a SandboxWorkerRole actor handle, or None
+        self.local_url = ""
+        self.local_runs = 0  # requests the local server answered (logged as rollout/sandbox_local_share)
+        self.runs = 0
         self.urls: list[str] = []
         self.read_at = 0.0
         self.clients: dict[str, Any] = {}
@@ -119,10 +125,22 @@ class SandboxFleet:
 
         with self.lock:
             if force or not self.urls or time.monotonic() - self.read_at > self.REFRESH_S:
-                raw = self.client.get(self.key)
+                raw = self.client.get(self.key) if self.key else None
                 self.urls = json.loads(raw) if raw else []
                 self.read_at = time.monotonic()
             return list(self.urls)
+
+    def _local_address(self, force: bool = False) -> str | None:
+        """The co-located server's address (asked of its actor, which starts the server
+        again if it died), or None without one or when its actor cannot answer."""
+        if self.local is None:
+            return None
+        if force or not self.local_url:
+            try:
+                self.local_url = str(_ray().get(self.local.address.remote(), timeout=60))
+            except Exception:  # its actor is restarting: the shared servers meanwhile
+                return None
+        return self.local_url
 
     def _client(self, url: str) -> Any:
         from rlvr.sandbox.client import SandboxClient
@@ -137,8 +155,19 @@ class SandboxFleet:
 
         with self.lock:
             start, self.turn = self.turn, self.turn + 1
+            self.runs += 1
         last: BaseException | None = None
         for attempt in range(3):
+            local = self._local_address(force=attempt > 0)
+            if local is not None:
+                try:
+                    result = self._client(local).run(code, tests, limits, language)
+                    with self.lock:
+                        self.local_runs += 1
+                    return result
+                except SandboxError as e:
+                    last = e
+                    self.failovers += 1
             urls = self._addresses(force=attempt > 0)
             for k in range(len(urls)):
                 url = urls[(start + k) % len(urls)]

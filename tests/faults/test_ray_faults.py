@@ -146,12 +146,17 @@ def test_two_rollout_workers_and_the_learner_killed_mid_run(tmp_path: Path) -> N
     assert versions and len(versions) <= 3  # published per version, old ones pruned
 
 
-def test_a_rollout_worker_a_sandbox_worker_and_the_redis_server_killed(tmp_path: Path) -> None:
-    """kill -9 of the rollout worker inside produce(): Ray restarts it and runs the ticket
-    again. After checkpoint 2, kill -9 of one of two sandbox servers (its requests go to
-    the other; no execution fails) and of the queue's redis-server (the driver starts it
+def test_a_rollout_worker_the_sandbox_servers_and_the_redis_server_killed(tmp_path: Path) -> None:
+    """The rollout worker runs its code on a sandbox worker packed beside it (a placement
+    group), with a shared one as fallback. kill -9 of the rollout worker inside produce():
+    Ray restarts it and runs the ticket again. After checkpoint 2, kill -9 of both
+    sandbox servers (requests fail over, the servers are started again on new ports and
+    found; no execution fails) and of the queue's redis-server (the driver starts it
     again on its files)."""
-    extra = ["dist.rollout_workers=1", "dist.sandbox_workers=2", "rollout.mode=async", "rollout.max_staleness=1"]
+    extra = [
+        "dist.rollout_workers=1", "dist.sandbox_workers=1", "dist.colocate_sandbox=true", "rollout.mode=async",
+        "rollout.max_staleness=1",
+    ]  # fmt: skip
     proc = _spawn(tmp_path, "killw", *extra, sandboxed=True)
     run = tmp_path / "killw"
     pids = _wait_for(lambda: _procs("ray::RolloutWorkerRole.produce", proc.pid), "a worker generating", proc)
@@ -159,14 +164,18 @@ def test_a_rollout_worker_a_sandbox_worker_and_the_redis_server_killed(tmp_path:
     os.kill(pids[0], signal.SIGKILL)  # mid-generation: the title says it is inside produce()
     _wait_for(lambda: (run / "checkpoints" / "step-000002" / "state.json").is_file(), "checkpoint 2", proc)
     servers = _procs(f"{sys.executable} -m rlvr.cli sandbox serve", proc.pid)
-    assert len(servers) >= 2, servers
-    os.kill(servers[0], signal.SIGKILL)
+    assert len(servers) >= 2, servers  # the co-located one and the shared one
+    for pid in servers:
+        os.kill(pid, signal.SIGKILL)
     os.kill(int((run / "queue" / "redis.pid").read_text().split()[0]), signal.SIGKILL)
     err = _finish(proc)
     assert "starting it again" in err
+    assert "placement: rollout worker 0 and its sandbox worker packed on one node" in err
     steps = _check_exactly_once(run)
     assert all(r.get("rollout/dropped_failed", 0) == 0 for r in steps)  # every execution got its verdict
-    assert steps[-1]["rollout/sandbox_failovers"] >= 1  # some went on to the other server
+    assert steps[-1]["rollout/sandbox_failovers"] >= 1  # some went on to another server meanwhile
+    assert steps[0]["rollout/sandbox_local_share"] == 1.0  # before the kill: all run beside the worker
+    assert steps[-1]["rollout/sandbox_local_share"] > 0.5
 
 
 def test_a_hung_rollout_worker_is_replaced_and_the_sandbox_pool_grows_under_load(tmp_path: Path) -> None:

@@ -114,3 +114,29 @@ def test_queue_url_needs_the_redis_backend() -> None:
     assert cfg.queue.backend == "redis" and cfg.queue.fsync == "always"
     with pytest.raises(ConfigError, match=r"queue\.fsync"):
         load_config(None, ["queue.fsync=sometimes"])
+
+
+def test_ray_settings_are_checked() -> None:
+    """On Ray the queue is redis; settings the Ray path cannot honour are refused by name,
+    and Ray-only settings are refused on the local backend."""
+    cfg = load_config(None, ["dist.backend=ray", "dist.rollout_workers=2", "dist.colocate_sandbox=true"])
+    assert cfg.queue.backend == "redis" and cfg.dist.colocate_sandbox
+    with pytest.raises(ConfigError, match=r"dist\.colocate_sandbox: set, but used only with dist\.backend 'ray'"):
+        load_config(None, ["dist.colocate_sandbox=true"])
+    with pytest.raises(ConfigError, match=r"rollout_cpus and dist\.sandbox_cpus must be above 0"):
+        load_config(None, ["dist.backend=ray", "dist.colocate_sandbox=true", "dist.sandbox_cpus=0"])
+    with pytest.raises(ConfigError, match=r"sandbox_max_workers \(1\) is below dist\.sandbox_workers \(2\)"):
+        load_config(None, ["dist.backend=ray", "dist.sandbox_workers=2", "dist.sandbox_max_workers=1"])
+    with pytest.raises(ConfigError, match="refill' is not supported yet"):
+        load_config(None, ["dist.backend=ray", "algo.dynamic_sampling=refill"])
+    with pytest.raises(ConfigError, match=r"queue\.url to a Redis every node can reach"):
+        load_config(None, ["dist.backend=ray", "dist.address=auto"])
+
+
+def test_sandbox_test_isolation_reaches_the_limits() -> None:
+    from rlvr.evaluate import env_settings
+
+    assert env_settings(load_config()).limits.test_isolation == "shared"
+    assert env_settings(load_config(None, ["sandbox.test_isolation=process"])).limits.test_isolation == "process"
+    with pytest.raises(ConfigError, match=r"sandbox\.test_isolation"):
+        load_config(None, ["sandbox.test_isolation=thread"])
