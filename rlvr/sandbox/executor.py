@@ -178,7 +178,8 @@ def _jailed_child(
         os.dup2(done, 6)
         os.closerange(7, 1 << 16)  # the server's socket, cgroups, other runs: every host descriptor
         if env.template:
-            jail.enter_run(DEFAULT.work_mb, DEFAULT.tmp_mb, uid)
+            assert env.jail_cfg is not None
+            jail.enter_run(DEFAULT.work_mb, DEFAULT.tmp_mb, uid, env.jail_cfg.under_tmp)
         else:
             os.setsid()  # without a PID namespace, the run is at least a process group of its own
             os.chdir(os.environ.get("RLVR_SANDBOX_FALLBACK_DIR", "/tmp"))

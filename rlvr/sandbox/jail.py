@@ -84,14 +84,20 @@ def set_pdeathsig(sig: int) -> None:
 class JailConfig:
     root_dir: str  # an empty directory on the host; mounted over inside the private mount namespace
     ro_paths: tuple[str, ...]  # host paths visible read-only inside
-    work_mb: int = 64
-    tmp_mb: int = 64
     hidden: tuple[str, ...] = ()  # directories under ro_paths shown empty inside (task data)
+
+    @property
+    def under_tmp(self) -> tuple[str, ...]:
+        """Read-only paths that lie under /tmp (a checkout or a virtual environment there):
+        each run's fresh /tmp would hide them, so `enter_run` shows them again on top."""
+        return tuple(p for p in self.ro_paths if p.startswith("/tmp/"))
 
 
 def default_ro_paths() -> tuple[str, ...]:
-    """What a Python submission needs to see: the system, the interpreter, its packages."""
-    paths = ["/usr", "/etc", sys.base_prefix, sys.prefix]
+    """What a Python submission needs to see: the system, the interpreter, its packages,
+    and any directories listed in RLVR_SANDBOX_SHOW (':'-separated; data a task reads)."""
+    extra = [p for p in os.environ.get("RLVR_SANDBOX_SHOW", "").split(":") if p]
+    paths = ["/usr", "/etc", sys.base_prefix, sys.prefix, *extra]
     out: list[str] = []
     for p in paths:
         rp = os.path.realpath(p)
@@ -247,16 +253,24 @@ def _tmpfs_options(mb: int, uid: int, mode: str) -> str:
     return f"size={mb}m,nr_inodes=16384,mode={mode},uid={uid},gid={uid}"
 
 
-def enter_run(work_mb: int, tmp_mb: int, uid: int) -> None:
+def enter_run(work_mb: int, tmp_mb: int, uid: int, under_tmp: tuple[str, ...] = ()) -> None:
     """In PID 1 of a run (forked by the server into a new PID namespace): mount, IPC and
     UTS namespaces of its own, a fresh size-capped tmpfs on /sandbox (the cwd) and /tmp
-    owned by the run's user, and a /proc that shows the run's processes only."""
+    owned by the run's user, and a /proc that shows the run's processes only. Read-only
+    paths under /tmp (`under_tmp`) are bound again on top of the fresh /tmp, read-only,
+    with what they hide (task data) still hidden."""
     unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
     with contextlib.suppress(OSError):
         _libc.sethostname(b"sandbox", 7)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    kept = [os.open(p, os.O_PATH | os.O_CLOEXEC) for p in under_tmp]  # before the fresh /tmp covers them
     for d, mb, mode in (("/tmp", tmp_mb, "1777"), (WORK_DIR, work_mb, "0755")):
         _mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(mb, uid, mode))
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path, fd in zip(under_tmp, kept, strict=True):
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.close(fd)
     os.chdir(WORK_DIR)
 
 

@@ -173,3 +173,46 @@ def test_sandbox_check_says_when_cgroups_are_missing() -> None:
     line = next(x for x in r.stdout.splitlines() if x.startswith("cgroup"))
     assert "NOT ACTIVE" in line
     assert "rlimits" in r.stdout and "memory and time limits hold through rlimits" in r.stdout
+
+
+def test_read_only_paths_under_tmp_stay_visible_over_each_fresh_tmp(tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """A checkout or virtual environment under /tmp (CI clones there) must stay readable
+    though each run mounts a fresh /tmp: RLVR_SANDBOX_SHOW adds such a directory, which is
+    shown again, read-only, on top of the run's /tmp; nothing else of the host's /tmp is."""
+    import uuid
+
+    base = f"/tmp/rlvr-show-{uuid.uuid4().hex[:8]}"
+    os.makedirs(base)
+    sibling = f"/tmp/rlvr-sibling-{uuid.uuid4().hex[:8]}"
+    with open(f"{base}/data.txt", "w") as f:
+        f.write("shown")
+    with open(sibling, "w") as f:
+        f.write("secret")
+    old = os.environ.get("RLVR_SANDBOX_SHOW")
+    os.environ["RLVR_SANDBOX_SHOW"] = base
+    try:
+        with SandboxPool(1) as pool:
+            code = (
+                "import os\ndef f():\n"
+                f"    seen = open({base + '/data.txt'!r}).read()\n"
+                "    try:\n"
+                f"        open({base + '/new.txt'!r}, 'w').write('x')\n"
+                "        wrote = True\n"
+                "    except OSError:\n"
+                "        wrote = False\n"
+                "    open('/tmp/own.txt', 'w').write('mine')\n"
+                f"    return seen, wrote, os.path.exists({sibling!r}), sorted(os.listdir('/tmp'))\n"
+            )
+            name = os.path.basename(base)
+            for _ in range(3):
+                r = execute(code, [f"assert f() == ('shown', False, False, ['own.txt', {name!r}])"], FAST, pool=pool)
+                assert r.passed == 1, r.tests[0].message
+    finally:
+        if old is None:
+            os.environ.pop("RLVR_SANDBOX_SHOW", None)
+        else:
+            os.environ["RLVR_SANDBOX_SHOW"] = old
+        os.remove(sibling)
+        for p in os.listdir(base):
+            os.remove(os.path.join(base, p))
+        os.rmdir(base)
