@@ -5,13 +5,18 @@ What is protected (where the machine allows it; `rlvr sandbox check` prints what
   with its own mount, IPC, UTS and (shared, empty, loopback-only) network namespaces; it
   sees a read-only view of /usr, /etc and the Python installation, a fresh size-capped
   /sandbox (its cwd) and /tmp, a minimal /dev and its own /proc; nothing else of the host;
+- tests of one run: in one fork of the loaded code, one after another (shared, the
+  default: a test can see what earlier tests of the run left, never the expected values)
+  or each in its own fork (process); docs/sandbox.md;
 - privileges: it runs as an unprivileged user id of its own, with no_new_privs and a
   seccomp filter refusing namespace, mount, ptrace, bpf, keyctl, kexec, module, perf and
   similar calls;
-- resources: a cgroup per run (memory, number of processes, CPU accounting) plus rlimits
-  (address space, CPU seconds, open files, file size, no core dumps), a wall-clock limit,
-  capped captured output; the whole process tree is killed and the cgroup removed after
-  every run, so nothing survives into the next one;
+- resources: a cgroup per run (memory, number of processes, CPU accounting; a pool slot's
+  group is reused only once every process of the previous run is gone, with its limits
+  rewritten and its counters reset) plus rlimits (address space, CPU seconds, processes
+  of its own user id, open files, file size, no core dumps), a wall-clock limit, capped
+  captured output; the whole process tree is killed after every run (PID 1's death ends
+  the PID namespace), so nothing survives into the next one;
 - the verdict: expected values never enter the sandbox. The sandbox reports observed
   values (builtin types only); the supervisor compares. Exit codes are informational.
 

@@ -1,9 +1,10 @@
 """The warm pool: a fork server with the interpreter and common modules already loaded.
 
-`SandboxPool.start()` launches `python -m rlvr.sandbox.server DIR` once. The server
-detects what the machine allows, then accepts one connection per run and forks a handler
-for it; the handler runs `executor.run_isolated` and answers with the raw observations.
-A run therefore costs a fork and the jail's set-up, not an interpreter start.
+`SandboxPool.start()` launches `python -m rlvr.sandbox.server DIR SLOTS` once. The
+server detects what the machine allows, moves into the jail's template, keeps jails
+armed, and answers each connection with the raw observations of one run (see
+rlvr/sandbox/server.py). A run therefore costs the fork of its PID 1, its mounts and its
+tests, not an interpreter start.
 
 Concurrency is bounded on the client side by a semaphore: when all slots are busy, a
 caller waits for one (backpressure); nothing is ever dropped.
@@ -66,7 +67,7 @@ class SandboxPool:
             return self
 
     def run(self, code: str, probes: list[dict[str, str]], limits: Limits, language: str = "python") -> dict[str, Any]:
-        """Raw observations of one run (see executor.run_isolated). Blocks for a free slot."""
+        """Raw observations of one run (see executor.collect). Blocks for a free slot."""
         if self._proc is None or self._proc.poll() is not None:
             self.start()
         with self._sem:
