@@ -14,43 +14,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rlvr.sandbox import SandboxPool  # noqa: E402
-from rlvr.sandbox.service import create_app  # noqa: E402
-from tests.security.test_load import CONCURRENCY, _submission  # noqa: E402
+from tests.security.test_load import CONCURRENCY, _submission, serve  # noqa: E402
 
 RUN_CODE = "import sys\nn = int(sys.stdin.read())\nprint(sum(i * i for i in range(n)))\n"
-
-
-def _serve(pool: SandboxPool) -> tuple[uvicorn.Server, threading.Thread, str]:
-    app = create_app(pool, token="bench", per_client_concurrency=CONCURRENCY)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cfg = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=1024, timeout_keep_alive=120)
-    srv = uvicorn.Server(cfg)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    while True:
-        try:
-            httpx.get(url + "/health")
-            return srv, thread, url
-        except httpx.TransportError:
-            time.sleep(0.05)
 
 
 async def _drive(url: str, n: int, body_of: Any, check: Any, path: str) -> list[float]:
@@ -90,7 +68,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
     pool = SandboxPool(8).start()
-    srv, thread, url = _serve(pool)
+    srv, thread, url = serve(pool, "bench")
     out: dict[str, Any] = {"concurrency": CONCURRENCY, "pool_slots": 8}
     try:
 
@@ -122,7 +100,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         thread.join(timeout=10)
         pool.close()
     print(f"{'endpoint':<36}{'n':>6}{'per s':>9}{'p50 ms':>9}{'p99 ms':>9}")
-    for name, key in (("/v1/run, 5,000 mixed (1/5 hostile)", "v1_run_mixed"), ("/run_code, short program", "run_code")):
+    for name, key in (
+        (f"/v1/run, {args.n:,} mixed (1/5 hostile)", "v1_run_mixed"),
+        ("/run_code, short program", "run_code"),
+    ):
         r = out[key]
         print(f"{name:<36}{r['n']:>6}{r['per_s']:>9.1f}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}")
     if args.json:

@@ -54,25 +54,30 @@ def _tmp_dirs() -> set[str]:
     return {p for p in os.listdir("/tmp") if p.startswith("rlvr-sandbox-")}
 
 
-def test_five_thousand_mixed_submissions() -> None:
-    cgroups_before, tmp_before = _cgroup_dirs(), _tmp_dirs()
-    pool = SandboxPool(8).start()
-    app = create_app(pool, token="load", per_client_concurrency=CONCURRENCY)
+def serve(pool: SandboxPool, token: str) -> tuple[uvicorn.Server, threading.Thread, str]:
+    """The service over `pool` on a free loopback port, in a thread; (server, thread, url)
+    once it answers. Also used by bench/sandbox_service.py."""
+    app = create_app(pool, token=token, per_client_concurrency=CONCURRENCY)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    srv = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=1024, timeout_keep_alive=120)
-    )
+    cfg = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=1024, timeout_keep_alive=120)
+    srv = uvicorn.Server(cfg)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
     while True:
         try:
             httpx.get(url + "/health")
-            break
+            return srv, thread, url
         except httpx.TransportError:
             time.sleep(0.05)
+
+
+def test_five_thousand_mixed_submissions() -> None:
+    cgroups_before, tmp_before = _cgroup_dirs(), _tmp_dirs()
+    pool = SandboxPool(8).start()
+    srv, thread, url = serve(pool, "load")
 
     async def drive() -> list[tuple[int, int, str]]:
         sem = asyncio.Semaphore(CONCURRENCY)
