@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
         default="shared",
         help="tests one after another in one fork of the loaded code (shared), or each in its own (process)",
     )
+    run.add_argument(
+        "--cpus", type=float, default=None, help="cores the run's processes may use together (default: no cap)"
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object")
     sbs.add_parser("check", help="print each protection and whether it is active here")
     srv = sbs.add_parser("serve", help="serve the sandbox over HTTP (OpenAPI at /docs)")
@@ -341,11 +344,14 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.memory_mb < 32:
         raise ConfigError(f"--memory-mb must be at least 32 (MiB), got {args.memory_mb}")
+    if args.cpus is not None and not 0.01 <= args.cpus <= 1024:
+        raise ConfigError(f"--cpus must be between 0.01 and 1024 cores, got {args.cpus}")
     limits = Limits(
         timeout_s=args.timeout,
         memory_mb=args.memory_mb,
         parallel_tests=args.parallel_tests,
         test_isolation=args.test_isolation,
+        cpus=args.cpus,
     )
     try:
         with SandboxPool(1) as pool:

@@ -43,6 +43,10 @@ class SandboxConfig(_Section):
     broken process costs that test only: the rest go on in a fresh fork); 'process': each
     in its own fork (nothing carries from test to test; about 1 ms more CPU per test). In
     both, expected values never enter the sandbox."""
+    cpus: float | None = Field(None, ge=0.01)
+    """Cores one submission's processes together may use (a CPU-bandwidth quota on its
+    cgroup), e.g. 1.0; null: no cap but the wall clock. Not enforced where the machine has
+    no CPU controller (`rlvr sandbox check` says so)."""
     workers: int = Field(4, ge=1)
     """Submissions executed concurrently."""
     url: str | None = None

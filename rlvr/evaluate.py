@@ -69,6 +69,7 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
             memory_mb=cfg.sandbox.memory_mb,
             parallel_tests=cfg.sandbox.parallel_tests,
             test_isolation=cfg.sandbox.test_isolation,
+            cpus=cfg.sandbox.cpus,
         ),
         timeout_penalty=cfg.reward.timeout_penalty,
         sandbox_url=cfg.sandbox.url,

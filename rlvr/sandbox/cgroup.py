@@ -1,5 +1,5 @@
-"""Control groups for runs: memory and process-count limits, CPU and peak-memory
-accounting, and killing a whole process tree, on cgroup v2 or v1.
+"""Control groups for runs: memory, process-count and CPU-bandwidth limits, CPU and
+peak-memory accounting, and killing a whole process tree, on cgroup v2 or v1.
 
 Groups live under a parent group made once for the fork server, under the cgroup the
 server already lives in (so outer limits, such as a test suite's own cap, still apply).
@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 ROOT = "/sys/fs/cgroup"
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
+V1_OPTIONAL = ("cpu",)  # CPU bandwidth: a run's `cpus` cap, enforced where the controller is
+CPU_PERIOD_US = 100_000
 
 
 def _own_path(controller: str | None) -> str:
@@ -65,6 +67,14 @@ def _read(dir_fd: int, name: str) -> str | None:
         os.close(fd)
 
 
+def _exists(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd)
+        return True
+    except OSError:
+        return False
+
+
 def _keyed(text: str | None) -> dict[str, int]:
     """'key value' lines (memory.events, cpu.stat, pids.events) as a dict."""
     out: dict[str, int] = {}
@@ -86,21 +96,31 @@ class Cgroup:
     reusable: bool = False
     _peak_fd: int | None = None  # v2: memory.peak, reset per descriptor
     _base: dict[str, int] = field(default_factory=dict)
-    _limits: tuple[int, int] | None = None  # the limits last written
+    _limits: tuple[int, int, float | None] | None = None  # the limits last written
 
-    def set_limits(self, memory_mb: int, max_pids: int) -> None:
+    @property
+    def cpu_capped(self) -> bool:
+        """Whether a `cpus` limit is enforced in this group (its CPU controller is there)."""
+        return "cpu" in self.fds if self.version == 1 else _exists(self.fds["v2"], "cpu.max")
+
+    def set_limits(self, memory_mb: int, max_pids: int, cpus: float | None = None) -> None:
         """Write the limits, unless they are the ones this group already has (only the
-        server writes them: nothing inside a run can reach the group's files)."""
-        if self._limits == (memory_mb, max_pids):
+        server writes them: nothing inside a run can reach the group's files). `cpus`:
+        the cores all the group's processes together may use (a CFS bandwidth quota per
+        100 ms period), None for no cap."""
+        if self._limits == (memory_mb, max_pids, cpus):
             return
         self._limits = None  # unknown until every write has succeeded
         mem = str(memory_mb * 2**20)
+        quota = str(max(1000, round(cpus * CPU_PERIOD_US))) if cpus is not None else None
         if self.version == 2:
             d = self.fds["v2"]
             _write(d, "memory.max", mem)
             with contextlib.suppress(OSError):
                 _write(d, "memory.swap.max", "0")
             _write(d, "pids.max", str(max_pids))
+            if self.cpu_capped:
+                _write(d, "cpu.max", f"{quota or 'max'} {CPU_PERIOD_US}")
         else:
             d = self.fds["memory"]
             with contextlib.suppress(OSError):  # lowering memsw below memory fails; order matters
@@ -109,12 +129,15 @@ class Cgroup:
             with contextlib.suppress(OSError):
                 _write(d, "memory.memsw.limit_in_bytes", mem)
             _write(self.fds["pids"], "pids.max", str(max_pids))
-        self._limits = (memory_mb, max_pids)
+            if "cpu" in self.fds:
+                _write(self.fds["cpu"], "cpu.cfs_period_us", str(CPU_PERIOD_US))
+                _write(self.fds["cpu"], "cpu.cfs_quota_us", quota or "-1")
+        self._limits = (memory_mb, max_pids, cpus)
 
-    def begin(self, memory_mb: int, max_pids: int) -> None:
+    def begin(self, memory_mb: int, max_pids: int, cpus: float | None = None) -> None:
         """Ready the group for a run: its limits written afresh, its counters reset or
         their baseline taken. The group must be empty (see `is_empty`)."""
-        self.set_limits(memory_mb, max_pids)
+        self.set_limits(memory_mb, max_pids, cpus)
         if self.version == 1:
             _write(self.fds["memory"], "memory.max_usage_in_bytes", "0")
             _write(self.fds["memory"], "memory.failcnt", "0")
@@ -242,6 +265,13 @@ class CgroupFactory:
     def available(self) -> bool:
         return self.version in (1, 2)
 
+    @property
+    def cpu_capped(self) -> bool:
+        """Whether runs' `cpus` limits are enforced (a CPU controller for their groups)."""
+        if self.version == 2:
+            return "cpu" in (_read(self.parent_fds["v2"], "cgroup.subtree_control") or "").split()
+        return "cpu" in self.parent_fds
+
     @classmethod
     def detect(cls, name: str = "rlvr-sandbox") -> CgroupFactory:
         if os.environ.get("RLVR_SANDBOX_NO_CGROUPS") == "1":
@@ -277,6 +307,14 @@ class CgroupFactory:
                 return cls(0)
             fds[ctrl] = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             bases[ctrl] = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        for ctrl in V1_OPTIONAL:  # without it, runs work as before and `cpus` is not enforced
+            base = os.path.join(ROOT, ctrl, _own_path(ctrl).lstrip("/"))
+            p = os.path.join(base, tag)
+            with contextlib.suppress(OSError):
+                if _writable(base) and os.path.isfile(os.path.join(base, "cpu.cfs_quota_us")):
+                    os.makedirs(p, exist_ok=True)
+                    fds[ctrl] = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                    bases[ctrl] = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         return cls(1, fds, tag, base_fds=bases, reusable=True)
 
     def _probe_reset(self) -> bool:
@@ -307,12 +345,12 @@ class CgroupFactory:
         cg.reusable = self.version == 1 or cg._peak_fd is not None
         return cg
 
-    def acquire(self, memory_mb: int, max_pids: int) -> Cgroup | None:
+    def acquire(self, memory_mb: int, max_pids: int, cpus: float | None = None) -> Cgroup | None:
         """An empty group, limits written and counters reset, or None without cgroups."""
         if not self.available:
             return None
         cg = self.free.pop() if self.free else self._make()
-        cg.begin(memory_mb, max_pids)
+        cg.begin(memory_mb, max_pids, cpus)
         return cg
 
     def release(self, cg: Cgroup) -> None:

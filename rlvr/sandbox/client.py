@@ -30,6 +30,7 @@ def _payload(code: str, tests: dict[str, Any] | list[str], limits: Limits, langu
             "test_timeout_s": limits.test_timeout_s,
             "parallel_tests": limits.parallel_tests,
             "test_isolation": limits.test_isolation,
+            "cpus": limits.cpus,
         },
     }
 

@@ -46,7 +46,12 @@ class Limits:
     side by side (in shared mode the second starts only when a test takes longer than
     `harness.SECOND_WORKER_AFTER_S`). The run's memory cap (its cgroup) is `memory_mb`
     per test process running at once, and each process is held to `memory_mb` of
-    address space."""
+    address space.
+
+    `cpus` caps the cores all the run's processes together may use (a CPU-bandwidth
+    quota on its cgroup: a fork bomb or a spinning thread pool gets that share of the
+    machine and no more); None leaves it to the wall clock and RLIMIT_CPU. Where the
+    machine has no CPU controller it is not enforced, which `rlvr sandbox check` shows."""
 
     timeout_s: float = 5.0
     memory_mb: int = 512
@@ -59,8 +64,11 @@ class Limits:
     open_files: int = 64
     parallel_tests: int = 2
     test_isolation: str = "shared"
+    cpus: float | None = None
 
     def __post_init__(self) -> None:
+        if self.cpus is not None and not 0.01 <= self.cpus <= 1024:
+            raise ValueError(f"cpus must be between 0.01 and 1024 cores (or None for no cap), got {self.cpus}")
         if self.parallel_tests < 1:
             raise ValueError(f"parallel_tests must be at least 1, got {self.parallel_tests}")
         if self.test_isolation not in TEST_ISOLATION:
@@ -135,6 +143,7 @@ class Environment:
             "unprivileged user of its own": self.root,
             "seccomp filter": self.seccomp,
             f"cgroup v{cg.version or '-'} (memory, pids, cpu; kill the tree)": cg.available,
+            "cpu cap per run (limits.cpus)": cg.available and cg.cpu_capped,
             "rlimits (address space, cpu, processes, files, file size, core)": True,
             "allow-listed environment": True,
         }
@@ -286,7 +295,7 @@ def arm(env: Environment) -> Armed:
     uid = env.uids.take() if env.uids is not None else None
     cg = None
     try:
-        cg = env.cgroups.acquire(DEFAULT.run_memory_mb, DEFAULT.max_processes)
+        cg = env.cgroups.acquire(DEFAULT.run_memory_mb, DEFAULT.max_processes, DEFAULT.cpus)
         req_r, req_w = os.pipe()
         done_r, done_w = os.pipe()
     except BaseException:
@@ -312,11 +321,12 @@ def fire(armed: Armed, code: str, probes: list[dict[str, str]], limits: Limits, 
     armed.limits = limits
     armed.deadline = armed.t0 + limits.timeout_s + 0.05
     cg = armed.cgroup
-    if cg is not None and (limits.run_memory_mb, limits.max_processes) != (
+    if cg is not None and (limits.run_memory_mb, limits.max_processes, limits.cpus) != (
         DEFAULT.run_memory_mb,
         DEFAULT.max_processes,
+        DEFAULT.cpus,
     ):
-        cg.set_limits(limits.run_memory_mb, limits.max_processes)
+        cg.set_limits(limits.run_memory_mb, limits.max_processes, limits.cpus)
     request = {
         "code": code,
         "probes": probes,

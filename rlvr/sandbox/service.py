@@ -76,6 +76,7 @@ class LimitsIn(BaseModel):
     test_timeout_s: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
     parallel_tests: int = Field(2, ge=1, le=16)
     test_isolation: Literal["shared", "process"] = "shared"
+    cpus: float | None = Field(None, ge=0.01, le=1024)
 
 
 class RunRequest(BaseModel):
@@ -129,6 +130,7 @@ def _limits(li: LimitsIn) -> Limits:
         test_timeout_s=li.test_timeout_s,
         parallel_tests=li.parallel_tests,
         test_isolation=li.test_isolation,
+        cpus=li.cpus,
     )
 
 

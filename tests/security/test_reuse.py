@@ -89,6 +89,24 @@ def test_limits_of_one_run_do_not_carry_over(pool: SandboxPool) -> None:
     assert_host_clean(pool)
 
 
+def test_a_cpu_cap_holds_over_all_processes_of_a_run_and_does_not_carry_over(pool: SandboxPool) -> None:
+    """`cpus` caps the run's processes together (three spinning for 0.6 s of wall time
+    get a quarter of a core between them), and the next run on the same slot is uncapped."""
+    if not pool.protections.get("cpu cap per run (limits.cpus)"):
+        pytest.skip("no CPU controller for the sandbox's cgroups on this machine")
+    spin = (
+        "import os, time\nparent = os.getpid()\nos.fork()\nif os.getpid() == parent:\n    os.fork()\n"
+        "t = time.monotonic()\nwhile time.monotonic() - t < 0.6:\n    pass\n"
+        "if os.getpid() != parent:\n    os._exit(0)\ndef f():\n    return 1\n"
+    )
+    for _ in range(ROUNDS // 2):
+        capped = execute(spin, ["assert f() == 1"], Limits(timeout_s=5, cpus=0.25, parallel_tests=1), pool=pool)
+        assert capped.passed == 1 and capped.cpu_time_s <= 0.25 * capped.wall_time_s + 0.05, capped
+        free = execute(spin, ["assert f() == 1"], Limits(timeout_s=5, parallel_tests=1), pool=pool)
+        assert free.passed == 1 and free.cpu_time_s > 0.6, free  # about 1.2 s on two idle cores
+    assert_host_clean(pool)
+
+
 def test_runs_at_once_have_their_own_user_ids_and_process_limits(pool: SandboxPool) -> None:
     """Runs side by side have distinct user ids from the server's block, so a run that
     holds its whole process limit does not take a process from the other."""

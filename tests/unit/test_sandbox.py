@@ -183,6 +183,18 @@ def test_test_isolation_is_validated() -> None:
         Limits(test_isolation="thread")
 
 
+def test_a_cpu_cap_is_validated_and_sent_to_a_remote_sandbox() -> None:
+    from rlvr.sandbox.client import _payload
+    from rlvr.sandbox.service import LimitsIn
+
+    for bad in (0, -1, 0.001, 2000):
+        with pytest.raises(ValueError, match="cpus"):
+            Limits(cpus=bad)
+    assert _payload("x = 1", ["assert x"], Limits(cpus=0.5))["limits"]["cpus"] == 0.5
+    assert LimitsIn(**_payload("x = 1", ["assert x"], Limits(cpus=0.5))["limits"]).cpus == 0.5
+    assert Limits().cpus is None
+
+
 def test_parallel_tests_must_be_positive() -> None:
     with pytest.raises(ValueError, match="parallel_tests"):
         Limits(parallel_tests=0)
