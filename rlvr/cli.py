@@ -208,12 +208,17 @@ def _quiet_libraries() -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from rlvr.preflight import check_run
+
+    cfg = load_config(args.config, args.overrides)
+    # Plugins, tasks, split, sinks and model name checked before torch is even imported, so
+    # a mistake is answered in about a second. (On --resume the model is the checkpoint's:
+    # checked, with everything else again, once the run is assembled.)
+    check_run(cfg, check_model_name=not args.resume)
+    from rlvr.train import dist
     from rlvr.train.loop import train
 
     _quiet_libraries()
-    cfg = load_config(args.config, args.overrides)
-    load_plugins(cfg)
-    from rlvr.train import dist
 
     if dist.launched():  # torchrun --nproc-per-node N -m rlvr.cli train ...: the sharded learner
         from rlvr.train.sharded import run_launched
@@ -253,15 +258,16 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from rlvr.evaluate import evaluate
-    from rlvr.models import load_policy
     from rlvr.preflight import check_run
 
-    _quiet_libraries()
     flags = [f"engine.kind={args.engine}"] if args.engine else []
     flags += [f"engine.base_url={args.base_url}"] if args.base_url else []
     cfg = load_config(args.config, [*args.overrides, *flags])
     source = _checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
     eval_tasks = check_run(cfg, evaluating=True, model=source).eval_tasks
+    from rlvr.models import load_policy  # the model stack, once the inputs are known to be good
+
+    _quiet_libraries()
     if cfg.engine.kind == "openai":  # the server holds the weights; the tokenizer makes the token ids
         from rlvr.models import load_tokenizer
 
@@ -502,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _is_user_error(e: BaseException) -> bool:
     """Errors that name a problem in the user's input or setup: one line, no traceback."""
-    from rlvr.models import ModelLoadError
+    from rlvr.model_names import ModelLoadError
     from rlvr.sandbox.spec import SpecError
     from rlvr.tasks import TaskLoadError
     from rlvr.trace.parquet import StoreError

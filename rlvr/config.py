@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from rlvr.algos import ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES
+from rlvr.algo_names import BUILTIN, registered
 from rlvr.config_base import ConfigError, _Section
 from rlvr.config_curriculum import CurriculumConfig
 from rlvr.config_load import apply_override, describe_fields, load_config, load_plugins, load_run_config
@@ -216,11 +216,10 @@ class AlgoConfig(_Section):
     @field_validator("advantage", "policy_loss", "kl_estimator")
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
-        names = {
-            "advantage": [*ADVANTAGES.names(), "gae"],
-            "policy_loss": POLICY_LOSSES.names(),
-            "kl_estimator": KL_ESTIMATORS.names(),
-        }[str(info.field_name)]
+        kind = str(info.field_name)
+        if value in BUILTIN[kind]:
+            return value
+        names = registered(kind)
         if value not in names:
             raise ValueError(f"'{value}' is unknown; valid: {', '.join(names)}")
         return value

@@ -1,21 +1,23 @@
-"""pass@1 on held-out tasks: greedy decoding, one sample per task, all tests must pass."""
+"""pass@1 on held-out tasks: greedy decoding, one sample per task, all tests must pass.
+
+Also the environment settings and scorer of a run's config, which `rlvr score` uses
+alone: the model stack (torch, transformers, the engines) is imported only when a model
+is evaluated, so scoring a completion starts in a fraction of the time."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 from rlvr.config import RunConfig
 from rlvr.envs import EnvSettings
 from rlvr.rewards.scorer import Scorer
-from rlvr.rollout.engine import SamplingParams
-from rlvr.rollout.factory import make_engine
-from rlvr.rollout.runner import run_episodes
 from rlvr.sandbox import Limits
-from rlvr.trace.store import solved
 from rlvr.types import Task, Trajectory
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
 @dataclass
@@ -89,6 +91,11 @@ def evaluate(
     model: PreTrainedModel | None, tokenizer: PreTrainedTokenizerBase, tasks: list[Task], cfg: RunConfig
 ) -> EvalResult:
     """pass@1 of the policy on `tasks` (model None: the engine serves its own, engine.kind openai)."""
+    from rlvr.rollout.engine import SamplingParams
+    from rlvr.rollout.factory import make_engine
+    from rlvr.rollout.runner import run_episodes
+    from rlvr.trace.store import solved
+
     if not tasks:
         raise ValueError("no tasks to evaluate")
     engine = make_engine(cfg, model, tokenizer, for_training=False)

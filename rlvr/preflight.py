@@ -15,9 +15,11 @@ from pathlib import Path
 from rlvr.config import ConfigError, RunConfig, load_plugins
 from rlvr.envs.base import check_task
 from rlvr.evaluate import pick_eval_tasks
-from rlvr.models import check_model, resolve_device
+from rlvr.model_names import check_model
 from rlvr.tasks import load_tasks, split_tasks
 from rlvr.types import Task
+
+_read: dict[tuple[str, int, int], list[Task]] = {}  # the last task set read, by source
 
 
 @dataclass
@@ -43,14 +45,23 @@ def suite_name(source: str) -> str:
     return re.sub(r"[^a-z0-9_]", "_", name.lower()) or "suite"
 
 
-def check_run(cfg: RunConfig, *, evaluating: bool | None = None, model: str | None = None) -> RunInputs:
+def check_run(
+    cfg: RunConfig, *, evaluating: bool | None = None, model: str | None = None, check_model_name: bool = True
+) -> RunInputs:
     """Raise ConfigError, TaskLoadError or ModelLoadError naming the problem, or return
     the run's tasks. `evaluating`: whether held-out tasks are needed (default: when the
     config evaluates before or after training); `model`: the model actually to be loaded
-    (a checkpoint's, for `rlvr eval --checkpoint`), default the config's."""
+    (a checkpoint's, for `rlvr eval --checkpoint`), default the config's;
+    `check_model_name` False leaves the model and device out (not known yet). Called
+    twice for one run (by the CLI before torch is imported, then by the run's assembly),
+    the tasks are read once."""
     load_plugins(cfg)
     tc = cfg.tasks
-    tasks = load_tasks(tc.source, tc.min_difficulty, tc.max_difficulty, check=check_task)
+    key = (tc.source, tc.min_difficulty, tc.max_difficulty)
+    if key not in _read:
+        _read.clear()
+        _read[key] = load_tasks(tc.source, tc.min_difficulty, tc.max_difficulty, check=check_task)
+    tasks = list(_read[key])
     train, held_out = split_tasks(tasks, tc.eval_fraction)
     evals = pick_eval_tasks(held_out, cfg.eval.num_tasks)
     if evaluating is None:
@@ -69,11 +80,16 @@ def check_run(cfg: RunConfig, *, evaluating: bool | None = None, model: str | No
     from rlvr.train.sinks import check_sinks
 
     check_sinks(cfg)  # before the run directory exists: a missing extra leaves nothing behind
+    if not check_model_name:
+        return RunInputs(train, evals, _suites(cfg) if evaluating else {})
     check_model(model or cfg.model.name_or_path)
-    try:
-        resolve_device(cfg.model.device)
-    except RuntimeError as e:
-        raise ConfigError(str(e)) from None
+    if cfg.model.device != "cpu":  # a GPU must exist (asking torch; the CPU always does)
+        from rlvr.models import resolve_device
+
+        try:
+            resolve_device(cfg.model.device)
+        except RuntimeError as e:
+            raise ConfigError(str(e)) from None
     return RunInputs(train, evals, _suites(cfg) if evaluating else {})
 
 

@@ -161,3 +161,29 @@ def test_bad_input_gets_one_clear_line(workdir: Path, args: list[str], message: 
 
 def test_the_table_covers_thirty_mistakes() -> None:
     assert len(CASES) >= 30 and len({c[0] for c in CASES}) == len(CASES)
+
+
+def test_mistakes_in_the_config_or_tasks_are_answered_before_torch_is_imported(workdir: Path) -> None:
+    """A bad task file or key costs about a second: the checks run before the training
+    stack (torch, transformers) is imported. Also `rlvr score` and `rlvr sandbox run`
+    never import it. (An algorithm name that is not rlvr's own is looked up in the
+    registries plugins add to, which do import it.)"""
+    rows = [
+        ["train", "cfg.yaml", *BASE, "tasks.source=broken.jsonl"],
+        ["train", "cfg.yaml", *BASE, "tasks.source=dupes.jsonl"],
+        ["train", "cfg.yaml", *BASE, "model.name_or_path=./no/such/model"],
+        ["train", "cfg.yaml", *BASE, "train.lr=-1"],
+        ["eval", "cfg.yaml", *BASE, "tasks.source=gone.jsonl"],
+        ["score", "tiny.jsonl", "reply.txt", "--task-id", "t/0"],
+        ["sandbox", "run", "prog.py", "--tests", "tests.json"],
+    ]
+    code = (
+        "import json, sys\nfrom rlvr.cli import main\n"
+        "codes = [main(argv) for argv in json.loads(sys.argv[1])]\n"
+        "print(json.dumps({'codes': codes, 'torch': 'torch' in sys.modules}))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(rows)], cwd=workdir, capture_output=True, text=True, timeout=120
+    )
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out == {"codes": [2, 2, 2, 2, 2, 0, 0], "torch": False}, (out, r.stderr)
