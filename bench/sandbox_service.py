@@ -2,6 +2,9 @@
 rollout workers do): throughput of 5,000 mixed submissions (a fifth hostile: fork and
 memory bombs, early exits, sleepers, daemons) on /v1/run at concurrency 64, and the
 latency of SandboxFusion's /run_code (a short program) at concurrency 64: p50, p99.
+The mixed load runs twice, back to back: without a CPU cap per run, and with the cap the
+load test uses (`limits.cpus`, a quarter of a core: spinning hostile runs then stop
+taking both cores from the rest).
 
     python bench/sandbox_service.py [--n 5000] [--run-code 1000] [--json PATH]
 
@@ -26,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rlvr.sandbox import SandboxPool  # noqa: E402
-from tests.security.test_load import CONCURRENCY, _submission, serve  # noqa: E402
+from tests.security.test_load import CONCURRENCY, CPUS, _submission, serve  # noqa: E402
 
 RUN_CODE = "import sys\nn = int(sys.stdin.read())\nprint(sum(i * i for i in range(n)))\n"
 
@@ -72,17 +75,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"concurrency": CONCURRENCY, "pool_slots": 8}
     try:
 
-        def run_body(i: int) -> dict[str, Any]:
-            code, tests, _ = _submission(i)
-            return {"code": code, "tests": tests, "limits": {"timeout_s": 1.0, "memory_mb": 128}}
-
         def run_check(i: int, data: dict[str, Any]) -> None:
             if data["status"] == "SANDBOX_ERROR" or int(data["passed"]) != _submission(i)[2]:
                 raise AssertionError(f"submission {i}: {data['status']} passed={data['passed']}")
 
-        t0 = time.perf_counter()
-        lat = asyncio.run(_drive(url, args.n, run_body, run_check, "/v1/run"))
-        out["v1_run_mixed"] = _summary(lat, time.perf_counter() - t0)
+        for key, cpus in (("v1_run_mixed", None), ("v1_run_mixed_cpu_capped", CPUS)):
+
+            def run_body(i: int, cpus: float | None = cpus) -> dict[str, Any]:
+                code, tests, _ = _submission(i)
+                return {"code": code, "tests": tests, "limits": {"timeout_s": 1.0, "memory_mb": 128, "cpus": cpus}}
+
+            t0 = time.perf_counter()
+            lat = asyncio.run(_drive(url, args.n, run_body, run_check, "/v1/run"))
+            out[key] = _summary(lat, time.perf_counter() - t0)
 
         def code_body(i: int) -> dict[str, Any]:
             return {"code": RUN_CODE, "language": "python", "stdin": str(1000 + i), "run_timeout": 5}
@@ -99,13 +104,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         srv.should_exit = True
         thread.join(timeout=10)
         pool.close()
-    print(f"{'endpoint':<36}{'n':>6}{'per s':>9}{'p50 ms':>9}{'p99 ms':>9}")
+    print(f"{'endpoint':<48}{'n':>6}{'per s':>9}{'p50 ms':>9}{'p99 ms':>9}")
     for name, key in (
-        (f"/v1/run, {args.n:,} mixed (1/5 hostile)", "v1_run_mixed"),
+        (f"/v1/run, {args.n:,} mixed (1/5 hostile), no CPU cap", "v1_run_mixed"),
+        (f"/v1/run, {args.n:,} mixed, cpus {CPUS} per run", "v1_run_mixed_cpu_capped"),
         ("/run_code, short program", "run_code"),
     ):
         r = out[key]
-        print(f"{name:<36}{r['n']:>6}{r['per_s']:>9.1f}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}")
+        print(f"{name:<48}{r['n']:>6}{r['per_s']:>9.1f}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
     return out
