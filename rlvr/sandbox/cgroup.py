@@ -134,6 +134,16 @@ class Cgroup:
                 _write(self.fds["cpu"], "cpu.cfs_quota_us", quota or "-1")
         self._limits = (memory_mb, max_pids, cpus)
 
+    def uncap_cpu(self) -> None:
+        """Lift the CPU cap (to tear a run down quickly); the next `set_limits` writes it again."""
+        if self._limits is None or self._limits[2] is None or not self.cpu_capped:
+            return
+        self._limits = None
+        if self.version == 2:
+            _write(self.fds["v2"], "cpu.max", f"max {CPU_PERIOD_US}")
+        else:
+            _write(self.fds["cpu"], "cpu.cfs_quota_us", "-1")
+
     def begin(self, memory_mb: int, max_pids: int, cpus: float | None = None) -> None:
         """Ready the group for a run: its limits written afresh, its counters reset or
         their baseline taken. The group must be empty (see `is_empty`)."""

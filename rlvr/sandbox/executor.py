@@ -415,6 +415,11 @@ def kill(armed: Armed) -> None:
     (the kernel's doing); without one, the cgroup or the process group is killed too."""
     if not armed.killed:
         armed.killed = True
+        if armed.cgroup is not None and armed.limits.cpus is not None:
+            # a throttled process cannot run its own exit until its next slice: lift the
+            # cap so that a capped fork bomb dies at once (the next run rewrites it)
+            with contextlib.suppress(OSError):
+                armed.cgroup.uncap_cpu()
         if armed.cgroup is not None and armed.cgroup.version == 2:
             with contextlib.suppress(OSError):
                 armed.cgroup.kill_all(timeout=0)

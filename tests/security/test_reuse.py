@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -104,6 +105,21 @@ def test_a_cpu_cap_holds_over_all_processes_of_a_run_and_does_not_carry_over(poo
         assert capped.passed == 1 and capped.cpu_time_s <= 0.25 * capped.wall_time_s + 0.05, capped
         free = execute(spin, ["assert f() == 1"], Limits(timeout_s=5, parallel_tests=1), pool=pool)
         assert free.passed == 1 and free.cpu_time_s > 0.6, free  # about 1.2 s on two idle cores
+    assert_host_clean(pool)
+
+
+def test_a_capped_fork_bomb_is_torn_down_at_its_time_limit(pool: SandboxPool) -> None:
+    """A throttled process cannot run its own exit until its next slice of CPU: the cap is
+    lifted when a run is killed, so a fork bomb held to 1% of a core still ends on time
+    (before that fix these calls took 1 to 5 s, each slower than the last)."""
+    if not pool.protections.get("cpu cap per run (limits.cpus)"):
+        pytest.skip("no CPU controller for the sandbox's cgroups on this machine")
+    bomb = "import os\nfor _ in range(5):\n    os.fork()\nwhile True:\n    pass\n"
+    limits = Limits(timeout_s=0.5, cpus=0.01, max_processes=64)
+    for _ in range(3):
+        t = time.monotonic()
+        r = execute(bomb, ["assert True"], limits, pool=pool)
+        assert r.status is RunStatus.TIMEOUT and time.monotonic() - t < 1.0, (r.status, time.monotonic() - t)
     assert_host_clean(pool)
 
 
