@@ -1,6 +1,7 @@
 """The names of rlvr's own advantage estimators, policy losses and KL estimators, without
 importing torch: a config naming one of them is validated without loading the tensor
-stack (which `rlvr score`, `rlvr sandbox` and `rlvr check` never need). A name not
+stack (which `rlvr score` and `rlvr sandbox` never need, and which `rlvr train` loads only
+once its inputs are checked). A name not
 listed here is looked up in the registries of `rlvr.algos` (plugins add to those);
 tests/unit/test_config.py checks that these lists match the registries."""
 
