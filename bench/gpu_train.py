@@ -80,10 +80,10 @@ def run(model_dir: Path, device: str, steps: int, domain_source: str) -> dict:
 def cpu_vs_cuda_logprobs(model_dir: Path) -> float:
     import torch
 
-    from rlvr.models import load_policy
+    from rlvr.learner.logprobs import sequence_logprobs
     from rlvr.rollout.engine import SamplingParams
     from rlvr.rollout.hf import HFEngine
-    from rlvr.train.logprobs import sequence_logprobs
+    from rlvr.rollout.models import load_policy
 
     torch.backends.cuda.matmul.allow_tf32 = False
     cpu, tok = load_policy(str(model_dir), device="cpu")

@@ -197,7 +197,7 @@ def defended_verdicts(
     from concurrent.futures import ThreadPoolExecutor
 
     from rlvr.config import RunConfig
-    from rlvr.scoring import score_completion
+    from rlvr.envs.scoring import score_completion
     from rlvr.types import Trajectory
 
     cfg = RunConfig()  # rlvr's defaults

@@ -56,8 +56,8 @@ import torch  # noqa: E402
 
 from rlvr.algos.advantages import grpo_advantages  # noqa: E402
 from rlvr.config import RewardConfig, RunConfig  # noqa: E402
+from rlvr.envs.scoring import score_completion  # noqa: E402
 from rlvr.rewards.canary import is_canary, maybe_canary  # noqa: E402
-from rlvr.scoring import score_completion  # noqa: E402
 from rlvr.tasks import load_tasks  # noqa: E402
 from rlvr.types import Task  # noqa: E402
 

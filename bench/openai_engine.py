@@ -39,10 +39,10 @@ import torch  # noqa: E402
 
 from rlvr.config import load_config  # noqa: E402
 from rlvr.envs import make_env  # noqa: E402
-from rlvr.evaluate import env_settings  # noqa: E402
-from rlvr.models import EMBEDDED, load_policy  # noqa: E402
+from rlvr.envs.settings import env_settings  # noqa: E402
 from rlvr.rollout.engine import Completion, Engine, SamplingParams  # noqa: E402
 from rlvr.rollout.hf import HFEngine  # noqa: E402
+from rlvr.rollout.models import EMBEDDED, load_policy  # noqa: E402
 from rlvr.rollout.openai import OpenAIEngine  # noqa: E402
 from rlvr.rollout.runner import render  # noqa: E402
 from rlvr.tasks import load_tasks  # noqa: E402

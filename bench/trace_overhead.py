@@ -31,8 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rlvr.config import load_config  # noqa: E402
-from rlvr.trace import parquet  # noqa: E402
-from rlvr.train import monitor  # noqa: E402
+from rlvr.trace import monitor, parquet  # noqa: E402
 from rlvr.train.loop import train  # noqa: E402
 
 

@@ -6,7 +6,7 @@ put groups); 1 consumer process takes up to 500 at a time and acknowledges them.
 entry carries the monotonic time of its put, so the consumer measures put -> ack latency.
 Sustained throughput is acknowledged entries per second over the measuring window (after
 a warm-up). Backends side by side: `redis` (a local redis-server started here, with its
-append-only file, fsync everysec and always) and `memory` (rlvr.dist.queue.MemoryQueue,
+append-only file, fsync everysec and always) and `memory` (rlvr.pipeline.redis_queue.MemoryQueue,
 threads in one process: the in-process path, no durability) as the baseline.
 
     .venv/bin/python bench/trajectory_queue.py                 # about a minute
@@ -36,8 +36,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rlvr.dist.queue import MemoryQueue, RedisQueue  # noqa: E402
-from rlvr.dist.redis_server import LocalRedis  # noqa: E402
+from rlvr.pipeline.redis_queue import MemoryQueue, RedisQueue  # noqa: E402
+from rlvr.pipeline.redis_server import LocalRedis  # noqa: E402
 
 HEADER = struct.Struct("<q")  # the put's monotonic time, ns
 

@@ -81,12 +81,12 @@ def _logprob_agreement() -> float:
     import torch
 
     from rlvr.config import load_config
-    from rlvr.models import load_policy
+    from rlvr.learner.learner import Learner
     from rlvr.rollout.engine import SamplingParams
     from rlvr.rollout.hf import HFEngine
+    from rlvr.rollout.models import load_policy
     from rlvr.rollout.runner import encode_prompt
     from rlvr.tasks import load_tasks
-    from rlvr.train.learner import Learner
     from rlvr.types import Trajectory
 
     model, tok = load_policy("smollm2-135m-instruct")
@@ -115,9 +115,9 @@ def run_trl(steps: int, out: dict) -> None:
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from rlvr.models import embedded_model_dir, load_policy
     from rlvr.rewards import completion_reward
     from rlvr.rewards.extract import extract_code
+    from rlvr.rollout.models import embedded_model_dir, load_policy
     from rlvr.sandbox import execute
     from rlvr.tasks import load_tasks, split_tasks
 

@@ -107,8 +107,8 @@ def timed_generate(engine: Any, prompts: list[list[int]], max_new: int) -> dict[
 def train_step_split(engine: Any, model: Any, tok: Any, cfg: Any, n_prompts: int, group: int, max_new: int) -> dict:
     import torch
 
+    from rlvr.learner.learner import Learner
     from rlvr.rollout.engine import SamplingParams
-    from rlvr.train.learner import Learner
     from rlvr.types import RewardBreakdown, Trajectory
 
     learner = Learner(model, cfg, pad_id=tok.pad_token_id)
@@ -173,8 +173,8 @@ def main() -> None:
     import vllm
 
     from rlvr.config import load_config
-    from rlvr.models import load_policy
     from rlvr.rollout.hf import HFEngine
+    from rlvr.rollout.models import load_policy
     from rlvr.rollout.vllm import VLLMEngine
 
     compute = "float32" if args.fp32 else "bfloat16"

@@ -276,3 +276,74 @@ class Trajectory:
     @classmethod
     def from_json(cls, text: str) -> Trajectory:
         return cls.from_dict(json.loads(text))
+
+
+@dataclass
+class Group:
+    """The G trajectories of one prompt (same `group_id`), tagged with its domain and the
+    policy version that generated it; `uses` counts how often the learner trained on it."""
+
+    group_id: str
+    domain: str
+    version: int
+    trajs: list[Trajectory]
+    uses: int = 0
+
+    @property
+    def priority(self) -> float:
+        rewards = [t.reward.total if t.reward else 0.0 for t in self.trajs]
+        return (max(rewards) - min(rewards) if rewards else 0.0) + 0.01
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group_id": self.group_id,
+            "domain": self.domain,
+            "version": self.version,
+            "uses": self.uses,
+            "trajs": [t.to_dict() for t in self.trajs],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Group:
+        return cls(
+            d["group_id"], d["domain"], int(d["version"]), [Trajectory.from_dict(t) for t in d["trajs"]], int(d["uses"])
+        )
+
+
+@dataclass
+class RolloutBatch:
+    """One training step's groups as the pipeline hands them to the learner, with the groups
+    it dropped (failed, uninformative, canaries, stale: kept for the trace), the producer's
+    counters and the sampler's figures. Serialised whole into the queue and checkpoints."""
+
+    step: int
+    version: int
+    groups: list[Group]
+    dropped: list[Group] = field(default_factory=list)  # failed or uninformative, kept for the trace
+    stats: dict[str, float] = field(default_factory=dict)
+    curriculum: dict[str, float] = field(default_factory=dict)  # the sampler's figures for this step
+
+    @property
+    def trajs(self) -> list[Trajectory]:
+        return [t for g in self.groups for t in g.trajs]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "version": self.version,
+            "groups": [g.to_dict() for g in self.groups],
+            "dropped": [g.to_dict() for g in self.dropped],
+            "stats": self.stats,
+            "curriculum": self.curriculum,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RolloutBatch:
+        return cls(
+            int(d["step"]),
+            int(d["version"]),
+            [Group.from_dict(g) for g in d["groups"]],
+            [Group.from_dict(g) for g in d["dropped"]],
+            dict(d["stats"]),
+            dict(d.get("curriculum", {})),
+        )

@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from rlvr.models import TINY, load_policy
+from rlvr.rollout.models import TINY, load_policy
 
 
 @pytest.fixture(autouse=True)

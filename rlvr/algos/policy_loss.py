@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import torch
 
-from rlvr.algos.aggregate import aggregate
+from rlvr.algos.aggregation import aggregate
 from rlvr.algos.registry import Registry
 
 PolicyLossFn = Callable[..., tuple[torch.Tensor, dict[str, float]]]

@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from rlvr.config_curriculum import CurriculumConfig
+from rlvr.config.curriculum import CurriculumConfig
 from rlvr.curriculum.estimates import TaskEstimates
 from rlvr.curriculum.mix import POOLED, DomainMix
 from rlvr.curriculum.pools import POOLS

@@ -18,7 +18,7 @@ import math
 import random
 from typing import Any
 
-from rlvr.config_curriculum import CurriculumConfig
+from rlvr.config.curriculum import CurriculumConfig
 
 POOLED = "*"  # the one pool's name under domain_mix 'pooled'
 

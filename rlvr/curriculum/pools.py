@@ -19,7 +19,7 @@ import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from rlvr.config_curriculum import CurriculumConfig
+from rlvr.config.curriculum import CurriculumConfig
 from rlvr.curriculum.estimates import TaskEstimates
 from rlvr.types import Task
 

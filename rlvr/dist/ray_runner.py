@@ -12,7 +12,7 @@ s - max_staleness (0 in sync mode), with the newest published version, so the
 staleness bound holds across processes. The worker loads that version from the weights
 store (safetensors per version, `dist.weights_uri`), generates, scores, and puts the
 batch into the Redis stream as entry `step/<s+1>`; the learner takes entries by step
-(rlvr.train.queued.QueueChannel, holding ones that arrive early).
+(rlvr.pipeline.queued.QueueChannel, holding ones that arrive early).
 
 Faults, with Ray's own restarts: a rollout worker that dies is restarted by Ray and its
 unfinished tickets re-run (max_task_retries); if it had already put its batch, the copy
@@ -88,12 +88,12 @@ class RolloutWorkerRole:
         import torch
 
         from rlvr.config import load_plugins
-        from rlvr.dist.queue import RedisQueue
-        from rlvr.evaluate import env_settings, make_scorer
-        from rlvr.models import load_policy
+        from rlvr.pipeline.redis_queue import RedisQueue
+        from rlvr.envs.settings import env_settings, make_scorer
+        from rlvr.rollout.models import load_policy
         from rlvr.train.build import seed_everything
-        from rlvr.train.queued import QueueChannel
-        from rlvr.train.rollouts import RolloutProducer
+        from rlvr.pipeline.queued import QueueChannel
+        from rlvr.pipeline.rollouts import RolloutProducer
 
         if cwd:
             os.chdir(cwd)
@@ -178,7 +178,7 @@ class RayRollouts:
     def __init__(
         self, run: Any, channel: Any, backlog: list[Any], in_flight: dict[str, list[str]], workers: list[Any], root: str
     ) -> None:
-        from rlvr.lora import merged_copy
+        from rlvr.rollout.lora import merged_copy
 
         self.ray = _ray()
         self.run, self.channel, self.workers, self.root = run, channel, workers, root
@@ -285,7 +285,7 @@ class RayRollouts:
                 self.timeouts += 1
 
     def next(self, step: int, version: int) -> Any:
-        from rlvr.train.rollouts import _outcome
+        from rlvr.pipeline.rollouts import _outcome
 
         while True:
             batch = self.channel.take(step, block_s=CHECK_EVERY_S)
@@ -338,7 +338,7 @@ class RayRollouts:
 
 def entry_missing(channel: Any, step: int) -> bool:
     """The step's batch is neither trained nor held (a worker died before its put)."""
-    from rlvr.train.queued import entry_id
+    from rlvr.pipeline.queued import entry_id
 
     return entry_id(step) not in channel.trained and step not in channel.early
 
@@ -374,7 +374,7 @@ class LearnerRole:
 def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> Any:
     """The whole run on Ray (see the module's docstring); returns its TrainSummary."""
     ray = _ray()
-    from rlvr.dist.redis_server import LocalRedis
+    from rlvr.pipeline.redis_server import LocalRedis
 
     d = cfg.dist
     cwd = None

@@ -46,7 +46,7 @@ class SandboxWorkerRole:
         self._start()
 
     def _start(self) -> None:
-        from rlvr.dist.redis_server import _die_with_parent
+        from rlvr.pipeline.redis_server import _die_with_parent
 
         ray = _ray()
         env = {**os.environ, self.token_env: self.token}

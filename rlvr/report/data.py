@@ -181,7 +181,7 @@ def _read_config(source: str, uri: str) -> tuple[dict[str, Any] | None, str | No
                 text = f.read()
         except (OSError, ValueError):
             continue
-        from rlvr.config_base import redact
+        from rlvr.config.base import redact
 
         try:
             cfg = yaml.safe_load(text)

@@ -27,8 +27,8 @@ import tokenize
 from collections.abc import Iterator
 from typing import Any
 
-from rlvr import pyparse
 from rlvr.rewards.hardcoding import Literals, nontrivial, same
+from rlvr.tasks import pyparse
 
 Finding = tuple[str, int, str, str]
 STRONG, SUSPECT = "strong", "suspect"

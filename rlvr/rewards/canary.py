@@ -30,7 +30,7 @@ import math
 import random
 from typing import Any
 
-from rlvr import pyparse
+from rlvr.tasks import pyparse
 from rlvr.types import CANARY, Task, TestStatus, Trajectory
 
 

@@ -22,8 +22,8 @@ import ast
 from collections import Counter
 from typing import Any
 
-from rlvr import pyparse
 from rlvr.rewards.base import RewardComponent
+from rlvr.tasks import pyparse
 from rlvr.types import ExecutionResult
 
 _TRIVIAL = {"else:", "try:", "finally:", "pass", "return", "continue", "break", "}", "{", ")", "]"}

@@ -52,7 +52,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rlvr import pyparse
 from rlvr.rewards.answers import (
     answer_sequence,
     constant_output,
@@ -62,6 +61,7 @@ from rlvr.rewards.answers import (
     stdio_cases,
 )
 from rlvr.rewards.hardcoding import mappings, matched_cases, nontrivial
+from rlvr.tasks import pyparse
 
 SIGNATURES = (
     "early_exit",

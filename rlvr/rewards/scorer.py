@@ -19,14 +19,14 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlvr.config import RewardConfig
+from rlvr.config import ConfigError, RewardConfig
 from rlvr.rewards.base import RewardComponent
 from rlvr.rewards.canary import passed_canary
 from rlvr.rewards.combine import Term, combine, combine_group
 from rlvr.rewards.efficiency import efficiency_reward
 from rlvr.rewards.extract import extract_code, extract_final_answer
 from rlvr.rewards.format import FormatRules, format_reward
-from rlvr.rewards.hacks import BEHAVIOURAL, STRONG, SUSPECT, HackFinding, detect_hacks, hack_flags
+from rlvr.rewards.hacks import BEHAVIOURAL, FLAGS, STRONG, SUSPECT, HackFinding, detect_hacks, hack_flags
 from rlvr.rewards.length import overlong_penalty
 from rlvr.rewards.security import security_reward
 from rlvr.types import ExecutionResult, RewardBreakdown, Task, Trajectory
@@ -40,11 +40,19 @@ def is_code_task(task: Task) -> bool:
     return task.tests.get("format") in CODE_FORMATS and task.metadata.get("language", "python") == "python"
 
 
+def check_hack_ignore(names: Sequence[str]) -> None:
+    """Raise ConfigError naming `reward.hack_ignore`'s unknown signatures, with the valid ones."""
+    bad = [n for n in names if n not in FLAGS]
+    if bad:
+        raise ConfigError(f"reward.hack_ignore: unknown hack signature(s) {bad}; valid: {', '.join(FLAGS)}")
+
+
 class Scorer:
     """Scores trajectories for one run. `execute` runs a reference solution (for the
     efficiency component); `max_new_tokens` is the length component's limit."""
 
     def __init__(self, cfg: RewardConfig, *, max_new_tokens: int, execute: Executor | None = None) -> None:
+        check_hack_ignore(cfg.hack_ignore)
         self.cfg = cfg
         self.max_new_tokens = max_new_tokens
         self.execute = execute

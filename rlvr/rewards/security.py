@@ -16,8 +16,8 @@ import ast
 import re
 from typing import Any
 
-from rlvr import pyparse
 from rlvr.rewards.base import RewardComponent
+from rlvr.tasks import pyparse
 
 _SPAWN = {
     "subprocess.run",

@@ -26,11 +26,11 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from rlvr.models import autocast
-from rlvr.padding import distinct_prompts
 from rlvr.rollout.engine import Completion, Report, SamplingParams, check_prompts
 from rlvr.rollout.kvcache import preallocated_cache
+from rlvr.rollout.models import autocast
 from rlvr.rollout.packed import packed_linears
+from rlvr.rollout.padding import distinct_prompts
 
 
 class HFEngine:

@@ -27,7 +27,7 @@ def hf_weight_names(weights: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
         if ".lora_" in name or ".base_layer." in name:
             raise ValueError(
                 f"an engine holding its own weights takes plain (merged) weights; got a LoRA adapter tensor "
-                f"{name!r}: publish rlvr.lora.merged_copy(model).state_dict() (LoRA with engine.kind vllm or a "
+                f"{name!r}: publish rlvr.rollout.lora.merged_copy(model).state_dict() (LoRA with engine.kind vllm or a "
                 "reloading server is not supported yet)"
             )
         for mark in _WRAPPER_MARKS:

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rlvr import pyparse
+from rlvr.tasks import pyparse
 from rlvr.types import HELD_OUT
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from rlvr import pyparse
+from rlvr.tasks import pyparse
 
 
 class _Rename(ast.NodeTransformer):

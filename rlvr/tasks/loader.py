@@ -191,3 +191,19 @@ def split_tasks(tasks: list[Task], eval_fraction: float) -> tuple[list[Task], li
     train = sorted((t for t in tasks if not is_eval(t.id, eval_fraction)), key=lambda t: t.id)
     evals = sorted((t for t in tasks if is_eval(t.id, eval_fraction)), key=lambda t: t.id)
     return train, evals
+
+
+def pick_eval_tasks(tasks: list[Task], n: int | None) -> list[Task]:
+    """The first n held-out tasks, taken in turn from each domain (in order of first
+    appearance) so that a mixed run evaluates every domain; with one domain, the first n."""
+    if not n or n >= len(tasks):
+        return list(tasks)
+    queues: dict[str, list[Task]] = {}
+    for t in tasks:
+        queues.setdefault(t.domain, []).append(t)
+    out: list[Task] = []
+    while len(out) < n:
+        for q in queues.values():
+            if q and len(out) < n:
+                out.append(q.pop(0))
+    return out

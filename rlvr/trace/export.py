@@ -110,7 +110,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlvr.config_base import ConfigError
+    from rlvr.config.base import ConfigError
     from rlvr.trace.parquet import run_store_uri
 
     if args.fmt == "sft" and (args.min_margin is not None or args.max_pairs_per_group is not None):
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 def parse_steps(text: str | None) -> tuple[int | None, int | None] | None:
     """--steps: "A:B" (both included), "A:", ":B" or "N" -> (first, last); None: every step."""
-    from rlvr.config_base import ConfigError
+    from rlvr.config.base import ConfigError
 
     if text is None:
         return None
@@ -153,7 +153,7 @@ def parse_steps(text: str | None) -> tuple[int | None, int | None] | None:
 
 
 def output_kind(out: str) -> str:
-    from rlvr.config_base import ConfigError
+    from rlvr.config.base import ConfigError
 
     for kind in ("jsonl", "parquet"):
         if out.lower().endswith("." + kind):

@@ -27,20 +27,21 @@ from safetensors.torch import load_file
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.curriculum import Curriculum
-from rlvr.evaluate import EvalResult, env_settings, evaluate, make_scorer
-from rlvr.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
-from rlvr.models import load_policy
-from rlvr.preflight import RunInputs, check_run
+from rlvr.envs.settings import env_settings, make_scorer
+from rlvr.learner.learner import Learner
+from rlvr.pipeline.buffer import ExperienceBuffer
+from rlvr.pipeline.rollouts import AsyncRollouts, RolloutProducer, Rollouts, SyncRollouts
+from rlvr.rollout.evaluate import EvalResult, evaluate
+from rlvr.rollout.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
+from rlvr.rollout.models import load_policy
+from rlvr.trace.monitor import RunMonitor
 from rlvr.trace.parquet import TraceStore
 from rlvr.trace.store import JsonlStore, read_jsonl, summarize_step, truncate_after_step
-from rlvr.train.buffer import ExperienceBuffer
 from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, weights_fingerprint
 from rlvr.train.ckpt_store import CheckpointStore
-from rlvr.train.learner import Learner
-from rlvr.train.monitor import RunMonitor
+from rlvr.train.preflight import RunInputs, check_run
 from rlvr.train.progress import Progress
-from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, Rollouts, SyncRollouts
-from rlvr.types import Trajectory
+from rlvr.types import RolloutBatch, Trajectory
 
 
 @dataclass
@@ -281,7 +282,7 @@ def build_run(
         TraceStore(trace_uri).truncate_after(start)
     channel = None
     if cfg.queue.backend == "redis":
-        from rlvr.train.queued import open_channel  # redis is imported only by runs that use it
+        from rlvr.pipeline.queued import open_channel  # redis is imported only by runs that use it
 
         try:
             channel = open_channel(cfg, run_dir, trained, resuming=ckpt is not None)
@@ -390,7 +391,7 @@ def _queue_resume_check(cfg: RunConfig, ckpt: Path, recorded: dict[str, Any]) ->
 def _queued_rollouts(
     cfg: RunConfig, producer: RolloutProducer, channel: Any, backlog: list[RolloutBatch], start: int, version: int
 ) -> SyncRollouts | AsyncRollouts:
-    from rlvr.train.queued import QueuedAsyncRollouts, QueuedSyncRollouts
+    from rlvr.pipeline.queued import QueuedAsyncRollouts, QueuedSyncRollouts
 
     if cfg.rollout.mode == "async":
         return QueuedAsyncRollouts(

@@ -9,7 +9,7 @@
         log(batch, stats); maybe checkpoint   # buffer and untrained batches included
 
 Sync rollouts share the learner's model, so they always sample from the current policy;
-async ones run a step or more ahead on a copy of the weights (rlvr.train.rollouts).
+async ones run a step or more ahead on a copy of the weights (rlvr.pipeline.rollouts).
 Everything before the first step (resuming, loading, evaluation before training, the
 rollouts) and the per-step chores (logging, checkpoints, evaluation after) are built by
 rlvr.train.build, so that this loop is the whole of what a step does.
@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from rlvr.config import RunConfig
+from rlvr.learner.learner import Learner
+from rlvr.trace.monitor import RunStopped
 from rlvr.train.build import TrainSummary, build_run, load_policy_at, policy_source, seed_everything
-from rlvr.train.learner import Learner
-from rlvr.train.monitor import RunStopped
 
 __all__ = ["TrainSummary", "load_policy_at", "policy_source", "seed_everything", "train"]
 

@@ -160,7 +160,7 @@ def rejudge(
     `moved` empty where nothing changed)."""
     from rlvr.config import ConfigError, load_config, load_plugins, load_run_config
     from rlvr.envs.base import check_task
-    from rlvr.evaluate import env_settings, make_scorer
+    from rlvr.envs.settings import env_settings, make_scorer
     from rlvr.rewards.canary import canary_from_id, is_canary
     from rlvr.tasks import load_tasks
 
@@ -301,9 +301,9 @@ def replay_update(run_dir: Path, step: int) -> UpdateReplay:
     from safetensors.torch import load_file
 
     from rlvr.config import ConfigError, load_plugins, load_run_config
+    from rlvr.learner.learner import Learner
     from rlvr.trace.store import read_jsonl
     from rlvr.train.checkpoint import load_trainer_state, weights_fingerprint
-    from rlvr.train.learner import Learner
     from rlvr.train.loop import load_policy_at, seed_everything
 
     cfg = load_run_config(run_dir)

@@ -99,8 +99,8 @@ def _check_exactly_once(run: Path) -> list[dict]:
     ids = [(r["group_id"], r["sample"]) for r in traced]
     assert len(groups) == STEPS * PROMPTS and len(ids) == len(set(ids)) == STEPS * PROMPTS * GROUP
     assert sorted({r["step"] for r in traced}) == list(range(1, STEPS + 1))
-    from rlvr.dist.queue import QueueError, RedisQueue
-    from rlvr.dist.redis_server import LocalRedis
+    from rlvr.pipeline.redis_queue import QueueError, RedisQueue
+    from rlvr.pipeline.redis_server import LocalRedis
 
     server = LocalRedis(run / "queue")
     for _ in range(100):  # the run's own server may still be writing its file out and exiting

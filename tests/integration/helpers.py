@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import torch
 
-import rlvr.train.rollouts as rollouts_mod
+import rlvr.pipeline.rollouts as rollouts_mod
 from rlvr.envs import EnvSettings
-from rlvr.models import load_tokenizer
 from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.hf import HFEngine
+from rlvr.rollout.models import load_tokenizer
 from rlvr.rollout.runner import run_episodes
 from rlvr.tasks import load_tasks
 from rlvr.types import RewardBreakdown, Trajectory

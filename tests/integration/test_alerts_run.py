@@ -15,9 +15,9 @@ import pytest
 
 from rlvr.cli import main
 from rlvr.config import load_config
+from rlvr.trace.monitor import RunStopped
 from rlvr.trace.query import query
 from rlvr.train.loop import train
-from rlvr.train.monitor import RunStopped
 from tests.integration.helpers import tiny_run, use_scripted_policy, write_add_tasks
 
 QUICK = Path(__file__).parents[2] / "examples" / "quickstart.yaml"

@@ -92,8 +92,8 @@ def test_a_hub_id_loads_from_the_local_hugging_face_cache(tmp_path: Path) -> Non
     downloaded before (here a tiny model laid out as the hub cache lays out a download)."""
     import os
 
-    from rlvr.models import TINY as TINY_MODEL
-    from rlvr.models import load_policy
+    from rlvr.rollout.models import TINY as TINY_MODEL
+    from rlvr.rollout.models import load_policy
 
     snapshot = tmp_path / "hf" / "hub" / "models--acme--tiny-coder" / "snapshots" / ("0" * 40)
     model, tok = load_policy(TINY_MODEL, seed=3)
@@ -103,7 +103,7 @@ def test_a_hub_id_loads_from_the_local_hugging_face_cache(tmp_path: Path) -> Non
     (snapshot.parents[1] / "refs" / "main").write_text("0" * 40)
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
     args = ["config", "examples/quickstart.yaml", "model.name_or_path=acme/tiny-coder"]
-    cmd = [sys.executable, "-c", "from rlvr.models import load_policy; m, _ = load_policy('acme/tiny-coder'); "
+    cmd = [sys.executable, "-c", "from rlvr.rollout.models import load_policy; m, _ = load_policy('acme/tiny-coder'); "
            "print(sum(p.numel() for p in m.parameters()))"]  # fmt: skip
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
@@ -189,8 +189,8 @@ def test_eval_runs_on_every_bundled_domain() -> None:
     """`rlvr eval` machinery on each domain: tasks route to their environments, every
     episode is judged and scored (a tiny random model solves nothing)."""
     from rlvr.config import load_config
-    from rlvr.evaluate import evaluate
-    from rlvr.models import load_policy
+    from rlvr.rollout.evaluate import evaluate
+    from rlvr.rollout.models import load_policy
     from rlvr.tasks import load_tasks
 
     cfg = load_config(

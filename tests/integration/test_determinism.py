@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rlvr.train.logprobs import SharedPrompts, token_stats
+from rlvr.learner.logprobs import SharedPrompts, token_stats
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def _small_model_dir(path: Path) -> Path:
     gather is large enough to be split across threads."""
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from rlvr.models import embedded_tokenizer_dir
+    from rlvr.rollout.models import embedded_tokenizer_dir
 
     tok = AutoTokenizer.from_pretrained(str(embedded_tokenizer_dir()))
     cfg = LlamaConfig(

@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from rlvr.config import load_config
-from rlvr.models import load_policy
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.rollout.factory import make_engine
+from rlvr.rollout.models import load_policy
 
 Build = Callable[[contextlib.ExitStack, Path], tuple[Engine, Any, Any]]  # -> (engine, the policy model, tokenizer)
 

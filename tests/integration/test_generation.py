@@ -1,8 +1,8 @@
 import torch
 
+from rlvr.learner.logprobs import sequence_logprobs
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
-from rlvr.train.logprobs import sequence_logprobs
 
 
 def _prompts(tok):  # type: ignore[no-untyped-def]

@@ -10,8 +10,8 @@ import pytest
 from rlvr.config import RewardConfig, RunConfig, load_config
 from rlvr.envs import EnvSettings
 from rlvr.envs.base import make_env, run_sync
+from rlvr.envs.scoring import score_completion
 from rlvr.rewards.canary import make_canary
-from rlvr.scoring import score_completion
 from rlvr.tasks import load_tasks
 from rlvr.trace.query import query
 from rlvr.train.loop import train

@@ -4,10 +4,10 @@ import pytest
 import torch
 
 from rlvr.config import load_config
+from rlvr.learner.learner import Learner, group_advantages
+from rlvr.learner.logprobs import sequence_logprobs
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
-from rlvr.train.learner import Learner, group_advantages
-from rlvr.train.logprobs import sequence_logprobs
 from rlvr.types import RewardBreakdown
 from tests.integration.helpers import tiny_batch
 
@@ -54,7 +54,7 @@ def test_prompts_shared_across_micro_batches(tiny, plain) -> None:  # type: igno
     length, each micro-batch's backward, then the prompt pass's once): log-probs and
     gradients equal running every row in full on its own. A cache that is not plain
     key/value tensors is read once, with the gradient going through it directly."""
-    from rlvr.train.logprobs import SharedPrompts, token_stats
+    from rlvr.learner.logprobs import SharedPrompts, token_stats
 
     model, _ = tiny
     prompts = [[1, 5, 7, 9], [3, 4], [1, 5, 7, 9], [8, 8, 8, 8, 8, 2], [3, 4]]
@@ -90,7 +90,7 @@ def test_prompts_shared_across_micro_batches(tiny, plain) -> None:  # type: igno
 
 
 def test_prompt_windows_keep_groups_whole_within_the_budget() -> None:
-    from rlvr.train.learner import _prompt_windows
+    from rlvr.learner.learner import _prompt_windows
     from rlvr.types import Trajectory
 
     def traj(group: str, plen: int) -> Trajectory:
@@ -290,7 +290,7 @@ def test_ppo_value_head_learns_the_return(tiny) -> None:  # type: ignore[no-unty
 def test_fused_head_gradient_equals_plain_autograd(tiny) -> None:  # type: ignore[no-untyped-def]
     """The head's hand-written backward (softmax - onehot in one pass) gives autograd's
     gradient through log_softmax and gather (the checkpointed path the entropy bonus uses)."""
-    from rlvr.train.logprobs import token_stats
+    from rlvr.learner.logprobs import token_stats
 
     model, _ = tiny
     prompts = [[1, 5, 7, 9], [1, 5, 7, 9], [3, 4]]

@@ -12,7 +12,7 @@ import torch
 from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
 from rlvr.config import load_config
-from rlvr.models import TINY, load_tokenizer
+from rlvr.rollout.models import TINY, load_tokenizer
 from rlvr.train.loop import train
 
 QUICK = Path(__file__).parents[2] / "examples" / "quickstart.yaml"

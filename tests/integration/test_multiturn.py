@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rlvr.envs import EnvSettings
-from rlvr.models import load_tokenizer
 from rlvr.rollout.engine import Completion, SamplingParams
+from rlvr.rollout.models import load_tokenizer
 from rlvr.rollout.runner import run_episodes
 from rlvr.types import Task
 

@@ -15,7 +15,7 @@ import pytest
 
 from rlvr.config import RunConfig
 from rlvr.envs.python_code import noop_program
-from rlvr.scoring import score_completion
+from rlvr.envs.scoring import score_completion
 from rlvr.tasks.loader import BUNDLED_DIR, load_tasks
 from rlvr.types import Task
 

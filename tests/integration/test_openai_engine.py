@@ -37,10 +37,10 @@ import torch
 
 from rlvr.config import load_config
 from rlvr.envs import make_env
-from rlvr.evaluate import env_settings, make_scorer
-from rlvr.models import EMBEDDED, load_policy, load_tokenizer
+from rlvr.envs.settings import env_settings, make_scorer
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
+from rlvr.rollout.models import EMBEDDED, load_policy, load_tokenizer
 from rlvr.rollout.openai import OpenAIEngine, OpenAIEngineError, RemoteWeightsUnsupported, TokenIdsUnavailable
 from rlvr.rollout.runner import render, run_episodes
 from rlvr.tasks import load_tasks

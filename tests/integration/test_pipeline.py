@@ -13,9 +13,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from rlvr.pipeline.rollouts import RolloutFailed
 from rlvr.train.checkpoint import latest_checkpoint
 from rlvr.train.loop import train
-from rlvr.train.rollouts import RolloutFailed
 from tests.integration.test_train import _toy_cfg
 from tests.integration.toy_env import write_flaky_tasks
 
@@ -54,7 +54,7 @@ def test_async_rollouts_go_on_after_a_step_the_learner_skips(
     must not wait for a version that never comes (it used to, forever)."""
     import threading
 
-    from rlvr.train.learner import Learner
+    from rlvr.learner.learner import Learner
 
     real, calls = Learner.step, [0]
 

@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from rlvr.config import ConfigError
-from rlvr.dist.queue import RedisQueue
-from rlvr.dist.redis_server import LocalRedis
+from rlvr.pipeline.queued import decode_batch, encode_batch
+from rlvr.pipeline.redis_queue import RedisQueue
+from rlvr.pipeline.redis_server import LocalRedis
 from rlvr.train.loop import train
-from rlvr.train.queued import decode_batch, encode_batch
-from rlvr.train.rollouts import RolloutBatch
+from rlvr.types import RolloutBatch
 from tests.integration.test_pipeline import _spawn, _steps, _trained, _weights
 from tests.integration.test_train import _toy_cfg
 from tests.integration.toy_env import write_toy_tasks

@@ -32,8 +32,8 @@ import pytest
 import yaml
 
 from rlvr.cli import main
+from rlvr.cli.report import write_report
 from rlvr.config import load_config
-from rlvr.report.cli import write_report
 from rlvr.report.data import metric_series, store_signature
 from rlvr.report.html import chart_of
 from rlvr.report.serve import Dashboard, make_server
@@ -455,7 +455,7 @@ def test_metric_names_group_into_charts_and_steps_align() -> None:
 
 
 def test_the_commands_load_nothing_heavy_until_they_run() -> None:
-    code = "import sys, rlvr.report.cli; print(sorted(m for m in ('plotly', 'pyarrow', 'fsspec') if m in sys.modules))"
+    code = "import sys, rlvr.cli.report; print(sorted(m for m in ('plotly', 'pyarrow', 'fsspec') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
 

@@ -36,9 +36,9 @@ import torch
 import torch.multiprocessing as mp
 
 from rlvr.config import load_config
-from rlvr.models import TINY, load_policy
-from rlvr.train import dist
-from rlvr.train.learner import Learner
+from rlvr.learner import collectives as dist
+from rlvr.learner.learner import Learner
+from rlvr.rollout.models import TINY, load_policy
 from rlvr.types import RewardBreakdown, Trajectory
 from tests.integration.helpers import tiny_batch
 
@@ -90,7 +90,7 @@ def _join(rank: int, world: int, port: int) -> None:
 
 
 def _sharded(overrides: list[str], *, gradient_checkpointing: bool = False) -> Any:
-    from rlvr.train.sharded import ShardedLearner
+    from rlvr.learner.sharded import ShardedLearner
 
     model, tok = load_policy(TINY, seed=0)
     cfg = load_config(None, overrides)
@@ -341,8 +341,8 @@ def _launched_worker(rank: int, world: int, port: int, root: str, mode: str) -> 
     stops as an alert with action stop does, between learner calls ('stop')."""
     _join(rank, world, port)
     from rlvr.trace.alerts import Alert
+    from rlvr.trace.monitor import RunStopped
     from rlvr.train import loop
-    from rlvr.train.monitor import RunStopped
     from rlvr.train.sharded import run_launched
 
     def stand_in(cfg: Any, *, learner_factory: Any, **_: Any) -> Any:

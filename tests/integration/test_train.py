@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from rlvr.config import load_config
-from rlvr.models import load_policy
+from rlvr.rollout.models import load_policy
 from rlvr.train.checkpoint import latest_checkpoint
 from rlvr.train.loop import train
 from tests.integration.toy_env import write_toy_tasks
@@ -136,7 +136,7 @@ def test_eval_sources_are_evaluated_whole_before_and_after(tmp_path: Path) -> No
 def test_lora_trains_adapters_only_and_resumes_exactly(tmp_path: Path) -> None:
     from safetensors.torch import load_file
 
-    from rlvr.lora import apply_lora, is_lora, trainable_fraction
+    from rlvr.rollout.lora import apply_lora, is_lora, trainable_fraction
 
     lora = ["model.lora={r: 4, alpha: 8}", "eval.before_training=false"]
     straight = train(_toy_cfg(tmp_path, "name=lora", "train.steps=3", *lora), quiet=True)
@@ -158,7 +158,7 @@ def test_lora_trains_adapters_only_and_resumes_exactly(tmp_path: Path) -> None:
         ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
     )
     assert is_lora(adapted) and trainable_fraction(adapted) < 0.2
-    from rlvr.lora import load_adapter_state
+    from rlvr.rollout.lora import load_adapter_state
 
     load_adapter_state(adapted, ad_a)
     merged, _ = load_policy(str(a / "model"))

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rlvr.dist.queue import MemoryQueue, QueueError, RedisQueue
-from rlvr.dist.redis_server import LocalRedis
+from rlvr.pipeline.redis_queue import MemoryQueue, QueueError, RedisQueue
+from rlvr.pipeline.redis_server import LocalRedis
 
 HAVE_REDIS = shutil.which("redis-server") is not None
 UNDER_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # there a missing redis-server fails the tests
@@ -185,7 +185,7 @@ def test_producers_ride_through_a_redis_restart(server: LocalRedis) -> None:
 
 CONSUMER = """
 import sys, time
-from rlvr.dist.queue import RedisQueue
+from rlvr.pipeline.redis_queue import RedisQueue
 q = RedisQueue(sys.argv[1], consumer="doomed")
 got = q.take(3)
 print(" ".join(e.group_id for e in got), flush=True)
@@ -227,7 +227,7 @@ def test_a_retried_put_that_had_landed_is_dropped_by_its_token(server: LocalRedi
 @needs_redis
 def test_redis_server_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
     code = (
-        "import sys, time; from pathlib import Path; from rlvr.dist.redis_server import LocalRedis; "
+        "import sys, time; from pathlib import Path; from rlvr.pipeline.redis_server import LocalRedis; "
         "s = LocalRedis(Path(sys.argv[1])); s.start(); print(s.proc.pid, flush=True); time.sleep(60)"
     )
     parent = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "q")], stdout=subprocess.PIPE, text=True)

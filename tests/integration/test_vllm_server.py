@@ -15,8 +15,8 @@ import pytest
 import torch
 
 from rlvr.cli import main
-from rlvr.models import load_policy
 from rlvr.rollout.engine import SamplingParams
+from rlvr.rollout.models import load_policy
 from rlvr.rollout.openai import OpenAIEngine
 from tests.integration.toy_env import write_toy_tasks
 from tests.integration.vllm_server import get_json, save_tiny_model, vllm_python, vllm_server

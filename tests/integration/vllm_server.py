@@ -31,7 +31,7 @@ def vllm_python() -> Path | None:
 def vllm_tiny_model() -> tuple[Any, Any]:
     """The tiny random model with heads vLLM's CPU attention takes (2 of 32 dimensions; the
     default 4 of 16 are refused there), in eval mode, and its tokenizer."""
-    from rlvr.models import load_tokenizer, tiny_model
+    from rlvr.rollout.models import load_tokenizer, tiny_model
 
     tok = load_tokenizer("tiny-random")
     model = tiny_model(len(tok), 0, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, heads=2, kv_heads=1)

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from rlvr.train.buffer import ExperienceBuffer, Group, make_groups
-from rlvr.types import RewardBreakdown, Trajectory
+from rlvr.pipeline.buffer import ExperienceBuffer, make_groups
+from rlvr.types import Group, RewardBreakdown, Trajectory
 
 
 def group(gid: str, rewards: list[float], version: int = 0, domain: str = "python") -> Group:

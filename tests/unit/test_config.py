@@ -88,7 +88,7 @@ def test_plugins_import_or_fail_by_name(tmp_path) -> None:  # type: ignore[no-un
 
 
 def test_model_device_is_checked() -> None:
-    from rlvr.models import resolve_device
+    from rlvr.rollout.models import resolve_device
 
     assert load_config(None, ["model.device=cuda:1"]).model.device == "cuda:1"
     with pytest.raises(ConfigError, match=r"model\.device"):
@@ -103,8 +103,14 @@ def test_alert_rules_in_yaml_including_a_bare_off() -> None:
     cfg = load_config(None, ["alerts.rules={equal_rewards: {action: off}, hack_rate: {threshold: 0.2, action: stop}}"])
     assert cfg.alerts.rules["equal_rewards"].action == "off"  # YAML's bare off is false: read as the action
     assert (cfg.alerts.rules["hack_rate"].threshold, cfg.alerts.rules["hack_rate"].action) == (0.2, "stop")
+    from rlvr.train.preflight import check_names
+
+    check_names(cfg)
+    bad = load_config(None, ["alerts.rules={hack_ratee: {action: stop}}"])  # the rules are the monitor's
     with pytest.raises(ConfigError, match="no rule 'hack_ratee'"):
-        load_config(None, ["alerts.rules={hack_ratee: {action: stop}}"])
+        check_names(bad)
+    with pytest.raises(ConfigError, match=r"reward\.hack_ignore: unknown hack signature"):
+        check_names(load_config(None, ["reward.hack_ignore=[early_exitt]"]))
 
 
 def test_queue_url_needs_the_redis_backend() -> None:
@@ -134,7 +140,7 @@ def test_ray_settings_are_checked() -> None:
 
 
 def test_sandbox_test_isolation_reaches_the_limits() -> None:
-    from rlvr.evaluate import env_settings
+    from rlvr.envs.settings import env_settings
 
     assert env_settings(load_config()).limits.test_isolation == "shared"
     assert env_settings(load_config(None, ["sandbox.test_isolation=process"])).limits.test_isolation == "process"
@@ -143,13 +149,13 @@ def test_sandbox_test_isolation_reaches_the_limits() -> None:
 
 
 def test_the_builtin_algorithm_names_match_the_registries_and_need_no_torch() -> None:
-    """Configs are validated against rlvr.algo_names without importing torch; the lists
+    """Configs are validated against rlvr.algos.names without importing torch; the lists
     there must be exactly what the registries hold (plugins aside), and a name not in
     them is still looked up in the registries."""
     import subprocess
     import sys
 
-    from rlvr.algo_names import BUILTIN, registered
+    from rlvr.algos.names import BUILTIN, registered
 
     for kind, names in BUILTIN.items():
         assert sorted(names) == sorted(registered(kind)), kind

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from rlvr.config import load_config
-from rlvr.config_curriculum import CurriculumConfig
+from rlvr.config.curriculum import CurriculumConfig
 from rlvr.curriculum import Curriculum, Outcome
 from rlvr.curriculum.estimates import TaskEstimates, prior_mean
 from rlvr.curriculum.mix import DomainMix, group_signal

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.config_base import redact
+from rlvr.config.base import redact
 from rlvr.trace.store import summarize_step
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Trajectory, Turn
 

@@ -1,4 +1,4 @@
-"""The learner's preparation pieces (rlvr.train.prepare) against hand-worked examples."""
+"""The learner's preparation pieces (rlvr.learner.prepare) against hand-worked examples."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import torch
 
 from rlvr.algos.kl import kl_k1
 from rlvr.config import AlgoConfig, load_config
-from rlvr.train.logprobs import TokenStats
-from rlvr.train.prepare import (
+from rlvr.learner.logprobs import TokenStats
+from rlvr.learner.prepare import (
     Advantages,
     Needs,
     Prepared,

@@ -1,4 +1,4 @@
-"""Python source is parsed one thread at a time (rlvr.pyparse): CPython 3.11's AST
+"""Python source is parsed one thread at a time (rlvr.tasks.pyparse): CPython 3.11's AST
 constructor keeps its recursion depth in interpreter-wide state, and two threads
 converting trees at once failed a clean-clone CI run with "AST constructor recursion
 depth mismatch" while the rollout runner scored groups in threads."""
@@ -7,8 +7,8 @@ import re
 import threading
 from pathlib import Path
 
-from rlvr import pyparse
 from rlvr.rewards.hacks import detect_hacks
+from rlvr.tasks import pyparse
 
 RLVR = Path(__file__).resolve().parents[2] / "rlvr"
 
@@ -21,7 +21,7 @@ def test_no_module_calls_ast_parse_directly() -> None:
         for i, line in enumerate(p.read_text().splitlines(), 1)
         if re.search(r"\bast\.parse\(|from ast import .*\bparse\b", line)
     ]
-    assert not direct, f"parse through rlvr.pyparse.parse: {direct}"
+    assert not direct, f"parse through rlvr.tasks.pyparse.parse: {direct}"
 
 
 def test_threads_scoring_at_once_all_get_their_trees() -> None:

@@ -189,7 +189,7 @@ def test_terms_may_name_an_environments_own_components() -> None:
     """itops computes 'safety' itself: a term may weigh it; a name nothing computes is
     refused when the scorer is built, with the valid names."""
     from rlvr.config import ConfigError, RunConfig
-    from rlvr.evaluate import check_terms
+    from rlvr.envs.settings import check_reward
 
     ops = Task(id="ops/1", domain="itops", prompt="fix it", tests={"format": "itops"})
     t = Trajectory(task_id=ops.id, domain="itops", group_id="g", turns=[Turn("assistant", "rm -rf /")])
@@ -199,8 +199,8 @@ def test_terms_may_name_an_environments_own_components() -> None:
     assert b.total == pytest.approx(0.25 + 2.0 * -0.5) and b.components["safety"] == -0.5
     code = traj("def f(x):\n    return x * 2\n", run(2))
     assert Scorer(RewardConfig(terms=terms), max_new_tokens=100).score(TASK, code).total == 1.0  # not itops: no term
-    check_terms(RunConfig(reward=RewardConfig(terms=terms)))
+    check_reward(RunConfig(reward=RewardConfig(terms=terms)))
     with pytest.raises(
         ConfigError, match=r"reward.terms\[1\].name: no component 'speed'; valid: completion, .*safety \(itops\)"
     ):
-        check_terms(RunConfig(reward=RewardConfig(terms=[{"name": "completion"}, {"name": "speed"}])))
+        check_reward(RunConfig(reward=RewardConfig(terms=[{"name": "completion"}, {"name": "speed"}])))

@@ -1,4 +1,4 @@
-"""Metric sinks (rlvr.train.sinks): what each writes is read back with its library's own
+"""Metric sinks (rlvr.trace.sinks): what each writes is read back with its library's own
 reader (TensorBoard's EventAccumulator, wandb's record protos, MLflow's client), resumed
 runs show each step once, failing sinks are disabled with one message, and missing
 optional packages are a ConfigError."""
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rlvr.config import ConfigError, RunConfig
-from rlvr.train.sinks import GuardedSink, MetricSink, finite_metrics, mlflow_name, open_sinks
+from rlvr.trace.sinks import GuardedSink, MetricSink, finite_metrics, mlflow_name, open_sinks
 
 NAMES = [
     "reward/mean",

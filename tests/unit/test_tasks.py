@@ -198,7 +198,7 @@ def test_data_analysis_tasks_regenerate_and_check_numerically() -> None:
 
 
 def test_eval_tasks_are_taken_in_turn_from_each_domain() -> None:
-    from rlvr.evaluate import pick_eval_tasks
+    from rlvr.tasks import pick_eval_tasks
     from rlvr.types import Task
 
     tasks = [Task(id=f"{d}/{i}", domain=d, prompt="p") for d in ("a", "b", "c") for i in range(3)]
@@ -228,7 +228,8 @@ def test_nothing_at_run_time_imports_the_generators() -> None:
     import sys
 
     code = (
-        "import sys, rlvr.cli, rlvr.train.loop, rlvr.evaluate, rlvr.curriculum, rlvr.envs, rlvr.tasks;"
+        "import sys, rlvr.cli, rlvr.train.loop, rlvr.rollout.evaluate, rlvr.envs.settings, rlvr.curriculum;"
+        "import rlvr.envs, rlvr.tasks;"
         "from rlvr.tasks import load_tasks; load_tasks('bundled:python_functions');"
         "print(sorted(m for m in sys.modules if m.startswith('rlvr.tasks.generators')))"
     )

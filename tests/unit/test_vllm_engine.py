@@ -24,8 +24,8 @@ import pytest
 import torch
 
 from rlvr.config import ConfigError, load_config
-from rlvr.models import load_policy
 from rlvr.rollout.engine import SamplingParams
+from rlvr.rollout.models import load_policy
 
 
 class FakeLogprob:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import ast
 import random
 
-from rlvr import pyparse
 from rlvr.sandbox import execute_many
 from rlvr.sandbox.api import Tests
 from rlvr.sandbox.spec import visible_spec
+from rlvr.tasks import pyparse
 from rlvr.tasks.loader import BUNDLED_DIR, load_tasks, write_tasks
 from rlvr.types import ExecutionResult, RunStatus, Task, TestStatus
 

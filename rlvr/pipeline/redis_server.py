@@ -28,7 +28,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from rlvr.dist.queue import QueueError
+from rlvr.pipeline.redis_queue import QueueError
 
 INSTALL_HINT = (
     "apt-get install redis-server (make test installs it when running as root), or point queue.url at a running Redis"

@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from rlvr.config_base import _Section
-from rlvr.rewards.hacks import FLAGS as HACK_FLAGS
+from rlvr.config.base import _Section
 
 REWARD_COMPONENTS = ("completion", "format", "security", "efficiency", "length", "math")
 """Components a reward term can name (rlvr.rewards.scorer computes them)."""
@@ -106,15 +105,9 @@ class RewardConfig(_Section):
     Canary groups are never trained on; an episode passing the impossible test is flagged
     `canary` (certain) and counted in `hack/canary`. Code tasks only; 0: off."""
     hack_ignore: list[str] = Field(default_factory=list)
-    """Hack signatures not to check, e.g. [file_snooping] for tasks that read files."""
-
-    @field_validator("hack_ignore")
-    @classmethod
-    def _signatures(cls, value: list[str]) -> list[str]:
-        bad = [v for v in value if v not in HACK_FLAGS]
-        if bad:
-            raise ValueError(f"unknown hack signature(s) {bad}; valid: {', '.join(HACK_FLAGS)}")
-        return value
+    """Hack signatures not to check, e.g. [file_snooping] for tasks that read files (the
+    names are the detector's, rlvr.rewards.hacks.FLAGS; an unknown one is refused when the
+    run starts, with the valid names)."""
 
     @field_validator("clip")
     @classmethod

@@ -43,7 +43,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlvr.config_base import ConfigError
+    from rlvr.config.base import ConfigError
 
     if args.top < 0 or args.flagged < 0:
         raise ConfigError("--top and --flagged must be 0 or more")

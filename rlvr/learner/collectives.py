@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 
-from rlvr.models import resolve_device
+from rlvr.rollout.models import resolve_device
 
 T = TypeVar("T")
 

@@ -32,7 +32,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from rlvr.model_names import (  # noqa: F401  (re-exported: rlvr.models is where users look)
+from rlvr.rollout.model_names import (  # noqa: F401  (re-exported: rlvr.rollout.models is where users look)
     _GGUF_FILE,
     EMBEDDED,
     TINY,

@@ -41,7 +41,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from rlvr.config import ConfigError, RunConfig
-from rlvr.config_base import redact
+from rlvr.config.base import redact
 
 __all__ = [
     "GuardedSink",

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from rlvr.config import ConfigError, RunConfig, load_plugins
 from rlvr.envs.base import check_task
-from rlvr.evaluate import pick_eval_tasks
-from rlvr.model_names import check_model
-from rlvr.tasks import load_tasks, split_tasks
+from rlvr.envs.settings import check_reward
+from rlvr.rollout.model_names import check_model
+from rlvr.tasks import load_tasks, pick_eval_tasks, split_tasks
+from rlvr.trace.alerts import check_overrides
 from rlvr.types import Task
 
 _read: dict[tuple[str, int, int], list[Task]] = {}  # the last task set read, by source
@@ -45,6 +46,17 @@ def suite_name(source: str) -> str:
     return re.sub(r"[^a-z0-9_]", "_", name.lower()) or "suite"
 
 
+def check_names(cfg: RunConfig) -> None:
+    """The names a config gives that the packages above the config own (reward terms and
+    hack signatures, alert rules), checked against them with plugins loaded: ConfigError
+    naming the key and the valid names."""
+    check_reward(cfg)
+    try:
+        check_overrides({k: v.model_dump() for k, v in cfg.alerts.rules.items()})
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+
+
 def check_run(
     cfg: RunConfig, *, evaluating: bool | None = None, model: str | None = None, check_model_name: bool = True
 ) -> RunInputs:
@@ -56,6 +68,7 @@ def check_run(
     twice for one run (by the CLI before torch is imported, then by the run's assembly),
     the tasks are read once."""
     load_plugins(cfg)
+    check_names(cfg)
     tc = cfg.tasks
     key = (tc.source, tc.min_difficulty, tc.max_difficulty)
     if key not in _read:
@@ -77,14 +90,14 @@ def check_run(
             f"tasks.eval_fraction {tc.eval_fraction}: add tasks, raise tasks.eval_fraction, or (to train "
             "without evaluating) set eval.before_training=false eval.after_training=false"
         )
-    from rlvr.train.sinks import check_sinks
+    from rlvr.trace.sinks import check_sinks
 
     check_sinks(cfg)  # before the run directory exists: a missing extra leaves nothing behind
     if not check_model_name:
         return RunInputs(train, evals, _suites(cfg) if evaluating else {})
     check_model(model or cfg.model.name_or_path)
     if cfg.model.device != "cpu":  # a GPU must exist (asking torch; the CPU always does)
-        from rlvr.models import resolve_device
+        from rlvr.rollout.models import resolve_device
 
         try:
             resolve_device(cfg.model.device)

@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlvr.config_base import ConfigError
+    from rlvr.config.base import ConfigError
     from rlvr.trace.parquet import run_store_uri
 
     words = list(args.words)

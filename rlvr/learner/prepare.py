@@ -32,7 +32,7 @@ from rlvr.algos.filtering import overlong_loss_mask
 from rlvr.algos.importance import importance_weights
 from rlvr.algos.kl import KLFn
 from rlvr.config import AlgoConfig
-from rlvr.train.logprobs import TokenStats
+from rlvr.learner.logprobs import TokenStats
 from rlvr.types import Trajectory
 
 MicroBatches = Iterable[tuple[list[int], TokenStats]]

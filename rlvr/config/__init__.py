@@ -3,9 +3,9 @@
 Every field is documented once, by the docstring under it; that text is also what
 `rlvr train --help` prints for the key. Unknown keys and bad values fail with a message
 naming the dotted key and what is allowed. This module holds RunConfig and the sections
-of the training itself; the others live in `rlvr.config_reward` (reward),
-`rlvr.config_ops` (sandbox, engine, trace, log, alerts), the loaders in `rlvr.config_load`,
-the shared base in `rlvr.config_base`. All of them are re-exported here.
+of the training itself; the others live in `rlvr.config.reward` (reward),
+`rlvr.config.ops` (sandbox, engine, trace, log, alerts), the loaders in `rlvr.config.load`,
+the shared base in `rlvr.config.base`. All of them are re-exported here.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from rlvr.algo_names import BUILTIN, registered
-from rlvr.config_base import ConfigError, _Section
-from rlvr.config_curriculum import CurriculumConfig
-from rlvr.config_load import apply_override, describe_fields, load_config, load_plugins, load_run_config
-from rlvr.config_ops import (
+from rlvr.algos.names import BUILTIN, registered
+from rlvr.config.base import ConfigError, _Section
+from rlvr.config.curriculum import CurriculumConfig
+from rlvr.config.load import apply_override, describe_fields, load_config, load_plugins, load_run_config
+from rlvr.config.ops import (
     AlertRuleConfig,
     AlertsConfig,
     DistConfig,
@@ -30,9 +30,9 @@ from rlvr.config_ops import (
     StorageConfig,
     TraceConfig,
 )
-from rlvr.config_reward import REWARD_COMPONENTS, FormatRulesConfig, RewardConfig, TermConfig
+from rlvr.config.reward import REWARD_COMPONENTS, FormatRulesConfig, RewardConfig, TermConfig
 
-__all__ = [  # sections defined in rlvr.config_reward / rlvr.config_ops and loaders in rlvr.config_load: re-exported
+__all__ = [  # sections defined in rlvr.config.reward / rlvr.config.ops and loaders in rlvr.config.load: re-exported
     "REWARD_COMPONENTS",
     "AlertRuleConfig",
     "AlertsConfig",
@@ -174,7 +174,7 @@ class AlgoConfig(_Section):
     clip_high: float = Field(0.28, ge=0.0)
     """Upper clip: the ratio is clipped above 1 + clip_high (DAPO clip-higher)."""
     aggregation: Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum"] = "token-mean"
-    """How per-token losses reduce to one number (see rlvr.algos.aggregate)."""
+    """How per-token losses reduce to one number (see rlvr.algos.aggregation)."""
     kl_coef: float = Field(0.0, ge=0.0)
     """Weight of the KL penalty to the frozen initial policy; 0 loads no reference model."""
     kl_estimator: str = "k3"
@@ -258,7 +258,7 @@ class TrainConfig(_Section):
     gradient_checkpointing: bool = False
     """Recompute each decoder layer's activations in the backward pass instead of keeping
     them: activation memory falls to about one layer's, for about a third more compute.
-    Used by the sharded learner (torchrun -m rlvr.train.sharded, docs/sharded.md); the
+    Used by the sharded learner (torchrun -m rlvr.learner.sharded, docs/sharded.md); the
     update is unchanged."""
     checkpoint_every: int = Field(0, ge=0)
     """Save a checkpoint every N steps (0 = only at the end)."""

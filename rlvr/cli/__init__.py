@@ -6,7 +6,7 @@ rlvr config CONFIG [key.path=value ...]        print the resolved config
 rlvr config --keys                             every key, its default and its meaning
 rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
 rlvr sandbox run|check|serve|bench ...
-rlvr traces|replay|report|dashboard|export RUN ...   read a run (rlvr/cli_runs.py)
+rlvr traces|replay|report|dashboard|export RUN ...   read a run (rlvr/cli/runs.py)
 rlvr --version
 
 CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere on the
@@ -117,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("config", help="print the resolved config, or every key with --keys")
     _config_args(c, required=False)
     c.add_argument("--keys", action="store_true", help="list every config key, its default and its meaning")
-    from rlvr import cli_runs
+    from rlvr.cli import runs as cli_runs
 
     cli_runs.add_parsers(sub)  # traces, replay, report, dashboard, export
     return p
@@ -208,14 +208,14 @@ def _quiet_libraries() -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from rlvr.preflight import check_run
+    from rlvr.train.preflight import check_run
 
     cfg = load_config(args.config, args.overrides)
     # Plugins, tasks, split, sinks and model name checked before torch is even imported, so
     # a mistake is answered in about a second. (On --resume the model is the checkpoint's:
     # checked, with everything else again, once the run is assembled.)
     check_run(cfg, check_model_name=not args.resume)
-    from rlvr.train import dist
+    from rlvr.learner import collectives as dist
     from rlvr.train.loop import train
 
     _quiet_libraries()
@@ -257,19 +257,19 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from rlvr.evaluate import evaluate
-    from rlvr.preflight import check_run
+    from rlvr.rollout.evaluate import evaluate
+    from rlvr.train.preflight import check_run
 
     flags = [f"engine.kind={args.engine}"] if args.engine else []
     flags += [f"engine.base_url={args.base_url}"] if args.base_url else []
     cfg = load_config(args.config, [*args.overrides, *flags])
     source = _checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
     eval_tasks = check_run(cfg, evaluating=True, model=source).eval_tasks
-    from rlvr.models import load_policy  # the model stack, once the inputs are known to be good
+    from rlvr.rollout.models import load_policy  # the model stack, once the inputs are known to be good
 
     _quiet_libraries()
     if cfg.engine.kind == "openai":  # the server holds the weights; the tokenizer makes the token ids
-        from rlvr.models import load_tokenizer
+        from rlvr.rollout.models import load_tokenizer
 
         model, tok = None, load_tokenizer(source, cfg.model.cache_dir)
         source = f"{cfg.engine.served_model or source} at {cfg.engine.base_url}"
@@ -381,8 +381,8 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from rlvr.envs.scoring import load_one_task, report, score_completion
     from rlvr.rewards.hacks import BEHAVIOURAL
-    from rlvr.scoring import load_one_task, report, score_completion
 
     cfg = load_config(args.config)
     load_plugins(cfg)
@@ -396,7 +396,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         completion = cp.read_text()
     num_tokens = None
     if args.tokens:
-        from rlvr.models import load_tokenizer
+        from rlvr.rollout.models import load_tokenizer
 
         tok = load_tokenizer(cfg.model.name_or_path, cfg.model.cache_dir)
         num_tokens = len(tok(completion, add_special_tokens=False)["input_ids"])
@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         "sandbox": cmd_sandbox,
         "score": cmd_score,
     }
-    from rlvr import cli_runs
+    from rlvr.cli import runs as cli_runs
 
     commands.update(dict.fromkeys(cli_runs.COMMANDS, cli_runs.run))
     try:
@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, EngineError | RolloutError):  # the generation engine (a server, vLLM), not rlvr
             print(f"rlvr: generation failed: {e}", file=sys.stderr)
             return 3
-        from rlvr.dist.queue import QueueError
+        from rlvr.pipeline.redis_queue import QueueError
 
         if isinstance(e, QueueError) or type(e).__module__.startswith("redis"):  # queue.backend redis
             print(
@@ -492,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 3
-        from rlvr.train.monitor import RunStopped
+        from rlvr.trace.monitor import RunStopped
 
         if isinstance(e, RunStopped):  # an alert rule with action 'stop' (docs/alerts.md)
             print(f"rlvr: {e}; checkpoint saved, continue with --resume once fixed", file=sys.stderr)
@@ -508,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _is_user_error(e: BaseException) -> bool:
     """Errors that name a problem in the user's input or setup: one line, no traceback."""
-    from rlvr.model_names import ModelLoadError
+    from rlvr.rollout.model_names import ModelLoadError
     from rlvr.sandbox.spec import SpecError
     from rlvr.tasks import TaskLoadError
     from rlvr.trace.parquet import StoreError

@@ -12,7 +12,7 @@ from typing import Any
 from rlvr.config import ConfigError, RunConfig
 from rlvr.envs import make_env
 from rlvr.envs.base import check_task, run_sync
-from rlvr.evaluate import env_settings, make_scorer
+from rlvr.envs.settings import env_settings, make_scorer
 from rlvr.tasks.loader import TaskLoadError, load_tasks
 from rlvr.types import Task, Trajectory, Turn
 

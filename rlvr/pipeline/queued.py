@@ -14,13 +14,13 @@ pending work lives only in the process:
   with the newest of them, so generation continues exactly after it (nothing sampled
   twice, nothing skipped); with no backlog it continues from the checkpoint's state;
 - if the queue lost its newest entries (redis-server killed under fsync everysec, in the
-  window rlvr.dist.redis_server describes), the sampler state of the newest surviving
+  window rlvr.pipeline.redis_server describes), the sampler state of the newest surviving
   entry is consistent with it, and the lost steps are generated again.
 
 The producer here is this process (sync, or the async thread); rlvr.dist's Ray runner
 puts from rollout workers on other machines into the same stream, and the learner side
 is this module's `QueueChannel` either way. With no `queue.url` the run starts its own
-redis-server (rlvr.dist.redis_server) in <run directory>/queue; if that server dies
+redis-server (rlvr.pipeline.redis_server) in <run directory>/queue; if that server dies
 mid-run it is started again on the same port and files before the next queue operation.
 """
 
@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rlvr.config import ConfigError, RunConfig
-from rlvr.dist.queue import QueueError, RedisQueue
-from rlvr.dist.redis_server import LocalRedis
-from rlvr.train.rollouts import AsyncRollouts, RolloutBatch, RolloutProducer, SyncRollouts
+from rlvr.pipeline.redis_queue import QueueError, RedisQueue
+from rlvr.pipeline.redis_server import LocalRedis
+from rlvr.pipeline.rollouts import AsyncRollouts, RolloutProducer, SyncRollouts
+from rlvr.types import RolloutBatch
 
 T = TypeVar("T")
 CONSUMER = "learner"  # one learner per run; a restarted one takes its own pending entries first

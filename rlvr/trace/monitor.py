@@ -37,7 +37,7 @@ class RunMonitor:
     ) -> None:
         """`history`: the metrics rows of the steps already done (a resumed run), so that
         windows and alert states continue where they were."""
-        from rlvr.train.sinks import open_sinks
+        from rlvr.trace.sinks import open_sinks
 
         self.cfg, self.traces = cfg, traces
         self.note = note or (lambda msg: print(msg, file=sys.stderr, flush=True))

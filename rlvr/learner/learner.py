@@ -3,7 +3,7 @@
 The learner owns the optimizer, the optional frozen reference model and the optional
 value head (PPO). `step(trajs)`:
 
-1. `prepare`: the pure pieces of `rlvr.train.prepare` around the model passes: masks
+1. `prepare`: the pure pieces of `rlvr.learner.prepare` around the model passes: masks
    (padding, the trajectory's own loss mask, DAPO's overlong filter); the no-grad passes
    when needed (`passes`: proximal log-probs for decoupled PPO and importance
    correction, rollout-time values for gae, reference log-probs for KL in the reward);
@@ -15,7 +15,7 @@ value head (PPO). `step(trajs)`:
    rows of similar length, reading prompt passes shared by windows of groups
    (`_micro_batches`); rows whose loss is exactly zero are left out.
 
-`rlvr.train.sharded.ShardedLearner` overrides the passes, the gradient pass's
+`rlvr.learner.sharded.ShardedLearner` overrides the passes, the gradient pass's
 bookkeeping and the clipping to run the same update across ranks.
 """
 
@@ -32,9 +32,8 @@ from transformers import PreTrainedModel
 from rlvr.algos import KL_ESTIMATORS, POLICY_LOSSES, aggregate
 from rlvr.algos.policy_loss import value_loss
 from rlvr.config import RunConfig
-from rlvr.models import autocast
-from rlvr.train.logprobs import SharedPrompts, TokenStats, token_stats
-from rlvr.train.prepare import (
+from rlvr.learner.logprobs import SharedPrompts, TokenStats, token_stats
+from rlvr.learner.prepare import (
     Needs,
     Normalisers,
     Prepared,
@@ -50,6 +49,7 @@ from rlvr.train.prepare import (
     reference_kl,
     token_advantages,
 )
+from rlvr.rollout.models import autocast
 from rlvr.types import Trajectory
 
 __all__ = ["Learner", "MetricSums", "Prepared", "group_advantages", "group_index"]

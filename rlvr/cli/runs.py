@@ -19,10 +19,10 @@ import importlib
 from typing import Any
 
 COMMANDS = {
-    "traces": "rlvr.trace.query_cli",
+    "traces": "rlvr.cli.traces",
     "replay": "rlvr.train.replay",
-    "report": "rlvr.report.cli",
-    "dashboard": "rlvr.report.cli",
+    "report": "rlvr.cli.report",
+    "dashboard": "rlvr.cli.report",
     "export": "rlvr.trace.export",
 }
 

@@ -1,11 +1,11 @@
-"""The trajectory queue between rollout workers and the learner (rlvr.train.queued uses it).
+"""The trajectory queue between rollout workers and the learner (rlvr.pipeline.queued uses it).
 
 An entry is one scored group under its id (`group_id`) with an opaque payload (the
 group's encoding is the caller's). Delivery is at least once, never fewer:
 
 - `put` appends an entry; it is durable once `put` returns (Redis: the append-only file
   has it before the reply, except for up to 2 s of writes a slow disk can hold back
-  under fsync everysec: rlvr.dist.redis_server).
+  under fsync everysec: rlvr.pipeline.redis_server).
 - `take` hands out entries for this consumer; each stays *pending* (delivered, not yet
   acknowledged) until `ack`. A consumer that restarts under the same name is first given
   its own pending entries again, oldest first, then new ones.
@@ -21,7 +21,7 @@ Two backends share this contract (tests/integration/test_trajectory_queue.py run
 both): `MemoryQueue`, in-process and not durable (the single-process run, tests), and
 `RedisQueue`, a Redis stream with one consumer group (XADD / XREADGROUP / XACK + XDEL /
 XAUTOCLAIM), durable across the death of any process including redis-server itself when
-it runs with an append-only file (rlvr.dist.redis_server starts it so).
+it runs with an append-only file (rlvr.pipeline.redis_server starts it so).
 
 A producer whose `put` fails on a dropped connection retries (`retries`, with backoff),
 so a restart of redis-server costs time, not entries. Each `put` carries a token made
@@ -157,7 +157,7 @@ class MemoryQueue:
 class RedisQueue:
     """A Redis stream (`stream`) read through one consumer group (`group`) as `consumer`.
 
-    `url` is a redis:// URL (rlvr.dist.redis_server starts a local server and gives one).
+    `url` is a redis:// URL (rlvr.pipeline.redis_server starts a local server and gives one).
     """
 
     def __init__(

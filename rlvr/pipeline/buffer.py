@@ -24,36 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlvr.types import Trajectory
-
-
-@dataclass
-class Group:
-    group_id: str
-    domain: str
-    version: int
-    trajs: list[Trajectory]
-    uses: int = 0
-
-    @property
-    def priority(self) -> float:
-        rewards = [t.reward.total if t.reward else 0.0 for t in self.trajs]
-        return (max(rewards) - min(rewards) if rewards else 0.0) + 0.01
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "group_id": self.group_id,
-            "domain": self.domain,
-            "version": self.version,
-            "uses": self.uses,
-            "trajs": [t.to_dict() for t in self.trajs],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Group:
-        return cls(
-            d["group_id"], d["domain"], int(d["version"]), [Trajectory.from_dict(t) for t in d["trajs"]], int(d["uses"])
-        )
+from rlvr.types import Group, Trajectory
 
 
 def make_groups(trajs: list[Trajectory]) -> list[Group]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from rlvr.config_base import ConfigError
+from rlvr.config.base import ConfigError
 
 if TYPE_CHECKING:
     from rlvr.config import RunConfig

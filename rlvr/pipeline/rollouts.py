@@ -24,7 +24,6 @@ import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import torch
@@ -34,53 +33,18 @@ from rlvr.algos.filtering import informative_groups
 from rlvr.config import RunConfig
 from rlvr.curriculum import Curriculum, Outcome
 from rlvr.envs import EnvSettings
+from rlvr.pipeline.buffer import make_groups
 from rlvr.rewards.canary import is_canary, maybe_canary
 from rlvr.rewards.scorer import Scorer
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.rollout.factory import make_engine
 from rlvr.rollout.runner import PhaseReport, run_episodes
 from rlvr.trace.store import solved
-from rlvr.train.buffer import Group, make_groups
-from rlvr.types import Trajectory
+from rlvr.types import Group, RolloutBatch
 
 
 class RolloutFailed(RuntimeError):
     """An episode failed after its retries and the policy is on_failure='fail'."""
-
-
-@dataclass
-class RolloutBatch:
-    step: int
-    version: int
-    groups: list[Group]
-    dropped: list[Group] = field(default_factory=list)  # failed or uninformative, kept for the trace
-    stats: dict[str, float] = field(default_factory=dict)
-    curriculum: dict[str, float] = field(default_factory=dict)  # the sampler's figures for this step
-
-    @property
-    def trajs(self) -> list[Trajectory]:
-        return [t for g in self.groups for t in g.trajs]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "version": self.version,
-            "groups": [g.to_dict() for g in self.groups],
-            "dropped": [g.to_dict() for g in self.dropped],
-            "stats": self.stats,
-            "curriculum": self.curriculum,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RolloutBatch:
-        return cls(
-            int(d["step"]),
-            int(d["version"]),
-            [Group.from_dict(g) for g in d["groups"]],
-            [Group.from_dict(g) for g in d["dropped"]],
-            dict(d["stats"]),
-            dict(d.get("curriculum", {})),
-        )
 
 
 class Rollouts(Protocol):
@@ -228,7 +192,7 @@ class SyncRollouts:
         return {"pending": [b.to_dict() for b in self.pending]}
 
     def queue_state(self) -> dict[str, Any]:
-        """What a checkpoint records of the hand-over (rlvr.train.queued: the trained ids)."""
+        """What a checkpoint records of the hand-over (rlvr.pipeline.queued: the trained ids)."""
         return {"backend": "memory"}
 
     def after_checkpoint(self) -> None:

@@ -23,7 +23,7 @@ from torch.utils.checkpoint import checkpoint
 from transformers import DynamicCache, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
-from rlvr.padding import distinct_prompts
+from rlvr.rollout.padding import distinct_prompts
 
 
 class TokenStats(NamedTuple):

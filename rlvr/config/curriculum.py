@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from rlvr.config_base import _Section
+from rlvr.config.base import _Section
 
 
 class CurriculumConfig(_Section):

@@ -5,7 +5,7 @@ With `lead=True` rank 0 alone calls the learner, as the single-process loop call
 on rank 0 its name and arguments are broadcast before it runs, and each follower makes
 the same call, so the collectives inside it meet. `close()` sends "close", which ends
 `follow()`; after it both sides reach the same shutdown (a last barrier, see
-`rlvr.train.sharded_launch.run_launched`).
+`rlvr.train.sharded.run_launched`).
 
 A failure inside a mirrored call leaves the ranks out of step: the others wait in a
 collective (rank 0's barrier in `save`, a broadcast of weights...) that will never
@@ -35,7 +35,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 import torch.distributed as torch_dist
 from torch.distributed import distributed_c10d as c10d
 
-from rlvr.train import dist
+from rlvr.learner import collectives as dist
 
 __all__ = ["ABORT_KEY", "LeadFollow", "PeerFailed", "abort_group", "abort_reason", "exit_on_abort", "mirrored"]
 

@@ -1,7 +1,7 @@
 """Model names resolved without loading anything (and without importing torch): the
 embedded model's package, a local model directory, a Hugging Face id in the local cache.
 `check_model` is what `rlvr train` and `rlvr eval` call before any expensive step, so a
-bad name is refused in about a second; `rlvr.models` loads what these resolve."""
+bad name is refused in about a second; `rlvr.rollout.models` loads what these resolve."""
 
 from __future__ import annotations
 
