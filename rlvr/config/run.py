@@ -1,0 +1,158 @@
+"""`RunConfig`: every section, and the rules that span sections (engine defaults, what Ray needs, no inert settings).
+
+Part of the run configuration (`rlvr.config` re-exports every class); each field's
+docstring is its documentation and its `rlvr config --keys` text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, ValidationInfo, model_validator
+
+from rlvr.config.algo import AlgoConfig
+from rlvr.config.base import _Section
+from rlvr.config.curriculum import CurriculumConfig
+from rlvr.config.dist import DistConfig, QueueConfig, StorageConfig
+from rlvr.config.engine import EngineConfig
+from rlvr.config.generation import GenerationConfig
+from rlvr.config.model import ModelConfig
+from rlvr.config.observe import AlertsConfig, LogConfig, TraceConfig
+from rlvr.config.reward import RewardConfig
+from rlvr.config.sandbox import SandboxConfig
+from rlvr.config.tasks import PromptConfig, TasksConfig
+from rlvr.config.train import BufferConfig, EvalConfig, RolloutConfig, TrainConfig
+
+
+class RunConfig(_Section):
+    name: str = "run"
+    """Run name; the run directory is <output_dir>/<name>."""
+    output_dir: str = "runs"
+    """Where run directories are created."""
+    seed: int = 0
+    """Seed for task sampling, generation and initialisation."""
+    plugins: list[str] = Field(default_factory=list)
+    """Python modules imported before the run (dotted names on the path, or .py files):
+    where your own environments register their domains and reward code lives."""
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    tasks: TasksConfig = Field(default_factory=TasksConfig)
+    curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    algo: AlgoConfig = Field(default_factory=AlgoConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
+    dist: DistConfig = Field(default_factory=DistConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    buffer: BufferConfig = Field(default_factory=BufferConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    trace: TraceConfig = Field(default_factory=TraceConfig)
+    log: LogConfig = Field(default_factory=LogConfig)
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.name
+
+    @model_validator(mode="after")
+    def _engine_defaults(self) -> RunConfig:
+        """vLLM samples with its own kernels, so its behaviour log-probs differ slightly from
+        the learner's: truncated importance sampling is on by default with it (token level,
+        at algo.is_cap) unless algo.importance is set; its weight loader takes full
+        weights, not LoRA adapters. The same holds for a reloading vLLM server
+        (engine.kind openai, engine.reload vllm)."""
+        reloading = self.engine.kind == "openai" and self.engine.reload != "none"
+        if self.engine.kind == "vllm" or reloading:
+            if self.model.lora is not None:
+                what = "engine.kind vllm" if self.engine.kind == "vllm" else "engine.reload vllm"
+                raise ValueError(f"{what} loads full weights after each update: model.lora is not supported")
+            if "importance" not in self.algo.model_fields_set:
+                self.algo.importance = "token"
+        return self
+
+    @model_validator(mode="after")
+    def _ray_needs(self) -> RunConfig:
+        """On Ray, batches cross processes: through Redis (chosen when queue.backend is not
+        set). Refill rounds would need the learner's sampler inside a worker's step."""
+        if self.dist.backend != "ray":
+            if self.queue.backend == "memory" and (self.queue.url or self.queue.stream):
+                raise ValueError("queue.url and queue.stream apply to queue.backend redis; set queue.backend=redis")
+            return self
+        if self.queue.backend != "redis":
+            if "backend" in self.queue.model_fields_set:
+                raise ValueError(
+                    "dist.backend ray moves batches between processes: queue.backend must be redis (or left unset)"
+                )
+            self.queue.backend = "redis"
+        if self.dist.address and not self.queue.url:
+            raise ValueError(
+                "dist.address joins a cluster: set queue.url to a Redis every node can reach (the run's own "
+                "redis-server listens on this machine's loopback only)"
+            )
+        d = self.dist
+        if d.sandbox_max_workers is not None and d.sandbox_workers < 1:
+            raise ValueError(
+                "dist.sandbox_max_workers makes the sandbox pool elastic: set dist.sandbox_workers (its floor) "
+                "to 1 or more"
+            )
+        if d.sandbox_max_workers is not None and d.sandbox_max_workers < d.sandbox_workers:
+            raise ValueError(
+                f"dist.sandbox_max_workers ({d.sandbox_max_workers}) is below dist.sandbox_workers "
+                f"({d.sandbox_workers}), the pool's floor"
+            )
+        if d.colocate_sandbox and (d.rollout_cpus <= 0 or d.sandbox_cpus <= 0):
+            raise ValueError(
+                "dist.colocate_sandbox packs each rollout worker with its sandbox worker by the CPUs they ask for: "
+                "dist.rollout_cpus and dist.sandbox_cpus must be above 0"
+            )
+        if self.algo.dynamic_sampling == "refill":
+            raise ValueError(
+                "dist.backend ray: algo.dynamic_sampling 'refill' is not supported yet (a worker cannot draw more "
+                "tasks mid-step); use 'filter', or rollout.mode async with more prompts_per_step"
+            )
+        if self.engine.kind == "openai":
+            raise ValueError("dist.backend ray runs engine.kind hf or vllm in its rollout workers, not openai")
+        return self
+
+    @model_validator(mode="after")
+    def _no_inert_settings(self, info: ValidationInfo) -> RunConfig:
+        """A key set in the file or on the command line that the chosen path never reads
+        is an error saying why (a typo in intent, like a typo in a name, should not pass).
+        Not for a run's own resolved config.yaml, which lists every key."""
+        if info.context and info.context.get("resolved"):
+            return self
+        a, r = self.algo, self.rollout
+        inert = [
+            (a, ("gamma", "lam", "value_coef", "value_clip"), a.advantage != "gae",
+             f"used only with algo.advantage 'gae' (a value head); here it is '{a.advantage}'"),
+            (a, ("is_cap",), a.importance == "none", "used only with algo.importance 'token' or 'sequence'"),
+            (a, ("kl_estimator", "kl_in"), a.kl_coef == 0, "used only when algo.kl_coef > 0"),
+            (a, ("max_refill_rounds",), a.dynamic_sampling != "refill",
+             "used only with algo.dynamic_sampling 'refill'"),
+            (r, ("max_staleness",), r.mode == "sync", "used only with rollout.mode 'async'"),
+            (self.dist, ("address", "rollout_workers", "rollout_cpus", "rollout_gpus", "learner_cpus", "learner_gpus",
+                         "sandbox_workers", "sandbox_cpus", "weights_uri", "produce_timeout_s",
+                         "heartbeat_timeout_s", "sandbox_max_workers", "sandbox_scale_period_s",
+                         "sandbox_concurrency", "colocate_sandbox"),
+             self.dist.backend != "ray", "used only with dist.backend 'ray'"),
+            (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
+             "used only for multi-turn episodes (rollout.max_turns > 1)"),
+            (self.sandbox, ("token_env",), self.sandbox.url is None, "used only with a remote sandbox.url"),
+            (self.engine, ("base_url", "served_model", "api_key_env", "concurrency", "timeout_s", "max_retries",
+                           "reload"),
+             self.engine.kind != "openai", "used only with engine.kind 'openai'"),
+            (self.engine, ("weights_uri", "server_weights_path"),
+             self.engine.kind != "openai" or self.engine.reload == "none",
+             "used only with engine.kind 'openai' and engine.reload 'vllm'"),
+            (self.engine, ("gpu_memory_utilization",), self.engine.kind != "vllm", "used only with engine.kind 'vllm'"),
+        ]  # fmt: skip
+        problems = []
+        for section, names, unused, why in inert:
+            prefix = next(k for k, v in self if v is section)
+            problems += [f"{prefix}.{n}: set, but {why}" for n in names if n in section.model_fields_set and unused]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
