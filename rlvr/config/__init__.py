@@ -21,14 +21,13 @@ from rlvr.config.generation import GenerationConfig
 from rlvr.config.load import apply_override, describe_fields, load_config, load_plugins, load_run_config
 from rlvr.config.model import LoraSettings, ModelConfig
 from rlvr.config.observe import AlertRuleConfig, AlertsConfig, LogConfig, TraceConfig
-from rlvr.config.reward import REWARD_COMPONENTS, FormatRulesConfig, RewardConfig, TermConfig
+from rlvr.config.reward import FormatRulesConfig, RewardConfig, TermConfig
 from rlvr.config.run import RunConfig
 from rlvr.config.sandbox import SandboxConfig
 from rlvr.config.tasks import PromptConfig, TasksConfig
 from rlvr.config.train import BufferConfig, EvalConfig, RolloutConfig, TrainConfig
 
 __all__ = [
-    "REWARD_COMPONENTS",
     "AlertRuleConfig",
     "AlertsConfig",
     "AlgoConfig",

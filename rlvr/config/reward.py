@@ -9,16 +9,14 @@ from pydantic import Field, field_validator
 
 from rlvr.config.base import _Section
 
-REWARD_COMPONENTS = ("completion", "format", "security", "efficiency", "length", "math")
-"""Components a reward term can name (rlvr.rewards.scorer computes them)."""
-
 
 class TermConfig(_Section):
     name: str
-    """Component: completion, format, security, efficiency, length, math, or one an
-    environment computes itself (e.g. itops 'safety', trading 'rules', python
-    'tests_held_out'; `rlvr config --keys` does not list them: a name no environment
-    computes is refused when the run starts, with the valid names)."""
+    """Component: completion (the environment's verdict), a registered reward term
+    (rlvr.rewards.registry; built in: format, length, security, efficiency, math; a plugin
+    may register more), or one an environment computes itself (e.g. itops 'safety',
+    trading 'rules', python 'tests_held_out'). A name nothing computes is refused when the
+    run starts, with the valid names."""
     weight: float = 1.0
     """Multiplier of the component's value in the total."""
     gate: Literal["all_tests_pass"] | None = None
@@ -30,7 +28,7 @@ class TermConfig(_Section):
     @classmethod
     def _known(cls, value: str) -> str:
         if not value.isidentifier():
-            raise ValueError(f"'{value}' is not a component name; e.g. {', '.join(REWARD_COMPONENTS)}")
+            raise ValueError(f"'{value}' is not a component name (an identifier such as completion or format)")
         return value
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 from rlvr.config import ConfigError, RunConfig
-from rlvr.config.reward import REWARD_COMPONENTS
 from rlvr.envs.base import EnvSettings, env_components
+from rlvr.rewards.registry import reward_names
 from rlvr.rewards.scorer import Scorer, check_hack_ignore
 from rlvr.sandbox import Limits
 
@@ -18,12 +18,12 @@ def check_reward(cfg: RunConfig) -> None:
     scorer's, or an environment's own, with plugins loaded), every ignored hack signature
     is one the detector knows. Raises ConfigError listing the valid names."""
     check_hack_ignore(cfg.reward.hack_ignore)
-    own = env_components()
+    own, registered = env_components(), reward_names()
     for i, term in enumerate(cfg.reward.terms):
-        if term.name not in REWARD_COMPONENTS and term.name not in own:
+        if term.name not in registered and term.name not in own:
             theirs = ", ".join(f"{n} ({'/'.join(d)})" for n, d in sorted(own.items()))
             raise ConfigError(
-                f"reward.terms[{i}].name: no component '{term.name}'; valid: {', '.join(REWARD_COMPONENTS)}, "
+                f"reward.terms[{i}].name: no component '{term.name}'; valid: {', '.join(registered)}, "
                 f"or an environment's own: {theirs}"
             )
 

@@ -1,8 +1,9 @@
 """From an episode to its reward: every component computed, logged, and combined under
 the run's `reward` config.
 
-    components = env's own verdict ("completion") + format, security, length, hacks
-                 (+ efficiency, math when a term asks for them)
+    components = env's own verdict ("completion") + every registered term that applies
+                 (rlvr.rewards.registry; built in: format, length, security, and
+                 efficiency, math when a term asks for them) + hack findings
     reward     = combine(components, terms, gates, clip, GDPO normalisation per group)
     hacks      → flags on the breakdown (static findings + overfit_visible, canary); with
                  on_hack='zero' the total is capped at 0 on a strong finding, or on a
@@ -23,21 +24,13 @@ from rlvr.config import ConfigError, RewardConfig
 from rlvr.rewards.base import RewardComponent
 from rlvr.rewards.canary import passed_canary
 from rlvr.rewards.combine import Term, combine, combine_group
-from rlvr.rewards.efficiency import efficiency_reward
-from rlvr.rewards.extract import extract_code, extract_final_answer
-from rlvr.rewards.format import FormatRules, format_reward
+from rlvr.rewards.extract import extract_code
 from rlvr.rewards.hacks import BEHAVIOURAL, FLAGS, STRONG, SUSPECT, HackFinding, detect_hacks, hack_flags
-from rlvr.rewards.length import overlong_penalty
-from rlvr.rewards.security import security_reward
+from rlvr.rewards.registry import REWARDS, TermContext
+from rlvr.rewards.terms import is_code_task
 from rlvr.types import ExecutionResult, RewardBreakdown, Task, Trajectory
 
-CODE_FORMATS = ("assert", "call", "stdio", "pytest", "script")
 Executor = Callable[[str, dict[str, Any]], ExecutionResult]
-
-
-def is_code_task(task: Task) -> bool:
-    """A Python code task (the security, hack and efficiency analyses read Python)."""
-    return task.tests.get("format") in CODE_FORMATS and task.metadata.get("language", "python") == "python"
 
 
 def check_hack_ignore(names: Sequence[str]) -> None:
@@ -57,7 +50,7 @@ class Scorer:
         self.max_new_tokens = max_new_tokens
         self.execute = execute
         self.terms = [Term(t.name, t.weight, t.gate) for t in cfg.terms]
-        self.wanted = {t.name for t in cfg.terms}
+        self.wanted = frozenset(t.name for t in cfg.terms)
         self._reference_runs: dict[tuple[str, str], ExecutionResult | None] = {}
         self._lock = threading.Lock()
 
@@ -72,43 +65,15 @@ class Scorer:
         for name, value in env.components.items():
             if name != "completion":
                 comps[name] = RewardComponent(value)
-        rules = self._format_rules(task)
-        if rules is not None or "format" in self.wanted:
-            comps["format"] = format_reward(reply, rules or FormatRules())
-        if traj.completion_ids or not reply:  # unknown token count (a reply scored as text): no length
-            comps["length"] = overlong_penalty(
-                len(traj.completion_ids), self.max_new_tokens, min(self.cfg.overlong_cache, self.max_new_tokens)
-            )
+        ctx = TermContext(self.cfg, self.max_new_tokens, self.wanted, self._reference_run)
+        for term in REWARDS.values():
+            if (term.always or term.name in self.wanted) and term.applies(task, traj, ctx):
+                comps[term.name] = term.compute(task, traj, ctx)
         findings: list[dict[str, Any]] = []
         if is_code_task(task):
-            code = extract_code(reply)
-            runtime = traj.execution.stderr if traj.execution else ""
-            comps["security"] = security_reward(code, runtime)
             allowed = [str(f) for f in task.metadata.get("files", [])]
-            findings = [f.to_dict() for f in detect_hacks(code, task.tests, allowed)]
-            if "efficiency" in self.wanted:
-                ref_run = self._reference_run(task)
-                comps["efficiency"] = efficiency_reward(
-                    code,
-                    traj.execution,
-                    reference=task.reference,
-                    reference_result=ref_run,
-                    time_floor_s=self.cfg.efficiency_time_floor_s,
-                    memory_floor_mb=self.cfg.efficiency_memory_floor_mb,
-                )
-        if "math" in self.wanted and "answer" in task.tests:
-            from rlvr.rewards.math import math_reward  # math-verify is slow to import
-
-            comps["math"] = math_reward(extract_final_answer(reply), str(task.tests["answer"]))
+            findings = [f.to_dict() for f in detect_hacks(extract_code(reply), task.tests, allowed)]
         return comps, findings
-
-    def _format_rules(self, task: Task) -> FormatRules | None:
-        f = self.cfg.format
-        schema = task.tests.get("schema") if task.tests.get("format") == "json" else None
-        schema = schema or f.json_schema
-        if not (f.code_block or f.required_tags or f.regex or schema):
-            return None
-        return FormatRules(f.code_block, tuple(f.required_tags), f.regex, schema)
 
     def _reference_run(self, task: Task) -> ExecutionResult | None:
         """The reference solution's run on the same tests, once per task (cached)."""
