@@ -207,7 +207,7 @@ def main() -> None:
             f"model.name_or_path={name}",
             "model.device=cuda",
             f"model.compute_dtype={compute}",
-            f"engine.gpu_memory_utilization={args.gpu_memory_utilization}",
+            f"engine.vllm.gpu_memory_utilization={args.gpu_memory_utilization}",
             f"seed={SEED}",
             "algo.kl_coef=0",
             "engine.kind=vllm",

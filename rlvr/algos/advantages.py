@@ -1,22 +1,43 @@
-"""Advantage estimators over groups of samples of the same prompt.
+"""Advantage estimators, registered with what they need (rlvr.algos.names.EstimatorNeeds).
 
-Input rewards are shaped [B, G]: B prompts, G samples each. Output has the same shape;
-the learner broadcasts each sequence's advantage over its completion tokens.
+Group estimators take rewards shaped [B, G] (B prompts, G samples each) and return the
+same shape; the learner broadcasts each sequence's advantage over its completion tokens.
+Token estimators (`needs.token_rewards`, e.g. GAE) take rewards, values and a mask shaped
+[B, L] and return (advantages, value targets), both [B, L].
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
+from rlvr.algos.names import BUILTIN_ESTIMATORS, EstimatorNeeds
 from rlvr.algos.registry import Registry
 
-AdvantageFn = Callable[..., torch.Tensor]
+AdvantageFn = Callable[..., Any]
 ADVANTAGES: Registry[AdvantageFn] = Registry("advantage estimator")
+NEEDS: dict[str, EstimatorNeeds] = {}
+"""What each registered estimator needs, by name."""
 
 
-@ADVANTAGES.register("grpo")
+def register_advantage(name: str, needs: EstimatorNeeds | None = None) -> Callable[[AdvantageFn], AdvantageFn]:
+    """Register an estimator with what it needs (a group estimator on [B, G] by default).
+    A built-in one must declare what rlvr.algos.names says of it (read without torch)."""
+    declared = needs or EstimatorNeeds()
+    if name in BUILTIN_ESTIMATORS and BUILTIN_ESTIMATORS[name] != declared:
+        raise ValueError(f"advantage estimator '{name}': its needs differ from rlvr.algos.names")
+
+    def deco(fn: AdvantageFn) -> AdvantageFn:
+        ADVANTAGES.register(name)(fn)
+        NEEDS[name] = declared
+        return fn
+
+    return deco
+
+
+@register_advantage("grpo")
 def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """GRPO (Shao et al. 2024): (r - mean_group) / (std_group + eps).
 
@@ -32,7 +53,7 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return (rewards - mean) / (std + eps)
 
 
-@ADVANTAGES.register("drgrpo")
+@register_advantage("drgrpo")
 def drgrpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """Dr.GRPO (Liu et al. 2025): r - mean_group, no std scaling, which removes the bias
     towards groups with low reward variance (too easy or too hard prompts)."""
@@ -42,7 +63,7 @@ def drgrpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return rewards - rewards.mean(dim=1, keepdim=True)
 
 
-@ADVANTAGES.register("rloo")
+@register_advantage("rloo")
 def rloo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """RLOO (Ahmadian et al. 2024): each sample's baseline is the mean of the *other*
     G - 1 samples of its group: r_i - (sum_j r_j - r_i) / (G - 1). Unbiased, unlike a
@@ -57,7 +78,7 @@ def rloo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return rewards - others
 
 
-@ADVANTAGES.register("reinforce_pp")
+@register_advantage("reinforce_pp")
 def reinforce_pp_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """REINFORCE++ with baseline (Hu et al. 2025): subtract the group mean, then divide by
     the standard deviation over the *whole batch* (not per group), which keeps the scale
@@ -70,6 +91,7 @@ def reinforce_pp_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.T
     return centred / (centred.std() + eps)
 
 
+@register_advantage("gae", EstimatorNeeds(values=True, token_rewards=True, group=False))
 def gae(
     rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0, lam: float = 0.95
 ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from rlvr.cli.common import config_args, keys_help
-from rlvr.config import load_config
+from rlvr.config import load_config, load_plugins
 
 
 def add_parser(sub: Any) -> None:
@@ -23,5 +23,9 @@ def run(args: argparse.Namespace) -> int:
         print(keys_help())
         return 0
     cfg = load_config(args.config, args.overrides)
+    from rlvr.train.preflight import check_names
+
+    load_plugins(cfg)
+    check_names(cfg)  # the names other packages own (engine, reward terms, alert rules), plugins' included
     print(yaml.safe_dump(cfg.model_dump(), sort_keys=False), end="")
     return 0

@@ -20,9 +20,11 @@ def add_parser(sub: Any) -> None:
     )
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument(
-        "--engine", choices=["hf", "vllm", "openai"], help="what generates (engine.kind; default: the config's)"
+        "--engine", help="what generates: hf, vllm, openai or a plugin's engine (engine.kind; default: the config's)"
     )
-    e.add_argument("--base-url", help="--engine openai: the server, e.g. http://127.0.0.1:8000/v1 (engine.base_url)")
+    e.add_argument(
+        "--base-url", help="--engine openai: the server, e.g. http://127.0.0.1:8000/v1 (engine.openai.base_url)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from rlvr.train.preflight import check_run
 
     flags = [f"engine.kind={args.engine}"] if args.engine else []
-    flags += [f"engine.base_url={args.base_url}"] if args.base_url else []
+    flags += [f"engine.openai.base_url={args.base_url}"] if args.base_url else []
     cfg = load_config(args.config, [*args.overrides, *flags])
     source = checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
     eval_tasks = check_run(cfg, evaluating=True, model=source).eval_tasks
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         from rlvr.rollout.models import load_tokenizer
 
         model, tok = None, load_tokenizer(source, cfg.model.cache_dir)
-        source = f"{cfg.engine.served_model or source} at {cfg.engine.base_url}"
+        source = f"{cfg.engine.openai.served_model or source} at {cfg.engine.openai.base_url}"
     else:
         model, tok = load_policy(
             source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device

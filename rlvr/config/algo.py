@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from rlvr.algos.names import BUILTIN, registered
+from rlvr.algos.names import BUILTIN, estimator_needs, registered
 from rlvr.config.base import _Section
 
 
@@ -80,6 +80,6 @@ class AlgoConfig(_Section):
 
     @model_validator(mode="after")
     def _group(self) -> AlgoConfig:
-        if self.advantage != "gae" and self.group_size < 2:
+        if estimator_needs(self.advantage).group and self.group_size < 2:
             raise ValueError(f"advantage '{self.advantage}' compares samples of a group: group_size must be >= 2")
         return self

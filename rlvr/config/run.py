@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationInfo, model_validator
 
+from rlvr.algos.names import estimator_needs
 from rlvr.config.algo import AlgoConfig
 from rlvr.config.base import _Section
 from rlvr.config.curriculum import CurriculumConfig
@@ -63,11 +64,11 @@ class RunConfig(_Section):
         the learner's: truncated importance sampling is on by default with it (token level,
         at algo.is_cap) unless algo.importance is set; its weight loader takes full
         weights, not LoRA adapters. The same holds for a reloading vLLM server
-        (engine.kind openai, engine.reload vllm)."""
-        reloading = self.engine.kind == "openai" and self.engine.reload != "none"
+        (engine.kind openai, engine.openai.reload vllm)."""
+        reloading = self.engine.kind == "openai" and self.engine.openai.reload != "none"
         if self.engine.kind == "vllm" or reloading:
             if self.model.lora is not None:
-                what = "engine.kind vllm" if self.engine.kind == "vllm" else "engine.reload vllm"
+                what = "engine.kind vllm" if self.engine.kind == "vllm" else "engine.openai.reload vllm"
                 raise ValueError(f"{what} loads full weights after each update: model.lora is not supported")
             if "importance" not in self.algo.model_fields_set:
                 self.algo.importance = "token"
@@ -126,8 +127,9 @@ class RunConfig(_Section):
             return self
         a, r = self.algo, self.rollout
         inert = [
-            (a, ("gamma", "lam", "value_coef", "value_clip"), a.advantage != "gae",
-             f"used only with algo.advantage 'gae' (a value head); here it is '{a.advantage}'"),
+            (a, ("gamma", "lam", "value_coef", "value_clip"), not estimator_needs(a.advantage).values,
+             f"used only with an advantage estimator that has a value head (e.g. 'gae'); here it is "
+             f"'{a.advantage}'"),
             (a, ("is_cap",), a.importance == "none", "used only with algo.importance 'token' or 'sequence'"),
             (a, ("kl_estimator", "kl_in"), a.kl_coef == 0, "used only when algo.kl_coef > 0"),
             (a, ("max_refill_rounds",), a.dynamic_sampling != "refill",
@@ -141,13 +143,6 @@ class RunConfig(_Section):
             (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
              "used only for multi-turn episodes (rollout.max_turns > 1)"),
             (self.sandbox, ("token_env",), self.sandbox.url is None, "used only with a remote sandbox.url"),
-            (self.engine, ("base_url", "served_model", "api_key_env", "concurrency", "timeout_s", "max_retries",
-                           "reload"),
-             self.engine.kind != "openai", "used only with engine.kind 'openai'"),
-            (self.engine, ("weights_uri", "server_weights_path"),
-             self.engine.kind != "openai" or self.engine.reload == "none",
-             "used only with engine.kind 'openai' and engine.reload 'vllm'"),
-            (self.engine, ("gpu_memory_utilization",), self.engine.kind != "vllm", "used only with engine.kind 'vllm'"),
         ]  # fmt: skip
         problems = []
         for section, names, unused, why in inert:

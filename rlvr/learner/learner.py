@@ -30,6 +30,7 @@ import torch
 from transformers import PreTrainedModel
 
 from rlvr.algos import KL_ESTIMATORS, POLICY_LOSSES, aggregate
+from rlvr.algos.names import estimator_needs
 from rlvr.algos.policy_loss import value_loss
 from rlvr.config import RunConfig
 from rlvr.learner.logprobs import SharedPrompts, TokenStats, token_stats
@@ -99,7 +100,7 @@ class Learner:
         self.pad_id = pad_id
         self.version = 0
         self.value_head: torch.nn.Linear | None = None
-        if cfg.algo.advantage == "gae":
+        if estimator_needs(cfg.algo.advantage).values:
             self.value_head = torch.nn.Linear(model.config.hidden_size, 1, device=model.device)
             torch.nn.init.zeros_(self.value_head.weight)
             torch.nn.init.zeros_(self.value_head.bias)
@@ -390,5 +391,7 @@ class Learner:
         self.version = int(state["version"])
         if self.value_head is not None:
             if state.get("value_head") is None:
-                raise ValueError("the checkpoint has no value head, but advantage 'gae' needs one")
+                raise ValueError(
+                    f"the checkpoint has no value head, but advantage '{self.cfg.algo.advantage}' needs one"
+                )
             self.value_head.load_state_dict(state["value_head"])

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 import torch
 
 from rlvr.algos import ADVANTAGES
-from rlvr.algos.advantages import gae, whiten
+from rlvr.algos.advantages import whiten
 from rlvr.algos.filtering import overlong_loss_mask
 from rlvr.algos.importance import importance_weights
 from rlvr.algos.kl import KLFn
+from rlvr.algos.names import estimator_needs
 from rlvr.config import AlgoConfig
 from rlvr.learner.logprobs import TokenStats
 from rlvr.types import Trajectory
@@ -64,7 +65,7 @@ class Needs:
     def of(cls, algo: AlgoConfig) -> Needs:
         return cls(
             proximal=algo.decoupled or algo.importance != "none",
-            values=algo.advantage == "gae",
+            values=estimator_needs(algo.advantage).values,
             ref_kl=algo.kl_coef > 0 and algo.kl_in == "reward",
         )
 
@@ -168,9 +169,9 @@ def token_advantages(
     kl: list[list[float]] | None = None,
     values: list[list[float]] | None = None,
 ) -> Advantages:
-    """Token advantages of every row, by one switch on `algo.advantage`.
+    """Token advantages of every row, by what the estimator needs.
 
-    'gae': per-token rewards (the sequence reward on the last token, minus kl_coef times
+    Token estimators ('gae'): per-token rewards (the sequence reward on the last token, minus kl_coef times
     the per-token `kl` when given) and the rollout-time `values` give GAE advantages,
     whitened over the masked tokens of the batch, and value targets; the sequence
     advantage is the mean of the row's token advantages.
@@ -181,9 +182,9 @@ def token_advantages(
     if kl is not None:
         seq_kl = [sum(k) for k in kl]
         metrics["kl_reward"] = sum(seq_kl) / max(len(seq_kl), 1)
-    if algo.advantage == "gae":
+    if estimator_needs(algo.advantage).token_rewards:
         if values is None:
-            raise ValueError("advantage 'gae' needs the value head's rollout-time values")
+            raise ValueError(f"advantage '{algo.advantage}' needs the value head's rollout-time values")
         L = max(1, max(len(t.completion_ids) for t in trajs))
         mask_t = pad_rows(masks, L)
         tok_r = torch.zeros((len(trajs), L))
@@ -194,7 +195,7 @@ def token_advantages(
                 if kl is not None:
                     tok_r[i, :n] -= algo.kl_coef * torch.tensor(kl[i])
         seq_mask = pad_rows([[1.0] * len(t.completion_ids) for t in trajs], L)
-        adv_t, ret_t = gae(tok_r, pad_rows(values, L), seq_mask, algo.gamma, algo.lam)
+        adv_t, ret_t = ADVANTAGES.get(algo.advantage)(tok_r, pad_rows(values, L), seq_mask, algo.gamma, algo.lam)
         adv_t = whiten(adv_t, mask_t)
         advs = [adv_t[i, : len(t.completion_ids)].tolist() for i, t in enumerate(trajs)]
         rets = [ret_t[i, : len(t.completion_ids)].tolist() for i, t in enumerate(trajs)]

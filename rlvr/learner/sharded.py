@@ -285,15 +285,15 @@ class ShardedLearner(LeadFollow, Learner):
     def _pad_row(self) -> Prepared:
         """A one-token row whose loss and gradient are exactly zero (mask 0, advantage
         0), with the optional fields the real rows carry."""
-        gae = self.value_head is not None
+        values = self.value_head is not None
         return Prepared(
             traj=self._pad_traj(),
             mask=[0.0],
             old=[0.0],
             adv=[0.0],
             weights=[0.0] if self.cfg.algo.importance != "none" else None,
-            old_values=[0.0] if gae else None,
-            returns=[0.0] if gae else None,
+            old_values=[0.0] if values else None,
+            returns=[0.0] if values else None,
         )
 
     # ---- before the first update ----------------------------------------------------------
@@ -441,7 +441,9 @@ class ShardedLearner(LeadFollow, Learner):
         if self.value_head is not None:
             head = state.get("value_head")
             if head is None:
-                raise ValueError("the checkpoint has no value head, but advantage 'gae' needs one")
+                raise ValueError(
+                    f"the checkpoint has no value head, but advantage '{self.cfg.algo.advantage}' needs one"
+                )
             vh = {f"value_head.{k}": v for k, v in head.items()} if self.rank == 0 else {}
             set_model_state_dict(self.policy, vh, options=dataclasses.replace(opts, strict=False))
         self.scheduler.load_state_dict(state["scheduler"])

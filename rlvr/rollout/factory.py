@@ -1,5 +1,6 @@
-"""One place that builds generation engines from the config (`engine.kind`), for
-rollouts (sync or async), evaluation and scoring alike."""
+"""The built-in engines' builders (registered in rlvr.rollout.registry) and `make_engine`,
+the one place that builds an engine from the config, for rollouts (sync or async),
+evaluation and scoring alike."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.rollout.engine import Engine
+from rlvr.rollout.registry import ENGINES, register_engine
 
 
 def make_engine(
@@ -24,39 +26,31 @@ def make_engine(
     learner's model object (async rollouts) — engines that always hold their own weights
     (vllm, openai) ignore it. `for_training` False (evaluation) lets a server that reports
     sampled tokens only as text be used: its completions are scored, never trained on."""
-    e = cfg.engine
-    if e.kind == "hf":
-        from rlvr.rollout.hf import HFEngine
+    build = ENGINES.get(cfg.engine.kind)
+    if build is None:
+        raise ConfigError(f"engine.kind: no engine '{cfg.engine.kind}'; valid: {', '.join(ENGINES)}")
+    return build(cfg, model, tokenizer, own_weights=own_weights, version=version, for_training=for_training)
 
-        if model is None:
-            raise ConfigError("engine.kind hf generates with the policy model: none was loaded")
-        return HFEngine(
-            model,
-            tokenizer,
-            batch_size=cfg.generation.batch_size,
-            compute_dtype=cfg.model.compute_dtype,
-            packed_weights=cfg.generation.packed_weights,
-            own_weights=own_weights,
-            version=version,
-        )
-    if e.kind == "openai":
-        from rlvr.rollout.openai import OpenAIEngine
 
-        assert e.base_url is not None  # the config's validator requires it
-        return OpenAIEngine(
-            e.base_url,
-            e.served_model or cfg.model.name_or_path,
-            tokenizer,
-            api_key=os.environ.get(e.api_key_env),
-            concurrency=e.concurrency,
-            timeout_s=e.timeout_s,
-            max_retries=e.max_retries,
-            require_token_ids=for_training,
-            version=version,
-            reload=e.reload,
-            weights_uri=e.weights_uri or (str(cfg.run_dir / "weights") if e.reload != "none" else None),
-            server_weights_path=e.server_weights_path,
-        )
+@register_engine("hf")
+def _hf(cfg: RunConfig, model: Any, tokenizer: Any, *, own_weights: bool, version: int, for_training: bool) -> Engine:
+    from rlvr.rollout.hf import HFEngine
+
+    if model is None:
+        raise ConfigError("engine.kind hf generates with the policy model: none was loaded")
+    return HFEngine(
+        model,
+        tokenizer,
+        batch_size=cfg.generation.batch_size,
+        compute_dtype=cfg.model.compute_dtype,
+        packed_weights=cfg.generation.packed_weights,
+        own_weights=own_weights,
+        version=version,
+    )
+
+
+@register_engine("vllm")
+def _vllm(cfg: RunConfig, model: Any, tokenizer: Any, *, own_weights: bool, version: int, for_training: bool) -> Engine:
     try:
         from rlvr.rollout.vllm import VLLMEngine
     except ModuleNotFoundError as err:
@@ -64,3 +58,27 @@ def make_engine(
             raise ConfigError("engine.kind vllm needs vLLM: pip install 'rlvr[vllm]' (a CUDA machine)") from None
         raise
     return VLLMEngine(cfg, model, tokenizer, version=version)
+
+
+@register_engine("openai")
+def _openai(
+    cfg: RunConfig, model: Any, tokenizer: Any, *, own_weights: bool, version: int, for_training: bool
+) -> Engine:
+    from rlvr.rollout.openai import OpenAIEngine
+
+    o = cfg.engine.openai
+    assert o.base_url is not None  # the config's validator requires it
+    return OpenAIEngine(
+        o.base_url,
+        o.served_model or cfg.model.name_or_path,
+        tokenizer,
+        api_key=os.environ.get(o.api_key_env),
+        concurrency=o.concurrency,
+        timeout_s=o.timeout_s,
+        max_retries=o.max_retries,
+        require_token_ids=for_training,
+        version=version,
+        reload=o.reload,
+        weights_uri=o.weights_uri or (str(cfg.run_dir / "weights") if o.reload != "none" else None),
+        server_weights_path=o.server_weights_path,
+    )

@@ -171,8 +171,8 @@ class OpenAIEngine:
                 raise RemoteWeightsUnsupported(
                     f"{self.server}: new weights cannot be sent to a server through the OpenAI completions API, "
                     "so this engine generates with the learner's policy versions only through a server that "
-                    "reloads them: a vLLM server started with VLLM_SERVER_DEV_MODE=1 and engine.reload vllm "
-                    "(each version is written to engine.weights_uri and the server loads it from there; "
+                    "reloads them: a vLLM server started with VLLM_SERVER_DEV_MODE=1 and engine.openai.reload vllm "
+                    "(each version is written to engine.openai.weights_uri and the server loads it from there; "
                     "docs/engines.md). Otherwise train with engine.kind hf or vllm, and use this engine to "
                     "evaluate a served model (its version is then only recorded)."
                 )
@@ -192,12 +192,12 @@ class OpenAIEngine:
         except OpenAIEngineError as e:
             if e.status == 404:
                 raise OpenAIEngineError(
-                    f"{self.server} has no POST /collective_rpc: engine.reload vllm needs a vLLM server started "
+                    f"{self.server} has no POST /collective_rpc: engine.openai.reload vllm needs a vLLM server started "
                     "with VLLM_SERVER_DEV_MODE=1 (its development routes)"
                 ) from None
             raise OpenAIEngineError(
                 f"{e}; the server could not load policy version {version} from {where} "
-                "(engine.server_weights_path must be engine.weights_uri as the server sees it)"
+                "(engine.openai.server_weights_path must be engine.openai.weights_uri as the server sees it)"
             ) from None
         answer = self._post("/reset_prefix_cache", {}, empty_ok=True)
         if answer.get("success") is False:

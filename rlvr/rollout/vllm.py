@@ -14,7 +14,7 @@ llm.py`, `vllm/v1/sample/sampler.py`, `vllm/v1/sample/ops/topk_topp_sampler.py`,
   (vLLM's "auto" would turn float32 into float16), or bfloat16 when
   `model.compute_dtype` is bfloat16 (as the HF engine's autocast; the loader casts the
   published float32 tensors as it copies them), `seed` is `cfg.seed`,
-  `gpu_memory_utilization` is `engine.gpu_memory_utilization`, prefix caching is on, and
+  `gpu_memory_utilization` is `engine.vllm.gpu_memory_utilization`, prefix caching is on, and
   `generation_config="vllm"` keeps the model's generation_config.json from changing any
   sampling default: what is sampled is what `SamplingParams` says.
 - The engine core runs in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`, as TRL's
@@ -220,7 +220,7 @@ class VLLMEngine:
             "tokenizer": str(tok_dir),
             "dtype": dtype,
             "seed": int(cfg.seed),
-            "gpu_memory_utilization": float(cfg.engine.gpu_memory_utilization),
+            "gpu_memory_utilization": float(cfg.engine.vllm.gpu_memory_utilization),
             "enable_prefix_caching": True,
             "logprobs_mode": "processed_logprobs",
             "generation_config": "vllm",

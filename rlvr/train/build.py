@@ -231,11 +231,11 @@ def build_run(
 ) -> Run:
     """Everything before the first step (see the module's docstring); a run that fails
     before its model loads leaves no run directory behind."""
-    if cfg.engine.kind == "openai" and cfg.engine.reload == "none":
+    if cfg.engine.kind == "openai" and cfg.engine.openai.reload == "none":
         raise ConfigError(
-            "engine.kind openai with engine.reload none evaluates a served model (rlvr eval); training needs a "
+            "engine.kind openai with engine.openai.reload none evaluates a served model (rlvr eval); training needs a "
             "server that takes each new policy version: a vLLM server started with VLLM_SERVER_DEV_MODE=1 and "
-            "engine.reload vllm, or engine.kind hf or vllm (docs/engines.md)"
+            "engine.openai.reload vllm, or engine.kind hf or vllm (docs/engines.md)"
         )
     run_dir, ckpt_root = cfg.run_dir, cfg.run_dir / "checkpoints"
     store = CheckpointStore(cfg.storage.uri) if cfg.storage.uri else None

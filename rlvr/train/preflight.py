@@ -16,6 +16,7 @@ from rlvr.config import ConfigError, RunConfig, load_plugins
 from rlvr.envs.base import check_task
 from rlvr.envs.settings import check_reward
 from rlvr.rollout.model_names import check_model
+from rlvr.rollout.registry import engine_names
 from rlvr.tasks import load_tasks, pick_eval_tasks, split_tasks
 from rlvr.trace.alerts import check_overrides
 from rlvr.types import Task
@@ -48,9 +49,12 @@ def suite_name(source: str) -> str:
 
 def check_names(cfg: RunConfig) -> None:
     """The names a config gives that the packages above the config own (reward terms and
-    hack signatures, alert rules), checked against them with plugins loaded: ConfigError
+    hack signatures, the engine, alert rules), checked against them with plugins loaded: ConfigError
     naming the key and the valid names."""
     check_reward(cfg)
+    engines = engine_names()
+    if cfg.engine.kind not in engines:
+        raise ConfigError(f"engine.kind: no engine '{cfg.engine.kind}'; valid: {', '.join(engines)}")
     try:
         check_overrides({k: v.model_dump() for k, v in cfg.alerts.rules.items()})
     except ValueError as e:

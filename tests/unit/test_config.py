@@ -46,7 +46,7 @@ def test_unknown_key_in_yaml_names_it(tmp_path: Path) -> None:
 def test_bad_values_name_key_and_rule() -> None:
     with pytest.raises(ConfigError, match=r"train.lr: .*greater than 0.*got -1"):
         load_config(None, ["train.lr=-1"])
-    with pytest.raises(ConfigError, match=r"algo.advantage.*'gpro' is unknown; valid: drgrpo, grpo"):
+    with pytest.raises(ConfigError, match=r"algo.advantage.*'gpro' is unknown; valid: drgrpo, gae, grpo"):
         load_config(None, ["algo.advantage=gpro"])
     with pytest.raises(ConfigError, match=r"algo.aggregation"):
         load_config(None, ["algo.aggregation=mean"])
@@ -159,6 +159,10 @@ def test_the_builtin_algorithm_names_match_the_registries_and_need_no_torch() ->
 
     for kind, names in BUILTIN.items():
         assert sorted(names) == sorted(registered(kind)), kind
+    from rlvr.algos.advantages import NEEDS
+    from rlvr.algos.names import BUILTIN_ESTIMATORS
+
+    assert {n: NEEDS[n] for n in BUILTIN_ESTIMATORS} == BUILTIN_ESTIMATORS  # what each needs, read without torch
     code = (
         "import sys\nfrom rlvr.config import load_config\n"
         "keys = ['algo.policy_loss=gspo', 'algo.kl_coef=0.01', 'algo.kl_estimator=k1']\n"

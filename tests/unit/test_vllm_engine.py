@@ -142,7 +142,7 @@ def policy() -> tuple[Any, Any]:
 
 def _cfg() -> Any:
     return load_config(
-        None, ["model.name_or_path=tiny-random", "engine.kind=vllm", "seed=5", "engine.gpu_memory_utilization=0.3"]
+        None, ["model.name_or_path=tiny-random", "engine.kind=vllm", "seed=5", "engine.vllm.gpu_memory_utilization=0.3"]
     )
 
 
