@@ -14,9 +14,14 @@ of environment messages are excluded from the loss). The reward of an episode is
 of its last step. A step that raises is retried on the same environment, so an
 environment must leave its state unchanged when it raises.
 
-An environment class may also define `check_task(task)` (static or class method):
-it raises ValueError naming the field when the task's `tests` are not what it can run,
-without running anything. `check_task` (below) calls it for every task a loader reads.
+An environment class (`EnvClass`) is built with the run's `EnvSettings` and also names:
+- `check_task(task)` (static or class method): raises ValueError naming the field when
+  the task's `tests` are not what it can run, without running anything; `check_task`
+  (below) calls it for every task a loader reads;
+- `components`: the reward components it computes besides 'completion' (itops 'safety',
+  ...), which reward terms may then weigh; () when it gives only its verdict.
+`register_env` refuses a class that lacks any of them, naming what is missing, and
+tests/integration/test_env_contract.py runs every registered domain through one contract.
 
 Routing is data: `make_env(task.domain, ...)` looks the class up in `ENVS`; adding a
 domain is adding an entry (`@register_env("name")`, or a plugin module), nothing else
@@ -27,15 +32,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Coroutine
+import inspect
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from rlvr.sandbox import Limits, execute
 from rlvr.sandbox.client import SandboxClient
 from rlvr.types import ExecutionResult, RewardBreakdown, Task
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 
 @dataclass(frozen=True)
@@ -78,9 +85,22 @@ class StepResult:
 
 
 class Env(Protocol):
+    """One episode of an environment."""
+
     async def reset(self, task: Task) -> list[dict[str, str]]: ...
 
     async def step(self, reply: str) -> StepResult: ...
+
+
+class EnvClass(Protocol):
+    """What `register_env` takes: a class building an `Env` from the run's settings, with
+    its task check and the components it computes."""
+
+    components: tuple[str, ...]
+
+    def __call__(self, settings: EnvSettings) -> Env: ...
+
+    def check_task(self, task: Task) -> None: ...
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -97,7 +117,7 @@ def opening_messages(task: Task, settings: EnvSettings) -> list[dict[str, str]]:
     return msgs
 
 
-ENVS: dict[str, type] = {}
+ENVS: dict[str, EnvClass] = {}
 
 
 def env_components() -> dict[str, list[str]]:
@@ -106,16 +126,29 @@ def env_components() -> dict[str, list[str]]:
     name any of them."""
     out: dict[str, list[str]] = {}
     for domain, cls in sorted(ENVS.items()):
-        for name in getattr(cls, "components", ()):
+        for name in cls.components:
             out.setdefault(name, []).append(domain)
     return out
 
 
-def register_env(domain: str):  # type: ignore[no-untyped-def]
-    def deco(cls: type) -> type:
+def register_env(domain: str) -> Callable[[C], C]:
+    """Register an environment class for `domain` (a decorator). Refuses a domain taken,
+    or a class without the coroutines `reset` and `step`, a `check_task` or a tuple of
+    `components`, naming what is missing."""
+
+    def deco(cls: C) -> C:
         if domain in ENVS:
             raise ValueError(f"domain '{domain}' already has an environment")
-        ENVS[domain] = cls
+        missing = [m for m in ("reset", "step") if not inspect.iscoroutinefunction(getattr(cls, m, None))]
+        missing += [] if callable(getattr(cls, "check_task", None)) else ["check_task"]
+        comps = getattr(cls, "components", None)
+        if not (isinstance(comps, tuple) and all(isinstance(c, str) and c.isidentifier() for c in comps)):
+            missing.append("components (a tuple of component names; () when none)")
+        if missing:
+            raise ValueError(
+                f"environment {getattr(cls, '__name__', cls)!r} for domain '{domain}' lacks: {', '.join(missing)}"
+            )
+        ENVS[domain] = cast(EnvClass, cls)
         return cls
 
     return deco
@@ -140,9 +173,7 @@ def check_task(task: Task) -> None:
             f"task {task.id}: field 'domain': no environment for domain '{task.domain}'; "
             f"registered: {', '.join(sorted(ENVS))} (a plugin module can register more)"
         )
-    check = getattr(cls, "check_task", None)
-    if check is not None:
-        check(task)
+    cls.check_task(task)
 
 
 def make_env(domain: str, settings: EnvSettings) -> Env:

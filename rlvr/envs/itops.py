@@ -79,6 +79,7 @@ def validate_spec(task: Task) -> None:
 class ItOpsEnv:
     components = ("goal", "safety", "commands", "constraints")  # reward terms may name them
     check_task = staticmethod(validate_spec)
+    check_task = staticmethod(validate_spec)
 
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings

@@ -27,6 +27,8 @@ def field_matches(answer: dict[str, Any], expected: dict[str, Any]) -> dict[str,
 
 @register_env("json")
 class JsonOutputEnv:
+    components: tuple[str, ...] = ()  # only the verdict ('completion')
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
         self.task: Task | None = None

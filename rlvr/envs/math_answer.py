@@ -11,6 +11,8 @@ from rlvr.types import RewardBreakdown, Task
 
 @register_env("math")
 class MathAnswerEnv:
+    components: tuple[str, ...] = ()  # only the verdict ('completion')
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
         self.task: Task | None = None

@@ -43,6 +43,8 @@ def scorer(dataset: str) -> Callable[[str, dict[str, Any]], float]:
 
 @register_env("reasoning")
 class ReasoningGymEnv:
+    components: tuple[str, ...] = ()  # only the verdict ('completion')
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
         self.task: Task | None = None

@@ -170,6 +170,7 @@ def validate_spec(task: Task) -> None:
 class TradingEnv:
     components = ("goal", "rules", "calls", "constraints")  # reward terms may name them
     check_task = staticmethod(validate_spec)
+    check_task = staticmethod(validate_spec)
 
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings

@@ -16,6 +16,12 @@ DOMAIN = "toy-length"
 
 
 class ReplyLengthEnv:
+    components = ("toy",)
+
+    @staticmethod
+    def check_task(task: Task) -> None:
+        """Any prompt will do: the reward reads only the reply."""
+
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
 
@@ -45,6 +51,9 @@ FLAKY_CALLS: dict[str, int] = {}
 class FlakyEnv:
     """Fails on tasks whose id ends in '!', every time; on tasks ending in '?', only on the
     first attempt (so a retry succeeds). Otherwise rewards like ReplyLengthEnv."""
+
+    components = ("toy",)
+    check_task = ReplyLengthEnv.check_task
 
     def __init__(self, settings: EnvSettings) -> None:
         self.task: Task | None = None
@@ -80,6 +89,9 @@ class ReplyParityEnv:
     """Runs a program in the sandbox (settings.execute: the local pool, a server or the Ray
     runner's sandbox workers): one assert on the reply's length, so that a random model
     earns a reward that varies and every episode needs a verdict from the sandbox."""
+
+    components = ("toy",)
+    check_task = ReplyLengthEnv.check_task
 
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
