@@ -19,7 +19,7 @@ from rlvr.config.base import ConfigError
 if TYPE_CHECKING:
     from rlvr.config import RunConfig
 
-__all__ = ["apply_override", "describe_fields", "load_config", "load_plugins", "load_run_config"]
+__all__ = ["apply_override", "describe_fields", "import_plugins", "load_config", "load_plugins", "load_run_config"]
 
 
 def _root() -> type[RunConfig]:
@@ -125,6 +125,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         data = loaded
     for ov in overrides or []:
         apply_override(data, ov)
+    _plugins_first(data)
     try:
         return _root().model_validate(data)
     except ValidationError as e:
@@ -139,6 +140,7 @@ def load_run_config(run_dir: str | Path) -> RunConfig:
         raise ConfigError(f"{run_dir}: not a run directory (no config.yaml)")
     try:
         data = yaml.safe_load(p.read_text()) or {}
+        _plugins_first(data)
         return _root().model_validate(data, context={"resolved": True})
     except yaml.YAMLError as e:
         raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(e)}") from None
@@ -149,14 +151,27 @@ def load_run_config(run_dir: str | Path) -> RunConfig:
 _LOADED_PLUGIN_FILES: set[Path] = set()
 
 
+def _plugins_first(data: Any) -> None:
+    """Import the plugins a config names before it is validated, so that the names they
+    register (an advantage estimator, an engine, a reward term) are valid in it."""
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins):
+        import_plugins(plugins)
+
+
 def load_plugins(cfg: RunConfig) -> None:
-    """Import the config's plugin modules (each registers what it defines). Calling it
-    again imports nothing twice (a module imports once; a .py file runs once)."""
+    """Import the config's plugin modules (each registers what it defines); the loaders
+    already did, so this imports nothing twice (a module imports once; a .py file runs once)."""
+    import_plugins(cfg.plugins)
+
+
+def import_plugins(names: list[str]) -> None:
+    """Import plugin modules: dotted names on the path, or .py files."""
     import importlib
     import importlib.util
     import sys
 
-    for name in cfg.plugins:
+    for name in names:
         try:
             if name.endswith(".py"):
                 path = Path(name)
