@@ -12,7 +12,7 @@ s - max_staleness (0 in sync mode), with the newest published version, so the
 staleness bound holds across processes. The worker loads that version from the weights
 store (safetensors per version, `dist.weights_uri`), generates, scores, and puts the
 batch into the Redis stream as entry `step/<s+1>`; the learner takes entries by step
-(rlvr.pipeline.queued.QueueChannel, holding ones that arrive early).
+(rlvr.pipeline.channel.QueueChannel, holding ones that arrive early).
 
 Faults, with Ray's own restarts: a rollout worker that dies is restarted by Ray and its
 unfinished tickets re-run (max_task_retries); if it had already put its batch, the copy
@@ -45,6 +45,8 @@ from rlvr.dist.sandbox_workers import (
     sandbox_load_key,
     sandboxes_key,
 )
+from rlvr.pipeline.channel import stream_name
+from rlvr.pipeline.staleness import StalenessGate, drop_stale, observe
 from rlvr.types import Task
 
 CHECK_EVERY_S = 0.5
@@ -92,8 +94,8 @@ class RolloutWorkerRole:
         from rlvr.envs.settings import env_settings, make_scorer
         from rlvr.rollout.models import load_policy
         from rlvr.train.build import seed_everything
-        from rlvr.pipeline.queued import QueueChannel
-        from rlvr.pipeline.rollouts import RolloutProducer
+        from rlvr.pipeline.channel import QueueChannel
+        from rlvr.pipeline.producer import RolloutProducer
 
         if cwd:
             os.chdir(cwd)
@@ -111,8 +113,9 @@ class RolloutWorkerRole:
         )
         self.model = model
         assert cfg.queue.url is not None
-        stream = cfg.queue.stream or f"rlvr:{cfg.name}"
-        self.channel = QueueChannel(RedisQueue(cfg.queue.url, stream=stream))
+        stream = stream_name(cfg)
+        self.queue = RedisQueue(cfg.queue.url, stream=stream)
+        self.channel = QueueChannel(self.queue)
         settings = env_settings(cfg)
         self.fleet = None
         if sandboxes or local_sandbox is not None:
@@ -122,11 +125,11 @@ class RolloutWorkerRole:
             settings = dataclasses.replace(settings, sandbox_runner=self.fleet)
         self.producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), TicketSampler([]))  # type: ignore[arg-type]
         self.version: int | None = None
-        client, key = self.channel.queue.client, heartbeat_key(stream, index)
+        client, key = self.queue.client, heartbeat_key(stream, index)
         threading.Thread(target=_beat, args=(client, key), daemon=True).start()
 
     def _client_for(self, cfg: RunConfig) -> Any:
-        return self.channel.queue.client
+        return self.queue.client
 
     def pid(self) -> int:
         return os.getpid()
@@ -176,7 +179,7 @@ class RayRollouts:
     """The learner's rollouts: tickets out to the workers, batches in from the queue."""
 
     def __init__(
-        self, run: Any, channel: Any, backlog: list[Any], in_flight: dict[str, list[str]], workers: list[Any], root: str
+        self, run: Any, channel: Any, in_flight: dict[str, list[str]], workers: list[Any], root: str
     ) -> None:
         from rlvr.rollout.lora import merged_copy
 
@@ -186,7 +189,7 @@ class RayRollouts:
         self.cfg, self.sampler = cfg, run.sampler
         self.max_staleness = cfg.rollout.max_staleness if cfg.rollout.mode == "async" else 0
         self.end = cfg.train.steps
-        self.steps_done = run.start
+        self.gate = StalenessGate(self.max_staleness, run.start)
         self.version = run.learner.version
         self.tasks = {t.id: t for t in run.inputs.train_tasks}
         self._merged = merged_copy if cfg.model.lora else None
@@ -199,14 +202,12 @@ class RayRollouts:
         self.beats: dict[int, tuple[bytes | None, float]] = {}
         self.restarting: dict[int, bytes | None] = {}
         self._publish_weights(run.model, self.version)
-        for b in backlog:  # generated before a restart, not trained: held by step, trained first
-            b.stats["from_queue_backlog"] = 1.0
-            channel.early[b.step] = (channel._backlog_ids[b.step], b)
+        # the channel holds the backlog (generated before a restart, not trained), to be trained first
         for key, ids in sorted(in_flight.items(), key=lambda kv: int(kv[0])):  # tickets the checkpoint had out
             step = int(key)
-            if step not in channel.early and step >= run.start:
+            if not channel.holds(step) and step >= run.start:
                 self._send(step, [self._task(i) for i in ids])
-        self.next_step = max([run.start, *(s + 1 for s in channel.early), *(s + 1 for s in self.issued)])
+        self.next_step = max([run.start, *(s + 1 for s in channel.held_steps()), *(s + 1 for s in self.issued)])
         self._issue()
 
     def _task(self, task_id: str) -> Task:
@@ -229,8 +230,8 @@ class RayRollouts:
 
     def _issue(self) -> None:
         """Tickets for every step the staleness bound allows now."""
-        while self.next_step < self.end and self.next_step <= self.steps_done + self.max_staleness:
-            if self.next_step not in self.issued and self.next_step not in self.channel.early:
+        while self.next_step < self.end and self.gate.may_start(self.next_step):
+            if self.next_step not in self.issued and not self.channel.holds(self.next_step):
                 self._send(self.next_step, self.sampler.sample(self.cfg.train.prompts_per_step))
             self.next_step += 1
 
@@ -250,7 +251,7 @@ class RayRollouts:
                 ray.get(ref)
             except ray.exceptions.RayActorError:  # restarts exhausted: another worker takes the ticket
                 _, w, ids, _ = self.issued.pop(step)
-                if entry_missing(self.channel, step):
+                if self.channel.missing(step):
                     self._send(step, [self._task(i) for i in ids])
             except ray.exceptions.RayTaskError as e:  # the worker's own error (e.g. RolloutFailed)
                 raise e.as_instanceof_cause() from None
@@ -285,8 +286,6 @@ class RayRollouts:
                 self.timeouts += 1
 
     def next(self, step: int, version: int) -> Any:
-        from rlvr.pipeline.rollouts import _outcome
-
         while True:
             batch = self.channel.take(step, block_s=CHECK_EVERY_S)
             if batch is not None:
@@ -298,7 +297,7 @@ class RayRollouts:
                     self._send(step, self.sampler.sample(self.cfg.train.prompts_per_step))
         self.issued.pop(step, None)
         groups = [*batch.groups, *batch.dropped]
-        self.sampler.observe([_outcome(g) for g in groups if all(t.status == "ok" for t in g.trajs)])
+        observe(self.sampler, groups)
         batch.curriculum = self.sampler.metrics()
         batch.stats["worker_timeouts"] = float(self.timeouts)
         raw = self.channel.queue.client.get(sandbox_load_key(self.channel.queue.stream))
@@ -306,16 +305,12 @@ class RayRollouts:
             import json
 
             batch.stats.update({k.replace("/", "_"): float(v) for k, v in json.loads(raw).items()})
-        if version - batch.version > self.max_staleness:  # a backlog batch older than the bound
-            batch.stats["stale_dropped"] = float(len(batch.groups))
-            batch.dropped += batch.groups
-            batch.groups = []
-        return batch
+        return drop_stale(batch, version, self.max_staleness)  # a backlog batch older than the bound
 
     def publish(self, model: Any, version: int) -> None:
         self._publish_weights(model, version)
         self.version = version
-        self.steps_done += 1
+        self.gate.step_finished()
         self._issue()
 
     def pause(self) -> Any:
@@ -334,13 +329,6 @@ class RayRollouts:
 
     def close(self) -> None:
         self.channel.close()
-
-
-def entry_missing(channel: Any, step: int) -> bool:
-    """The step's batch is neither trained nor held (a worker died before its put)."""
-    from rlvr.pipeline.queued import entry_id
-
-    return entry_id(step) not in channel.trained and step not in channel.early
 
 
 class LearnerRole:
@@ -365,8 +353,8 @@ class LearnerRole:
         # called again by Ray after this actor died: continue from the checkpoint
         resume = resume or latest_checkpoint(cfg.run_dir / "checkpoints") is not None
 
-        def rollouts(run: Any, channel: Any, backlog: list[Any], in_flight: dict[str, list[str]]) -> RayRollouts:
-            return RayRollouts(run, channel, backlog, in_flight, workers, weights_root)
+        def rollouts(run: Any, channel: Any, in_flight: dict[str, list[str]]) -> RayRollouts:
+            return RayRollouts(run, channel, in_flight, workers, weights_root)
 
         return train(cfg, resume=resume, quiet=quiet, plain=True, rollouts_factory=rollouts)
 
@@ -416,7 +404,7 @@ def run_on_ray(cfg: RunConfig, *, resume: bool = False, quiet: bool = False) -> 
         if d.sandbox_workers:
             import redis
 
-            stream = cfg.queue.stream or f"rlvr:{cfg.name}"
+            stream = stream_name(cfg)
             assert cfg.queue.url is not None
             scaler = SandboxAutoscaler(cfg, redis.Redis.from_url(cfg.queue.url), stream, token, stop)
             scaler.start()  # the first servers up and listed before the workers need them

@@ -1,4 +1,4 @@
-"""The trajectory queue between rollout workers and the learner (rlvr.pipeline.queued uses it).
+"""The trajectory queue between rollout workers and the learner (rlvr.pipeline.channel uses it).
 
 An entry is one scored group under its id (`group_id`) with an opaque payload (the
 group's encoding is the caller's). Delivery is at least once, never fewer:

@@ -3,8 +3,9 @@
 `build_run` does everything before the first step, in this order: checks the config and
 the run directory, picks the checkpoint to resume from, loads tasks and the policy, and
 builds the learner, the curriculum, the buffer, the rollout producer, the trace store and
-logs, the held-out evaluation before training, the monitor and the rollouts (sync, or
-async in a thread). The `Run` it returns holds them and does the per-step chores the loop
+logs, the held-out evaluation before training, the monitor and the rollout driver (inline,
+or a thread) over the run's channel. `restore_state` loads a checkpoint's state into the
+learner, sampler and buffer. The `Run` it returns holds them and does the per-step chores the loop
 calls: `log_step`, `save` (a checkpoint), `finish` (evaluation after training, summary).
 """
 
@@ -30,7 +31,9 @@ from rlvr.curriculum import Curriculum
 from rlvr.envs.settings import env_settings, make_scorer
 from rlvr.learner.learner import Learner
 from rlvr.pipeline.buffer import ExperienceBuffer
-from rlvr.pipeline.rollouts import AsyncRollouts, RolloutProducer, Rollouts, SyncRollouts
+from rlvr.pipeline.channel import QueueChannel, check_backlog, open_channel
+from rlvr.pipeline.drivers import Rollouts, make_driver
+from rlvr.pipeline.producer import RolloutProducer
 from rlvr.rollout.evaluate import EvalResult, evaluate
 from rlvr.rollout.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.rollout.models import load_policy
@@ -220,6 +223,54 @@ class Run:
         return summary
 
 
+@dataclass
+class Restored:
+    """A run's state at its checkpoint (the defaults: a fresh run)."""
+
+    start: int = 0  # the first step to run
+    rewards: list[float] = field(default_factory=list)
+    eval_before: EvalResult | None = None
+    suites_before: dict[str, EvalResult | None] = field(default_factory=dict)
+    pending: list[RolloutBatch] = field(default_factory=list)  # generated, not trained (a memory channel's)
+    trained: list[str] = field(default_factory=list)  # entry ids trained on (a Redis channel's)
+    in_flight: dict[str, Any] = field(default_factory=dict)  # Ray tickets out at the checkpoint
+
+
+def restore_state(
+    cfg: RunConfig, ckpt: Path | None, learner: Learner, sampler: Curriculum, buffer: ExperienceBuffer, *, quiet: bool
+) -> Restored:
+    """Load checkpoint `ckpt` into the learner, the sampler and the buffer, and return the
+    rest of its state; logs and traces written after it (by a run that died) are cut."""
+    if ckpt is None:
+        return Restored()
+    blob, state = load_trainer_state(ckpt)
+    learner.load_state_dict(blob["learner"])
+    if "optimizer" not in blob["learner"] and not quiet:
+        print(f"note: {ckpt} was saved without the optimizer state: AdamW starts afresh", file=sys.stderr)
+    sampler.load_state_dict(state["sampler"])
+    queue = json.loads((ckpt / "queue.json").read_text()) if (ckpt / "queue.json").is_file() else {}
+    buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
+    r = Restored(
+        start=int(state["step"]),
+        rewards=list(state["rewards"]),
+        eval_before=_eval_from_dict(state.get("eval_before")),
+        suites_before={k: _eval_from_dict(v) for k, v in state.get("suites_before", {}).items()},
+        pending=[RolloutBatch.from_dict(p) for p in queue.get("pending", [])],
+        trained=_queue_resume_check(cfg, ckpt, state.get("queue") or {"backend": "memory"}),
+        in_flight=queue.get("in_flight", {}),
+    )
+    for log in ("metrics.jsonl", "trajectories.jsonl"):  # drop what the crashed run logged after it
+        truncate_after_step(cfg.run_dir / log, r.start)
+    TraceStore(trace_uri(cfg)).truncate_after(r.start)
+    return r
+
+
+def trace_uri(cfg: RunConfig) -> str:
+    """Where the run's trace store lives: trace.uri, else beside storage.uri, else the run directory."""
+    storage_traces = f"{cfg.storage.uri.rstrip('/')}/traces" if cfg.storage.uri else None
+    return cfg.trace.uri or storage_traces or str(cfg.run_dir / "traces")
+
+
 def build_run(
     cfg: RunConfig,
     *,
@@ -227,10 +278,50 @@ def build_run(
     quiet: bool = False,
     plain: bool = False,
     learner_factory: Callable[[Any, RunConfig, int], Learner] = Learner,
-    rollouts_factory: Callable[[Run, Any, list[RolloutBatch], dict[str, Any]], Rollouts] | None = None,
+    rollouts_factory: Callable[[Run, QueueChannel, dict[str, Any]], Rollouts] | None = None,
 ) -> Run:
     """Everything before the first step (see the module's docstring); a run that fails
     before its model loads leaves no run directory behind."""
+    ckpt, store = _starting_point(cfg, resume, quiet)
+    seed_everything(cfg.seed)
+    inputs = check_run(cfg, model=policy_source(cfg, ckpt))  # tasks, split, model checked before loading
+    model, tok = load_policy_at(cfg, ckpt)
+    cfg.run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
+    (cfg.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    learner = learner_factory(model, cfg, int(tok.pad_token_id))
+    sampler = Curriculum(inputs.train_tasks, cfg.seed, cfg.curriculum, cfg.algo.group_size)
+    b = cfg.buffer
+    buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
+    restored = restore_state(cfg, ckpt, learner, sampler, buffer, quiet=quiet)
+    channel = _open_channel(cfg, ckpt, restored, sampler)
+    progress = Progress(cfg.train.steps, restored.start, quiet=quiet, plain=plain)
+    producer = None
+    if rollouts_factory is None:  # generation here (with rollout workers, they generate)
+        settings = env_settings(cfg)
+        producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
+        if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
+            producer.publish(model, learner.version, copy_weights=False)
+        producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)
+    learner.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
+    r = restored
+    run = Run(
+        cfg, inputs, model, tok, learner, sampler, buffer, producer, TraceStore(trace_uri(cfg)),
+        JsonlStore(cfg.run_dir / "metrics.jsonl"), JsonlStore(cfg.run_dir / "trajectories.jsonl"), progress,
+        r.start, r.rewards, r.eval_before, r.suites_before, store=store,
+    )  # fmt: skip
+    _evaluate_before(run)
+    run.monitor = RunMonitor(cfg, run.traces, history=_history(run), resume_step=r.start, note=progress.alert)
+    if rollouts_factory is not None:  # rollout workers elsewhere (rlvr.dist.ray_runner)
+        run.rollouts = rollouts_factory(run, channel, r.in_flight)
+    else:  # started last: a thread driver begins generating at once
+        assert producer is not None
+        run.rollouts = make_driver(cfg, producer, channel, start=r.start, version=learner.version)
+    return run
+
+
+def _starting_point(cfg: RunConfig, resume: bool, quiet: bool) -> tuple[Path | None, CheckpointStore | None]:
+    """(the checkpoint to resume from, the object storage copy), after the checks that
+    need nothing loaded: a trainable engine, the run directory, --resume's checkpoint."""
     if cfg.engine.kind == "openai" and cfg.engine.openai.reload == "none":
         raise ConfigError(
             "engine.kind openai with engine.openai.reload none evaluates a served model (rlvr eval); training needs a "
@@ -249,111 +340,45 @@ def build_run(
         raise FileExistsError(f"run directory {run_dir} is not empty; pass --resume or choose another name")
     if cfg.train.threads:
         torch.set_num_threads(cfg.train.threads)
-    seed_everything(cfg.seed)
+    return ckpt, store
 
-    storage_traces = f"{cfg.storage.uri.rstrip('/')}/traces" if cfg.storage.uri else None
-    trace_uri = cfg.trace.uri or storage_traces or str(run_dir / "traces")
-    inputs = check_run(cfg, model=policy_source(cfg, ckpt))  # tasks, split, model checked before loading
-    model, tok = load_policy_at(cfg, ckpt)
-    run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
-    learner = learner_factory(model, cfg, int(tok.pad_token_id))
-    sampler = Curriculum(inputs.train_tasks, cfg.seed, cfg.curriculum, cfg.algo.group_size)
-    b = cfg.buffer
-    buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
-    start, rewards, eval_before, pending, trained = 0, [], None, [], []
-    queue: dict[str, Any] = {}
-    suites_before: dict[str, EvalResult | None] = {}
-    if ckpt:
-        blob, state = load_trainer_state(ckpt)
-        learner.load_state_dict(blob["learner"])
-        if "optimizer" not in blob["learner"] and not quiet:
-            print(f"note: {ckpt} was saved without the optimizer state: AdamW starts afresh", file=sys.stderr)
-        sampler.load_state_dict(state["sampler"])
-        start, rewards = int(state["step"]), list(state["rewards"])
-        eval_before = _eval_from_dict(state.get("eval_before"))
-        suites_before = {k: _eval_from_dict(v) for k, v in state.get("suites_before", {}).items()}
-        queue = json.loads((ckpt / "queue.json").read_text()) if (ckpt / "queue.json").is_file() else {}
-        buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
-        pending = [RolloutBatch.from_dict(p) for p in queue.get("pending", [])]
-        trained = _queue_resume_check(cfg, ckpt, state.get("queue") or {"backend": "memory"})
-        for log in ("metrics.jsonl", "trajectories.jsonl"):  # drop what the crashed run logged after it
-            truncate_after_step(run_dir / log, start)
-        TraceStore(trace_uri).truncate_after(start)
-    channel = None
-    if cfg.queue.backend == "redis":
-        from rlvr.pipeline.queued import open_channel  # redis is imported only by runs that use it
 
-        try:
-            channel = open_channel(cfg, run_dir, trained, resuming=ckpt is not None)
-        except BaseException:
-            if ckpt is None:  # a run that failed to start leaves nothing
-                shutil.rmtree(run_dir, ignore_errors=True)
-            raise
-        for untrained in pending:  # a checkpoint of a memory-queue run: its untrained batches move into the stream
-            channel.put(untrained, sampler.state_dict())
-        backlog = channel.backlog()  # what the last process generated and did not train on
-        newest_state = backlog[-1][1] if backlog else None
-        if newest_state is not None:
-            sampler.load_state_dict(newest_state)  # as it was right after producing the newest of them
-        pending = [batch for batch, _ in backlog]
-    progress = Progress(cfg.train.steps, start, quiet=quiet, plain=plain)
-    producer = None
-    if rollouts_factory is None:  # generation here (with rollout workers, they generate)
-        settings = env_settings(cfg)
-        producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
-        if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
-            producer.publish(model, learner.version, copy_weights=False)
-        producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)
-    learner.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
-    run = Run(
-        cfg,
-        inputs,
-        model,
-        tok,
-        learner,
-        sampler,
-        buffer,
-        producer,
-        TraceStore(trace_uri),
-        JsonlStore(run_dir / "metrics.jsonl"),
-        JsonlStore(run_dir / "trajectories.jsonl"),
-        progress,
-        start,
-        rewards,
-        eval_before,
-        suites_before,
-    )
+def _open_channel(cfg: RunConfig, ckpt: Path | None, restored: Restored, sampler: Curriculum) -> QueueChannel:
+    """The run's channel with its backlog held: a memory checkpoint's untrained batches go
+    back in; a stream's batches that the last process generated and did not train on are
+    taken, and the sampler continues right after the newest of them."""
+    try:
+        channel = open_channel(cfg, cfg.run_dir, restored.trained, resuming=ckpt is not None)
+    except BaseException:
+        if ckpt is None:  # a run that failed to start leaves nothing
+            shutil.rmtree(cfg.run_dir, ignore_errors=True)
+        raise
+    for untrained in restored.pending:  # a memory checkpoint's (also when it resumes onto Redis)
+        channel.put(untrained, sampler.state_dict())
+    backlog = channel.backlog()
+    check_backlog([b for b, _ in backlog], restored.start)
+    newest_state = backlog[-1][1] if backlog else None
+    if newest_state is not None:
+        sampler.load_state_dict(newest_state)  # as it was right after producing the newest of them
+    channel.hold_backlog([b for b, _ in backlog])
+    return channel
 
-    run.store = store
-    if cfg.eval.before_training and run.eval_before is None:
+
+def _evaluate_before(run: Run) -> None:
+    """Held-out pass@1 and the eval.sources suites before training (once: a resumed run
+    keeps its checkpoint's)."""
+    if run.cfg.eval.before_training and run.eval_before is None:
         run.eval_before = run.evaluate(0, "before")
-    if cfg.eval.before_training and not run.suites_before:
+    if run.cfg.eval.before_training and not run.suites_before:
         run.suites_before = run.eval_suites(0, "before")
-    # sinks and alert rules; a resumed run's windows start from what it logged before
+
+
+def _history(run: Run) -> list[dict[str, Any]]:
+    """What the alert rules' windows start from: the evaluation before, the steps logged so far."""
     history = [{"step": 0, "eval/pass_at_1": run.eval_before.pass_at_1}] if run.eval_before else []
-    if start:
-        history += [r for r in read_jsonl(run_dir / "metrics.jsonl") if r.get("event") == "step"]
-    run.monitor = RunMonitor(cfg, run.traces, history=history, resume_step=start, note=progress.alert)
-    if rollouts_factory is not None:  # rollout workers elsewhere (rlvr.dist.ray_runner)
-        run.rollouts = rollouts_factory(run, channel, pending, queue.get("in_flight", {}) if ckpt else {})
-        return run
-    assert producer is not None
-    if channel is not None:
-        run.rollouts = _queued_rollouts(cfg, producer, channel, pending, start, learner.version)
-    elif cfg.rollout.mode == "async":  # started last: generation begins in its thread at once
-        run.rollouts = AsyncRollouts(
-            producer,
-            model,
-            start_step=start,
-            end_step=cfg.train.steps,
-            version=learner.version,
-            max_staleness=cfg.rollout.max_staleness,
-            pending=pending,
-        )
-    else:
-        run.rollouts = SyncRollouts(producer, pending)
-    return run
+    if run.start:
+        history += [r for r in read_jsonl(run.run_dir / "metrics.jsonl") if r.get("event") == "step"]
+    return history
 
 
 def _fetch_newer(store: CheckpointStore, ckpt_root: Path, resuming: bool, quiet: bool) -> None:
@@ -386,24 +411,6 @@ def _queue_resume_check(cfg: RunConfig, ckpt: Path, recorded: dict[str, Any]) ->
             "queue.url and queue.stream)"
         )
     return list(recorded.get("trained", []))
-
-
-def _queued_rollouts(
-    cfg: RunConfig, producer: RolloutProducer, channel: Any, backlog: list[RolloutBatch], start: int, version: int
-) -> SyncRollouts | AsyncRollouts:
-    from rlvr.pipeline.queued import QueuedAsyncRollouts, QueuedSyncRollouts
-
-    if cfg.rollout.mode == "async":
-        return QueuedAsyncRollouts(
-            producer,
-            channel,
-            backlog,
-            start_step=start,
-            end_step=cfg.train.steps,
-            version=version,
-            max_staleness=cfg.rollout.max_staleness,
-        )
-    return QueuedSyncRollouts(producer, channel, backlog)
 
 
 def policy_source(cfg: RunConfig, ckpt: Path | None) -> str:

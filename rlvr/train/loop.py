@@ -9,7 +9,7 @@
         log(batch, stats); maybe checkpoint   # buffer and untrained batches included
 
 Sync rollouts share the learner's model, so they always sample from the current policy;
-async ones run a step or more ahead on a copy of the weights (rlvr.pipeline.rollouts).
+async ones run a step or more ahead on a copy of the weights (rlvr.pipeline.drivers).
 Everything before the first step (resuming, loading, evaluation before training, the
 rollouts) and the per-step chores (logging, checkpoints, evaluation after) are built by
 rlvr.train.build, so that this loop is the whole of what a step does.

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 
-import rlvr.pipeline.rollouts as rollouts_mod
+import rlvr.pipeline.producer as producer_mod
 from rlvr.envs import EnvSettings
 from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.hf import HFEngine
@@ -92,7 +92,7 @@ def use_scripted_policy(
 ) -> ScriptedPolicy:
     """Training runs in this test generate with a ScriptedPolicy instead of the model."""
     policy = ScriptedPolicy(load_tokenizer("tiny-random"), hack_from, hack)
-    monkeypatch.setattr(rollouts_mod, "make_engine", lambda cfg, model, tok, **kw: policy.bind(model))
+    monkeypatch.setattr(producer_mod, "make_engine", lambda cfg, model, tok, **kw: policy.bind(model))
     return policy
 
 

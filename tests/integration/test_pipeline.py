@@ -13,7 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from rlvr.pipeline.rollouts import RolloutFailed
+from rlvr.pipeline.producer import RolloutFailed
 from rlvr.train.checkpoint import latest_checkpoint
 from rlvr.train.loop import train
 from tests.integration.test_train import _toy_cfg

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from rlvr.config import ConfigError
-from rlvr.pipeline.queued import decode_batch, encode_batch
+from rlvr.pipeline.channel import decode_batch, encode_batch
 from rlvr.pipeline.redis_queue import RedisQueue
 from rlvr.pipeline.redis_server import LocalRedis
 from rlvr.train.loop import train
