@@ -1,0 +1,56 @@
+"""The same bodies over every driver and channel of rlvr.pipeline (inline and thread
+drivers; memory and Redis channels): at staleness 0 the four are one run, bit for bit
+(trajectories, logged rollout figures, weights), and a thread driver at staleness 1
+stays within its bound on either channel. Kill -9 and resume over the same four:
+test_pipeline.py::test_kill_9_then_resume (memory) and
+test_queued_training.py::test_kill_9_resumes_from_the_queue_and_trains_each_batch_once
+(Redis). The Ray learner's driver: tests/faults/test_ray_faults.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from rlvr.train.loop import train
+from tests.integration.test_pipeline import _steps, _trained, _weights
+from tests.integration.test_train import _toy_cfg
+
+DRIVERS = {"inline": ["rollout.mode=sync"], "thread": ["rollout.mode=async", "rollout.max_staleness=0"]}
+CHANNELS = {"memory": [], "redis": ["queue.backend=redis"]}
+COMMON = ["train.steps=3", "eval.before_training=false", "eval.after_training=false"]
+
+
+def _run(tmp_path: Path, driver: str, channel: str, *extra: str) -> Path:
+    name = f"{driver}-{channel}"
+    train(_toy_cfg(tmp_path, f"name={name}", *COMMON, *DRIVERS[driver], *CHANNELS[channel], *extra), quiet=True)
+    return tmp_path / name
+
+
+def _rollout_figures(run: Path) -> list[dict[str, float]]:
+    skip = {"rollout/generate_s", "rollout/from_queue_backlog"}  # a duration; a resume's mark
+    return [{k: v for k, v in r.items() if k.startswith("rollout/") and k not in skip} for r in _steps(run)]
+
+
+def test_every_driver_and_channel_is_the_same_run_at_staleness_0(tmp_path: Path) -> None:
+    runs = [_run(tmp_path, d, c) for d in DRIVERS for c in CHANNELS]
+    first = runs[0]
+    ids = [(t["group_id"], t["completion_ids"], t["reward"]["total"]) for t in _trained(first)]
+    assert len(ids) == 3 * 2 * 4
+    for run in runs[1:]:
+        assert [(t["group_id"], t["completion_ids"], t["reward"]["total"]) for t in _trained(run)] == ids, run.name
+        assert _rollout_figures(run) == _rollout_figures(first), run.name  # stale_dropped, retries, groups: equal
+        a, b = _weights(first), _weights(run)
+        assert all(torch.equal(a[k], b[k]) for k in a), run.name
+
+
+@pytest.mark.parametrize("channel", list(CHANNELS))
+def test_the_thread_driver_keeps_its_bound_on_every_channel(tmp_path: Path, channel: str) -> None:
+    run = _run(tmp_path, "thread", channel, "rollout.max_staleness=1", "train.steps=4")
+    steps = _steps(run)
+    assert [r["step"] for r in steps] == [1, 2, 3, 4]
+    assert all(0 <= r["train/staleness_mean"] <= 1 for r in steps)  # never more than one version old
+    assert sum(r.get("rollout/stale_dropped", 0.0) for r in steps) == 0.0  # within the bound, nothing is dropped
+    groups = [t["group_id"] for t in _trained(run)]
+    assert len(groups) == 4 * 2 * 4 and len(set(groups)) == 4 * 2  # every step trained once
