@@ -41,7 +41,7 @@ clockcheck: $(STAMP)
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; \
 	  else echo "clockcheck: needs faketime (sudo apt-get install faketime)" >&2; exit 1; fi; }
-	faketime "$$(date -d '+1 year' +%F) 23:59:59" $(BIN)/python -m pytest -q -m regeneration tests/unit
+	faketime "$$(date -d '+1 year' +%F) 23:59:59" $(BIN)/python -m pytest -q -m regeneration tests/unit tests/integration
 
 # The report tests (tests/integration/test_report.py) open the page in headless Chromium;
 # installed here when missing and running as root (as CI does). Elsewhere those tests skip,

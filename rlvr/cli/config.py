@@ -23,9 +23,11 @@ def run(args: argparse.Namespace) -> int:
         print(keys_help())
         return 0
     cfg = load_config(args.config, args.overrides)
-    from rlvr.train.preflight import check_names
+    from rlvr.rollout.registry import check_engine_kind
+    from rlvr.trace.alerts import check_alert_rules
 
-    load_plugins(cfg)
-    check_names(cfg)  # the names other packages own (engine, reward terms, alert rules), plugins' included
+    load_plugins(cfg)  # names other packages own, plugins' included (reward terms: when the run starts)
+    check_engine_kind(cfg)
+    check_alert_rules(cfg)
     print(yaml.safe_dump(cfg.model_dump(), sort_keys=False), end="")
     return 0

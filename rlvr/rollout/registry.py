@@ -47,6 +47,15 @@ def register_engine(name: str) -> Callable[[EngineBuilder], EngineBuilder]:
     return deco
 
 
+def check_engine_kind(cfg: RunConfig) -> None:
+    """ConfigError naming `engine.kind` when no engine of that name is registered."""
+    from rlvr.config import ConfigError
+
+    names = engine_names()
+    if cfg.engine.kind not in names:
+        raise ConfigError(f"engine.kind: no engine '{cfg.engine.kind}'; valid: {', '.join(names)}")
+
+
 def engine_names() -> list[str]:
     """Every registered engine, the built-in ones first."""
     import rlvr.rollout.factory  # noqa: F401  (the built-in engines register themselves)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rlvr.config import ConfigError, RunConfig
+
 ACTIONS = ("off", "warn", "checkpoint", "stop")
 MIN_BASELINE = 3
 
@@ -204,6 +206,14 @@ RULES: dict[str, Rule] = {
              "median", 0.3, False, _ratio_to_baseline("time/gen_tokens_per_s")),
     ]
 }  # fmt: skip
+
+
+def check_alert_rules(cfg: RunConfig) -> None:
+    """ConfigError naming an `alerts.rules` entry that is no rule (or no action)."""
+    try:
+        check_overrides({k: v.model_dump() for k, v in cfg.alerts.rules.items()})
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def check_overrides(overrides: Mapping[str, Mapping[str, Any]]) -> None:

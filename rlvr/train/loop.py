@@ -1,17 +1,18 @@
 """`rlvr train`: the whole training run.
 
     for step in range(start, steps):
-        batch  = rollouts.next(step)          # tasks → generate → sandbox → reward (maybe ahead, in a thread)
+        batch  = rollouts.next(step, version)  # tasks → generate → sandbox → reward (maybe ahead)
         buffer.add(batch.groups)
         groups = buffer.sample(prompts_per_step, learner.version)
-        stats  = learner.step(groups)         # advantages → loss → update
-        rollouts.publish(weights)             # the generator's next weights
-        log(batch, stats); maybe checkpoint   # buffer and untrained batches included
+        stats  = learner.step(trajs)          # advantages → loss → update
+        rollouts.publish(model, version)      # the generator's next weights
+        log_step(...); alerts; maybe save     # buffer and untrained batches included
 
-Sync rollouts share the learner's model, so they always sample from the current policy;
-async ones run a step or more ahead on a copy of the weights (rlvr.pipeline.drivers).
+`rollouts` is a driver of rlvr.pipeline (inline: it shares the learner's model, so it
+always samples the current policy; a thread: a step or more ahead on its own copy of the
+weights) or the Ray learner's (rlvr.dist.ray_runner), each over the run's channel.
 Everything before the first step (resuming, loading, evaluation before training, the
-rollouts) and the per-step chores (logging, checkpoints, evaluation after) are built by
+driver) and the per-step chores (logging, checkpoints, evaluation after) are built by
 rlvr.train.build, so that this loop is the whole of what a step does.
 """
 

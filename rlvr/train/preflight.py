@@ -16,9 +16,9 @@ from rlvr.config import ConfigError, RunConfig, load_plugins
 from rlvr.envs.base import check_task
 from rlvr.envs.settings import check_reward
 from rlvr.rollout.model_names import check_model
-from rlvr.rollout.registry import engine_names
+from rlvr.rollout.registry import check_engine_kind
 from rlvr.tasks import load_tasks, pick_eval_tasks, split_tasks
-from rlvr.trace.alerts import check_overrides
+from rlvr.trace.alerts import check_alert_rules
 from rlvr.types import Task
 
 _read: dict[tuple[str, int, int], list[Task]] = {}  # the last task set read, by source
@@ -52,13 +52,8 @@ def check_names(cfg: RunConfig) -> None:
     hack signatures, the engine, alert rules), checked against them with plugins loaded: ConfigError
     naming the key and the valid names."""
     check_reward(cfg)
-    engines = engine_names()
-    if cfg.engine.kind not in engines:
-        raise ConfigError(f"engine.kind: no engine '{cfg.engine.kind}'; valid: {', '.join(engines)}")
-    try:
-        check_overrides({k: v.model_dump() for k, v in cfg.alerts.rules.items()})
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
+    check_engine_kind(cfg)
+    check_alert_rules(cfg)
 
 
 def check_run(

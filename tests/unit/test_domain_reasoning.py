@@ -1,0 +1,87 @@
+"""The reasoning-gym domain: its tasks, rewards and the pinned calendar."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlvr.tasks.loader import BUNDLED_DIR
+from rlvr.types import Task
+from tests.domain_episodes import _episode
+
+# ---- reasoning-gym ---------------------------------------------------------------------
+
+
+@pytest.mark.regeneration
+def test_bundled_reasoning_gym_tasks_regenerate_and_score_with_their_own_scorers() -> None:
+    from rlvr.tasks.generators import rggen
+
+    tasks = rggen.build()
+    lines = (BUNDLED_DIR / "reasoning_gym.jsonl").read_text().splitlines()
+    assert [json.loads(x) for x in lines] == [t.to_dict() for t in tasks]
+    assert len(tasks) == 144 and {t.difficulty for t in tasks} == {1, 2, 3}
+    rggen.verify(tasks)
+
+
+def test_reasoning_gym_time_intervals_read_the_pinned_day_not_the_clock() -> None:
+    import datetime as dt
+
+    import reasoning_gym
+
+    from rlvr.tasks.generators import rggen
+
+    # A day that is never today: every clock-derived field must carry it.
+    day = dt.date(2031, 2, 28)
+    with rggen.pinned_today(day):
+        entries = list(reasoning_gym.create_dataset("time_intervals", size=40, seed=3))
+    clocked = [e for e in entries if e["metadata"]["task_type"].startswith("time")]
+    assert len(clocked) >= 5
+    for e in clocked:  # both the date.today() base and dateutil's now()-filled parse
+        assert str(e["metadata"]["start_time"]).startswith("2031-02-28"), e["metadata"]
+        assert str(e["metadata"]["end_time"]).startswith(("2031-02-28", "2031-03-01")), e["metadata"]
+    # the pin is undone afterwards
+    from reasoning_gym.arithmetic import time_intervals
+
+    assert time_intervals.date is dt.date
+
+
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [
+        ("The GCD is 2.\n<answer>2</answer>", 1.0),  # correct
+        ("<answer>4</answer>", 0.0),  # wrong
+        ("", 0.0),  # malformed: nothing to read
+        ("<answer>__import__('os').system('rm -rf /')</answer>", 0.0),  # hostile text is only compared
+    ],
+)
+def test_reasoning_env_rewards(reply: str, value: float) -> None:
+    task = Task(
+        id="rg/gcd",
+        domain="reasoning",
+        prompt="GCD of 4 and 6?",
+        tests={
+            "format": "reasoning_gym",
+            "dataset": "gcd",
+            "entry": {"question": "GCD of 4, 6", "answer": "2", "metadata": {}},
+        },
+    )
+    (r,) = _episode(task, [reply])
+    assert r.done and r.reward.total == value
+
+
+def test_reasoning_scorer_errors_score_zero_with_the_error_kept() -> None:
+    task = Task(
+        id="rg/pf",
+        domain="reasoning",
+        prompt="Factor 12.",
+        tests={
+            "format": "reasoning_gym",
+            "dataset": "prime_factorization",
+            "entry": {"question": "12", "answer": "2 × 2 × 3", "metadata": {"number": 12}},
+        },
+    )
+    (r,) = _episode(task, ["<answer>twelve</answer>"])
+    assert r.reward.total == 0.0 and "scorer_error" in r.reward.details
+    (r,) = _episode(task, ["<answer>2 × 2 × 3</answer>"])
+    assert r.reward.total == 1.0
