@@ -157,3 +157,17 @@ def test_the_walk_sees_function_level_and_type_checking_imports(tmp_path: Path) 
     assert any("rlvr.cli" in v for v in found) and any("rlvr.dist.ray_runner" in v for v in found)
     assert any("rlvr/config/probe.py:3: config imports rlvr.train.loop" in v for v in found)
     assert any("package 'newpkg' has no place" in v for v in found)
+
+
+def test_no_function_over_80_lines_where_the_run_is_assembled() -> None:
+    """DESIGN's principle 5: the loop and the functions that build a run stay short, in
+    the training, pipeline and learner packages."""
+    long = []
+    for pkg in ("train", "pipeline", "learner"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if lines > 80:
+                        long.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {node.name}: {lines} lines")
+    assert long == []
