@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from rlvr.config.base import _Section
+
+
+def _resolved(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("resolved"))
 
 
 class OpenAIEngineConfig(_Section):
@@ -46,7 +50,9 @@ class OpenAIEngineConfig(_Section):
     elsewhere on its machine); null: engine.openai.weights_uri itself."""
 
     @model_validator(mode="after")
-    def _reload_settings(self) -> OpenAIEngineConfig:
+    def _reload_settings(self, info: ValidationInfo) -> OpenAIEngineConfig:
+        if _resolved(info):  # a run's own config.yaml lists every key
+            return self
         if self.reload == "none":
             unused = [n for n in ("weights_uri", "server_weights_path") if n in self.model_fields_set]
             if unused:
@@ -84,7 +90,13 @@ class EngineConfig(_Section):
         return value
 
     @model_validator(mode="after")
-    def _settings_of_the_chosen_engine(self) -> EngineConfig:
+    def _settings_of_the_chosen_engine(self, info: ValidationInfo) -> EngineConfig:
+        if self.kind == "openai" and not self.openai.base_url:
+            raise ValueError(
+                "engine.kind openai needs engine.openai.base_url (the server, e.g. http://127.0.0.1:8000/v1)"
+            )
+        if _resolved(info):  # a run's own config.yaml lists every key
+            return self
         wrong = [n for n in BUILTIN_SETTINGS if n in self.model_fields_set and n != self.kind]
         if "options" in self.model_fields_set and self.kind in ("hf", *BUILTIN_SETTINGS):
             wrong.append("options")
@@ -93,9 +105,5 @@ class EngineConfig(_Section):
                 "\n".join(
                     f"{n}: set, but engine.kind is '{self.kind}' (each engine reads its own settings)" for n in wrong
                 )
-            )
-        if self.kind == "openai" and not self.openai.base_url:
-            raise ValueError(
-                "engine.kind openai needs engine.openai.base_url (the server, e.g. http://127.0.0.1:8000/v1)"
             )
         return self

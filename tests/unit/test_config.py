@@ -146,3 +146,16 @@ def test_sandbox_test_isolation_reaches_the_limits() -> None:
     assert env_settings(load_config(None, ["sandbox.test_isolation=process"])).limits.test_isolation == "process"
     with pytest.raises(ConfigError, match=r"sandbox\.test_isolation"):
         load_config(None, ["sandbox.test_isolation=thread"])
+
+
+def test_a_runs_resolved_config_loads_back_with_every_key_set(tmp_path: Path) -> None:
+    """A run's config.yaml lists every key, engine sub-sections included: loading it back
+    is not 'setting' keys of another engine."""
+    import yaml
+
+    from rlvr.config import load_run_config
+
+    cfg = load_config(None, ["engine.kind=openai", "engine.openai.base_url=http://h/v1"])
+    for c in (load_config(None, []), cfg):
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(c.model_dump(), sort_keys=False))
+        assert load_run_config(tmp_path).model_dump() == c.model_dump()
