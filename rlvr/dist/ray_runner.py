@@ -91,7 +91,8 @@ class RolloutWorkerRole:
 
         from rlvr.config import load_plugins
         from rlvr.pipeline.redis_queue import RedisQueue
-        from rlvr.envs.settings import env_settings, make_scorer
+        from rlvr.envs.settings import env_settings
+        from rlvr.rollout.runner import episode_settings
         from rlvr.rollout.models import load_policy
         from rlvr.train.build import seed_everything
         from rlvr.pipeline.channel import QueueChannel
@@ -123,7 +124,8 @@ class RolloutWorkerRole:
             self.fleet = SandboxFleet(self._client_for(cfg), key, token, first=index, local=local_sandbox)
         if self.fleet is not None:
             settings = dataclasses.replace(settings, sandbox_runner=self.fleet)
-        self.producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), TicketSampler([]))  # type: ignore[arg-type]
+        episodes = episode_settings(cfg, group_size=cfg.algo.group_size, env=settings)
+        self.producer = RolloutProducer(cfg, model, tok, episodes, TicketSampler([]))  # type: ignore[arg-type]
         self.version: int | None = None
         client, key = self.queue.client, heartbeat_key(stream, index)
         threading.Thread(target=_beat, args=(client, key), daemon=True).start()

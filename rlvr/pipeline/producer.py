@@ -20,14 +20,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from rlvr.algos.filtering import informative_groups
 from rlvr.config import RunConfig
 from rlvr.curriculum import Curriculum
-from rlvr.envs import EnvSettings
 from rlvr.pipeline.buffer import make_groups
 from rlvr.pipeline.staleness import observe
 from rlvr.rewards.canary import is_canary, maybe_canary
-from rlvr.rewards.scorer import Scorer
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.rollout.factory import make_engine
-from rlvr.rollout.runner import PhaseReport, run_episodes
+from rlvr.rollout.runner import EpisodeSettings, PhaseReport, run_episodes
 from rlvr.types import Group, RolloutBatch
 
 
@@ -41,11 +39,10 @@ class RolloutProducer:
         cfg: RunConfig,
         model: PreTrainedModel,
         tokenizer: PreTrainedTokenizerBase,
-        settings: EnvSettings,
-        scorer: Scorer,
+        episodes: EpisodeSettings,
         sampler: Curriculum,
     ) -> None:
-        self.cfg, self.tokenizer, self.settings, self.scorer, self.sampler = cfg, tokenizer, settings, scorer, sampler
+        self.cfg, self.tokenizer, self.episodes, self.sampler = cfg, tokenizer, episodes, sampler
         self.model = model
         self.on_progress: PhaseReport | None = None  # (phase, done, total) for the progress display
         self.engine: Engine = make_engine(cfg, model, tokenizer)
@@ -87,17 +84,10 @@ class RolloutProducer:
                 tasks,
                 engine=self.engine,
                 tokenizer=self.tokenizer,
-                settings=self.settings,
+                episodes=self.episodes,
                 params=params,
-                group_size=ac.group_size,
-                response_prefix=cfg.prompt.response_prefix,
                 policy_version=version,
-                workers=cfg.sandbox.workers,
                 group_prefix=f"{step}/" if rnd == 0 else f"{step}.{rnd}/",
-                scorer=self.scorer,
-                max_retries=cfg.rollout.max_retries,
-                max_turns=cfg.rollout.max_turns,
-                max_context_tokens=cfg.rollout.max_context_tokens,
                 on_progress=self.on_progress,
             )
             stats["retries"] += sum(int(t.timings.get("retries", 0)) for t in trajs)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rlvr.config import RunConfig
-from rlvr.envs.settings import env_settings, make_scorer
 from rlvr.types import Task, Trajectory
 
 if TYPE_CHECKING:
@@ -32,30 +31,18 @@ def evaluate(
     """pass@1 of the policy on `tasks` (model None: the engine serves its own, engine.kind openai)."""
     from rlvr.rollout.engine import SamplingParams
     from rlvr.rollout.factory import make_engine
-    from rlvr.rollout.runner import run_episodes
+    from rlvr.rollout.runner import episode_settings, run_episodes
     from rlvr.trace.store import solved
 
     if not tasks:
         raise ValueError("no tasks to evaluate")
     engine = make_engine(cfg, model, tokenizer, for_training=False)
-    settings = env_settings(cfg)
     params = SamplingParams(
         max_new_tokens=cfg.eval.max_new_tokens or cfg.generation.max_new_tokens,
         stop=tuple(cfg.generation.stop),
         greedy=True,
     )
-    trajs = run_episodes(
-        tasks,
-        engine=engine,
-        tokenizer=tokenizer,
-        settings=settings,
-        params=params,
-        response_prefix=cfg.prompt.response_prefix,
-        workers=cfg.sandbox.workers,
-        scorer=make_scorer(cfg, settings),
-        max_turns=cfg.rollout.max_turns,
-        max_context_tokens=cfg.rollout.max_context_tokens,
-    )
+    trajs = run_episodes(tasks, engine=engine, tokenizer=tokenizer, episodes=episode_settings(cfg), params=params)
     passed = [solved(t) for t in trajs]
     rewards = [t.reward.total if t.reward else 0.0 for t in trajs]
     by_diff: dict[int, list[bool]] = {}

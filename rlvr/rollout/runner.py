@@ -32,8 +32,10 @@ from dataclasses import dataclass, field, replace
 
 from transformers import PreTrainedTokenizerBase
 
+from rlvr.config import RunConfig
 from rlvr.envs import EnvSettings, make_env
 from rlvr.envs.base import Env, StepResult
+from rlvr.envs.settings import env_settings, make_scorer
 from rlvr.rewards.scorer import Scorer, group_indices
 from rlvr.rollout.engine import Completion, Engine, EngineError, Report, SamplingParams
 from rlvr.types import RunStatus, Task, Trajectory, Turn
@@ -82,69 +84,85 @@ class _Episode:
     done: bool = False
 
 
+@dataclass(frozen=True)
+class EpisodeSettings:
+    """How a run's episodes go, the same for every call: one record instead of a dozen
+    keywords. `env` configures the environments; `scorer` (when given) adds the reward
+    terms beyond the environment's verdict and combines them per group; `workers` bounds
+    concurrent sandbox runs; generation and environment steps are retried `max_retries`
+    times; an episode takes at most `max_turns` replies within `max_context_tokens`."""
+
+    env: EnvSettings = field(default_factory=EnvSettings)
+    group_size: int = 1
+    response_prefix: str = ""
+    workers: int = 4
+    scorer: Scorer | None = None
+    max_retries: int = 2
+    max_turns: int = 1
+    max_context_tokens: int | None = None
+
+
+def episode_settings(cfg: RunConfig, *, group_size: int = 1, env: EnvSettings | None = None) -> EpisodeSettings:
+    """A run's episode settings, from its config: its environments (`env` when given: a
+    rollout worker's, which run on a sandbox fleet), its scorer and its limits."""
+    env = env or env_settings(cfg)
+    return EpisodeSettings(
+        env=env,
+        group_size=group_size,
+        response_prefix=cfg.prompt.response_prefix,
+        workers=cfg.sandbox.workers,
+        scorer=make_scorer(cfg, env),
+        max_retries=cfg.rollout.max_retries,
+        max_turns=cfg.rollout.max_turns,
+        max_context_tokens=cfg.rollout.max_context_tokens,
+    )
+
+
 def run_episodes(
     tasks: list[Task],
     *,
     engine: Engine,
     tokenizer: PreTrainedTokenizerBase,
-    settings: EnvSettings,
+    episodes: EpisodeSettings,
     params: SamplingParams,
-    group_size: int = 1,
-    response_prefix: str = "",
     policy_version: int = 0,
-    workers: int = 4,
     group_prefix: str = "",
-    scorer: Scorer | None = None,
-    max_retries: int = 2,
-    max_turns: int = 1,
-    max_context_tokens: int | None = None,
     on_progress: PhaseReport | None = None,
 ) -> list[Trajectory]:
-    """Trajectories for every task × group_size samples, grouped consecutively. The
-    environment judges each reply; `scorer` (when given) then adds the other reward
-    components and combines them per group. `on_progress(phase, done, total)` hears
-    'generating' (sequences), 'executing' (replies judged) and 'scoring' (groups)."""
-    return asyncio.run(
-        _run(
-            tasks, engine, tokenizer, settings, params, group_size, response_prefix, policy_version,
-            workers, group_prefix, scorer, max_retries, max_turns, max_context_tokens, on_progress,
-        )
-    )  # fmt: skip
+    """Trajectories for every task × `episodes.group_size` samples, grouped consecutively.
+    The environment judges each reply; the scorer (when set) then adds the other reward
+    components and combines them per group. `group_prefix` starts every group id (the
+    step, say); `on_progress(phase, done, total)` hears 'generating' (sequences),
+    'executing' (replies judged) and 'scoring' (groups)."""
+    return asyncio.run(_run(tasks, engine, tokenizer, episodes, params, policy_version, group_prefix, on_progress))
 
 
 async def _run(
     tasks: list[Task],
     engine: Engine,
     tokenizer: PreTrainedTokenizerBase,
-    settings: EnvSettings,
+    es: EpisodeSettings,
     params: SamplingParams,
-    group_size: int,
-    response_prefix: str,
     policy_version: int,
-    workers: int,
     group_prefix: str,
-    scorer: Scorer | None,
-    max_retries: int,
-    max_turns: int,
-    max_context_tokens: int | None,
     on_progress: PhaseReport | None,
 ) -> list[Trajectory]:
     report = on_progress or (lambda phase, done, total: None)
-    gate = asyncio.Semaphore(workers)
+    gate = asyncio.Semaphore(es.workers)
     episodes: list[_Episode] = []
     for ti, task in enumerate(tasks):
-        opening = await make_env(task.domain, settings).reset(task)
-        text = render(tokenizer, opening, response_prefix)
+        opening = await make_env(task.domain, es.env).reset(task)
+        text = render(tokenizer, opening, es.response_prefix)
         prompt_ids: list[int] = tokenizer(text, add_special_tokens=False)["input_ids"]
-        for _ in range(group_size):
-            env = make_env(task.domain, settings)
+        for _ in range(es.group_size):
+            env = make_env(task.domain, es.env)
             await env.reset(task)
             turns = [Turn(role=m["role"], content=m["content"]) for m in opening]  # type: ignore[arg-type]
             episodes.append(
                 _Episode(task, f"{group_prefix}{ti}:{task.id}", env, list(opening), prompt_ids, text, prompt_ids, turns)
             )
     gen_s = 0.0
-    for turn in range(max_turns):
+    for turn in range(es.max_turns):
         live = [e for e in episodes if not e.done]
         if not live:
             break
@@ -152,12 +170,12 @@ async def _run(
         turn_params = params if turn == 0 or params.seed is None else replace(params, seed=params.seed + 1000003 * turn)
         n = len(live)
         generated = (lambda k, n=n: report("generating", k, n)) if on_progress is not None else None
-        completions = _generate(engine, [e.context_ids for e in live], turn_params, max_retries, generated)
+        completions = _generate(engine, [e.context_ids for e in live], turn_params, es.max_retries, generated)
         gen_s += time.perf_counter() - t0
-        more = turn + 1 < max_turns
+        more = turn + 1 < es.max_turns
 
         async def advance(e: _Episode, c: Completion, more: bool, n: int, judged: list[int]) -> None:
-            await _advance(e, c, more, tokenizer, response_prefix, params, max_context_tokens, gate, max_retries)
+            await _advance(e, c, more, tokenizer, es, params.max_new_tokens, gate)
             judged[0] += 1
             report("executing", judged[0], n)
 
@@ -165,18 +183,23 @@ async def _run(
         count = [0]
         await asyncio.gather(*(advance(e, c, more, n, count) for e, c in zip(live, completions, strict=True)))
     trajs = [_trajectory(e, policy_version, gen_s) for e in episodes]
-    if scorer is not None:
-        groups = [g for g in group_indices(trajs) if all(trajs[i].status == "ok" for i in g)]
-        scored = 0
-
-        async def score(g: list[int]) -> None:
-            nonlocal scored
-            await asyncio.to_thread(scorer.score_group, [episodes[i].task for i in g], [trajs[i] for i in g])
-            scored += 1
-            report("scoring", scored, len(groups))
-
-        await asyncio.gather(*(score(g) for g in groups))
+    if es.scorer is not None:
+        await _score(es.scorer, episodes, trajs, report)
     return trajs
+
+
+async def _score(scorer: Scorer, episodes: list[_Episode], trajs: list[Trajectory], report: PhaseReport) -> None:
+    """Score every group whose episodes all ended ok, concurrently."""
+    groups = [g for g in group_indices(trajs) if all(trajs[i].status == "ok" for i in g)]
+    scored = 0
+
+    async def score(g: list[int]) -> None:
+        nonlocal scored
+        await asyncio.to_thread(scorer.score_group, [episodes[i].task for i in g], [trajs[i] for i in g])
+        scored += 1
+        report("scoring", scored, len(groups))
+
+    await asyncio.gather(*(score(g) for g in groups))
 
 
 def _generate(
@@ -199,14 +222,12 @@ async def _advance(
     comp: Completion,
     may_continue: bool,
     tokenizer: PreTrainedTokenizerBase,
-    response_prefix: str,
-    params: SamplingParams,
-    max_context_tokens: int | None,
+    es: EpisodeSettings,
+    max_new_tokens: int,
     gate: asyncio.Semaphore,
-    max_retries: int,
 ) -> None:
     """Record the reply, judge it, and either finish the episode or append the feedback."""
-    reply = response_prefix + comp.text
+    reply = es.response_prefix + comp.text
     e.completion_ids += comp.token_ids
     e.logprobs += comp.logprobs
     e.loss_mask += [1] * len(comp.token_ids)
@@ -215,7 +236,7 @@ async def _advance(
     e.finish_reason = comp.finish_reason
     t1 = time.perf_counter()
     step, error = None, ""
-    for attempt in range(max_retries + 1):
+    for attempt in range(es.max_retries + 1):
         e.retries += attempt > 0
         try:
             async with gate:
@@ -236,7 +257,7 @@ async def _advance(
         return
     # another attempt: render the conversation with the feedback, append only the new tokens
     messages = [*e.messages, {"role": "assistant", "content": reply}, *step.messages]
-    full = render(tokenizer, messages, response_prefix)
+    full = render(tokenizer, messages, es.response_prefix)
     base = e.text + comp.text
     if not full.startswith(base):
         e.done, e.finish_reason = True, "template"  # a chat template that rewrites history: stop here
@@ -247,8 +268,8 @@ async def _advance(
         delta = delta[len(eos) :]  # the end-of-turn token is already the reply's last token
     delta_ids: list[int] = tokenizer(delta, add_special_tokens=False)["input_ids"]
     if (
-        max_context_tokens is not None
-        and len(e.context_ids) + len(delta_ids) + params.max_new_tokens > max_context_tokens
+        es.max_context_tokens is not None
+        and len(e.context_ids) + len(delta_ids) + max_new_tokens > es.max_context_tokens
     ):
         e.done, e.finish_reason = True, "context"
         return

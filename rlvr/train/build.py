@@ -28,7 +28,6 @@ from safetensors.torch import load_file
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.curriculum import Curriculum
-from rlvr.envs.settings import env_settings, make_scorer
 from rlvr.learner.learner import Learner
 from rlvr.pipeline.buffer import ExperienceBuffer
 from rlvr.pipeline.channel import QueueChannel, check_backlog, open_channel
@@ -37,6 +36,7 @@ from rlvr.pipeline.producer import RolloutProducer
 from rlvr.rollout.evaluate import EvalResult, evaluate
 from rlvr.rollout.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.rollout.models import load_policy
+from rlvr.rollout.runner import episode_settings
 from rlvr.trace.monitor import RunMonitor
 from rlvr.trace.parquet import TraceStore
 from rlvr.trace.store import JsonlStore, read_jsonl, summarize_step, truncate_after_step
@@ -297,8 +297,8 @@ def build_run(
     progress = Progress(cfg.train.steps, restored.start, quiet=quiet, plain=plain)
     producer = None
     if rollouts_factory is None:  # generation here (with rollout workers, they generate)
-        settings = env_settings(cfg)
-        producer = RolloutProducer(cfg, model, tok, settings, make_scorer(cfg, settings), sampler)
+        episodes = episode_settings(cfg, group_size=cfg.algo.group_size)
+        producer = RolloutProducer(cfg, model, tok, episodes, sampler)
         if cfg.engine.kind == "openai":  # a reloading server starts from whatever it holds: hand it this policy
             producer.publish(model, learner.version, copy_weights=False)
         producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)

@@ -16,7 +16,7 @@ from rlvr.envs import EnvSettings
 from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.hf import HFEngine
 from rlvr.rollout.models import load_tokenizer
-from rlvr.rollout.runner import run_episodes
+from rlvr.rollout.runner import EpisodeSettings, run_episodes
 from rlvr.tasks import load_tasks
 from rlvr.types import RewardBreakdown, Trajectory
 
@@ -29,9 +29,8 @@ def tiny_batch(
         tasks,
         engine=HFEngine(model, tok, batch_size=8),
         tokenizer=tok,
-        settings=EnvSettings(),
+        episodes=EpisodeSettings(EnvSettings(), group_size=group),
         params=SamplingParams(max_new_tokens=max_new, temperature=temperature, seed=123),
-        group_size=group,
     )
     # Random-model code fails every test; give distinct rewards so advantages are non-zero.
     for i, t in enumerate(trajs):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlvr.envs import EnvSettings
 from rlvr.rollout.engine import Completion, SamplingParams
 from rlvr.rollout.models import load_tokenizer
-from rlvr.rollout.runner import run_episodes
+from rlvr.rollout.runner import EpisodeSettings, run_episodes
 from rlvr.types import Task
 
 TASK = Task(
@@ -41,8 +41,8 @@ def _run(script: list[str], **kw):  # type: ignore[no-untyped-def]
     tok = load_tokenizer("tiny-random")
     engine = ScriptedEngine(tok, script)
     trajs = run_episodes(
-        [TASK], engine=engine, tokenizer=tok, settings=EnvSettings(), params=SamplingParams(max_new_tokens=32),
-        response_prefix="```python\n", **kw,
+        [TASK], engine=engine, tokenizer=tok, params=SamplingParams(max_new_tokens=32),
+        episodes=EpisodeSettings(EnvSettings(), response_prefix="```python\n", **kw),
     )  # fmt: skip
     return tok, engine, trajs[0]
 

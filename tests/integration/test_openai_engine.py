@@ -37,12 +37,12 @@ import torch
 
 from rlvr.config import load_config
 from rlvr.envs import make_env
-from rlvr.envs.settings import env_settings, make_scorer
+from rlvr.envs.settings import env_settings
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.hf import HFEngine
 from rlvr.rollout.models import EMBEDDED, load_policy, load_tokenizer
 from rlvr.rollout.openai import OpenAIEngine, OpenAIEngineError, RemoteWeightsUnsupported, TokenIdsUnavailable
-from rlvr.rollout.runner import render, run_episodes
+from rlvr.rollout.runner import episode_settings, render, run_episodes
 from rlvr.tasks import load_tasks
 from rlvr.tasks.loader import split_tasks
 from rlvr.trace.store import solved
@@ -537,7 +537,6 @@ def test_pass_at_1_through_the_server_equals_the_hf_engine_or_differs_only_where
 ) -> None:
     model, tok = policy
     tasks, _, cfg = _eval_prompts(tok, 8)
-    settings = env_settings(cfg)
     params = SamplingParams(max_new_tokens=cfg.generation.max_new_tokens, greedy=True, stop=tuple(cfg.generation.stop))
     runs = {}
     for name, engine in (
@@ -545,8 +544,7 @@ def test_pass_at_1_through_the_server_equals_the_hf_engine_or_differs_only_where
         ("hf", HFEngine(model, tok, batch_size=12)),
     ):
         runs[name] = run_episodes(
-            tasks, engine=engine, tokenizer=tok, settings=settings, params=params,
-            response_prefix=cfg.prompt.response_prefix, scorer=make_scorer(cfg, settings),
+            tasks, engine=engine, tokenizer=tok, params=params, episodes=episode_settings(cfg),
         )  # fmt: skip
     differ = 0
     for s, h in zip(runs["server"], runs["hf"], strict=True):
