@@ -38,10 +38,10 @@ COMMANDS = {
     "sandbox": "rlvr.cli.sandbox",
     "score": "rlvr.cli.score",
     "traces": "rlvr.cli.traces",
-    "replay": "rlvr.train.replay",
+    "replay": "rlvr.cli.replay",
     "report": "rlvr.cli.report",
     "dashboard": "rlvr.cli.report",
-    "export": "rlvr.trace.export",
+    "export": "rlvr.cli.export",
 }
 """Each command's module (one module may serve two: report and dashboard)."""
 

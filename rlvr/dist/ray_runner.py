@@ -181,19 +181,19 @@ class RayRollouts:
     """The learner's rollouts: tickets out to the workers, batches in from the queue."""
 
     def __init__(
-        self, run: Any, channel: Any, in_flight: dict[str, list[str]], workers: list[Any], root: str
+        self, parts: Any, channel: Any, in_flight: dict[str, list[str]], workers: list[Any], root: str
     ) -> None:
         from rlvr.rollout.lora import merged_copy
 
         self.ray = _ray()
-        self.run, self.channel, self.workers, self.root = run, channel, workers, root
-        cfg = run.cfg
-        self.cfg, self.sampler = cfg, run.sampler
+        self.channel, self.workers, self.root = channel, workers, root
+        cfg = parts.cfg
+        self.cfg, self.sampler = cfg, parts.sampler
         self.max_staleness = cfg.rollout.max_staleness if cfg.rollout.mode == "async" else 0
         self.end = cfg.train.steps
-        self.gate = StalenessGate(self.max_staleness, run.start)
-        self.version = run.learner.version
-        self.tasks = {t.id: t for t in run.inputs.train_tasks}
+        self.gate = StalenessGate(self.max_staleness, parts.start)
+        self.version = parts.learner.version
+        self.tasks = {t.id: t for t in parts.inputs.train_tasks}
         self._merged = merged_copy if cfg.model.lora else None
         # step -> (ref, worker, task ids, issued at)
         self.issued: dict[int, tuple[Any, int, list[str], float]] = {}
@@ -203,13 +203,13 @@ class RayRollouts:
         # per worker: (last beat value, when it changed; monotonic), and whether a restart is awaited
         self.beats: dict[int, tuple[bytes | None, float]] = {}
         self.restarting: dict[int, bytes | None] = {}
-        self._publish_weights(run.model, self.version)
+        self._publish_weights(parts.model, self.version)
         # the channel holds the backlog (generated before a restart, not trained), to be trained first
         for key, ids in sorted(in_flight.items(), key=lambda kv: int(kv[0])):  # tickets the checkpoint had out
             step = int(key)
-            if not channel.holds(step) and step >= run.start:
+            if not channel.holds(step) and step >= parts.start:
                 self._send(step, [self._task(i) for i in ids])
-        self.next_step = max([run.start, *(s + 1 for s in channel.held_steps()), *(s + 1 for s in self.issued)])
+        self.next_step = max([parts.start, *(s + 1 for s in channel.held_steps()), *(s + 1 for s in self.issued)])
         self._issue()
 
     def _task(self, task_id: str) -> Task:
@@ -355,8 +355,8 @@ class LearnerRole:
         # called again by Ray after this actor died: continue from the checkpoint
         resume = resume or latest_checkpoint(cfg.run_dir / "checkpoints") is not None
 
-        def rollouts(run: Any, channel: Any, in_flight: dict[str, list[str]]) -> RayRollouts:
-            return RayRollouts(run, channel, in_flight, workers, weights_root)
+        def rollouts(parts: Any, channel: Any, in_flight: dict[str, list[str]]) -> RayRollouts:
+            return RayRollouts(parts, channel, in_flight, workers, weights_root)
 
         return train(cfg, resume=resume, quiet=quiet, plain=True, rollouts_factory=rollouts)
 

@@ -2,11 +2,14 @@
 
 `build_run` does everything before the first step, in this order: checks the config and
 the run directory, picks the checkpoint to resume from, loads tasks and the policy, and
-builds the learner, the curriculum, the buffer, the rollout producer, the trace store and
-logs, the held-out evaluation before training, the monitor and the rollout driver (inline,
-or a thread) over the run's channel. `restore_state` loads a checkpoint's state into the
-learner, sampler and buffer. The `Run` it returns holds them and does the per-step chores the loop
-calls: `log_step`, `save` (a checkpoint), `finish` (evaluation after training, summary).
+builds the learner, the curriculum and the buffer (`Parts`), restores a checkpoint's
+state into them (`restore_state`, which replay --train uses too), opens the run's
+channel, builds the rollout producer, the logs (`Logs`: the trace store and its readable
+JSONL copy, one writer of a step's record), evaluates before training, and builds the
+monitor and, last, the rollout driver (inline, or a thread) over the channel. The `Run`
+it returns is complete: the parts, the logs, the monitor and the rollouts, with the
+per-step chores the loop calls: `log_step`, `save` (a checkpoint), `finish` (evaluation
+after training, summary).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +69,10 @@ def seed_everything(seed: int) -> None:
 
 
 @dataclass
-class Run:
-    """A run's parts, built by `build_run`, and what the loop asks of them besides the step."""
+class Parts:
+    """What a run trains with: the config, its inputs, the policy and the learner, the
+    sampler and the buffer, and the first step to run (a checkpoint's, when resuming).
+    Rollouts from elsewhere (rlvr.dist.ray_runner) are built from these."""
 
     cfg: RunConfig
     inputs: RunInputs
@@ -76,47 +81,69 @@ class Run:
     learner: Learner
     sampler: Curriculum
     buffer: ExperienceBuffer
-    producer: RolloutProducer | None  # None when rollout workers elsewhere generate
+    start: int
+
+
+@dataclass
+class Logs:
+    """Where a run's records go: the trace store, metrics.jsonl, trajectories.jsonl, the display."""
+
     traces: TraceStore
-    metrics_log: JsonlStore
-    traj_log: JsonlStore
+    metrics: JsonlStore
+    trajectories: JsonlStore
     progress: Progress
-    start: int  # the first step to run (the checkpoint's, when resuming)
+
+    def evaluate(self, parts: Parts, tasks: list[Any], step: int, when: str, suite: str = "") -> EvalResult:
+        """pass@1 of the current policy on `tasks` (held out, or an eval.sources suite),
+        logged and traced ('before', 'after')."""
+        what = "initial" if when == "before" else "trained"
+        self.progress.note(f"evaluating the {what} policy on {suite or f'{len(tasks)} held-out tasks'}")
+        r = evaluate(parts.model, parts.tok, tasks, parts.cfg)
+        self.metrics.append({"event": "eval", "when": when, **({"suite": suite} if suite else {}), **_eval_row(r)})
+        self.traces.write_eval(step, when, _eval_to_dict(r) or {}, r.trajectories, suite=suite)
+        return r
+
+    def write_step(self, step: int, row: dict[str, Any], trained: list[Trajectory], dropped: list[Trajectory]) -> None:
+        """One step's record, written once to each place from the same row and trajectories:
+        the trace store (Parquet, what rlvr query and report read) and its readable copy
+        (metrics.jsonl, trajectories.jsonl: dropped ones marked)."""
+        self.metrics.append(row)
+        for tr in trained:
+            self.trajectories.append({"step": step, **tr.to_dict()})
+        for tr in dropped:
+            self.trajectories.append({"step": step, "dropped": True, **tr.to_dict()})
+        self.traces.write_step(step, [(tr, True) for tr in trained] + [(tr, False) for tr in dropped], row)
+
+    def close(self) -> None:
+        self.metrics.close()
+        self.trajectories.close()
+
+
+@dataclass
+class Run(Parts):
+    """A run's parts, complete when `build_run` returns them, and what the loop asks of
+    them besides the step."""
+
+    logs: Logs
+    monitor: RunMonitor
+    rollouts: Rollouts
     rewards: list[float]  # each step's mean reward so far
-    eval_before: EvalResult | None = None
-    suites_before: dict[str, EvalResult | None] = field(default_factory=dict)
-    monitor: RunMonitor | None = None
-    rollouts: Rollouts | None = None
+    eval_before: EvalResult | None
+    suites_before: dict[str, EvalResult | None]
+    store: CheckpointStore | None  # storage.uri: checkpoints copied there
     last_eval: EvalResult | None = None
-    store: CheckpointStore | None = None  # storage.uri: checkpoints copied there
 
     @property
     def run_dir(self) -> Path:
         return self.cfg.run_dir
 
     @property
+    def progress(self) -> Progress:
+        return self.logs.progress
+
+    @property
     def eval_tasks(self) -> list[Any]:
         return self.inputs.eval_tasks
-
-    def evaluate(self, step: int, when: str) -> EvalResult:
-        """Held-out pass@1 of the current policy, logged and traced ('before', 'after')."""
-        what = "initial" if when == "before" else "trained"
-        self.progress.note(f"evaluating the {what} policy on {len(self.eval_tasks)} held-out tasks")
-        r = evaluate(self.model, self.tok, self.eval_tasks, self.cfg)
-        self.metrics_log.append({"event": "eval", "when": when, **_eval_row(r)})
-        self.traces.write_eval(step, when, _eval_to_dict(r) or {}, r.trajectories)
-        return r
-
-    def eval_suites(self, step: int, when: str) -> dict[str, EvalResult | None]:
-        """eval.sources, each evaluated whole: logged, traced and returned by suite."""
-        out: dict[str, EvalResult | None] = {}
-        for name, tasks in self.inputs.suites.items():
-            self.progress.note(f"evaluating the {'initial' if when == 'before' else 'trained'} policy on {name}")
-            r = evaluate(self.model, self.tok, tasks, self.cfg)
-            self.metrics_log.append({"event": "eval", "when": when, "suite": name, **_eval_row(r)})
-            self.traces.write_eval(step, when, _eval_to_dict(r) or {}, r.trajectories, suite=name)
-            out[name] = r
-        return out
 
     def log_step(
         self, step: int, batch: RolloutBatch, trajs: list[Trajectory], stats: dict[str, float], t: list[float]
@@ -151,20 +178,16 @@ class Run:
             self.last_eval = evaluate(self.model, self.tok, self.eval_tasks, cfg)
             row["eval/pass_at_1"], row["eval/mean_reward"] = self.last_eval.pass_at_1, self.last_eval.mean_reward
             label = "after" if step + 1 == cfg.train.steps else "periodic"
-            self.traces.write_eval(step + 1, label, _eval_to_dict(self.last_eval) or {}, self.last_eval.trajectories)
-        self.metrics_log.append(row)
-        for tr in trajs:
-            self.traj_log.append({"step": step + 1, **tr.to_dict()})
-        for tr in dropped:
-            self.traj_log.append({"step": step + 1, "dropped": True, **tr.to_dict()})
-        self.traces.write_step(step + 1, [(tr, True) for tr in trajs] + [(tr, False) for tr in dropped], row)
+            self.logs.traces.write_eval(
+                step + 1, label, _eval_to_dict(self.last_eval) or {}, self.last_eval.trajectories
+            )
+        self.logs.write_step(step + 1, row, trajs, dropped)
         self.progress.update(step + 1, row)
         return row
 
     def save(self, step: int) -> None:
         """A checkpoint after `step` steps: weights, learner and optimizer, sampler, buffer
         and the batches generated but not yet trained on."""
-        assert self.rollouts is not None
         cfg, lora = self.cfg, self.cfg.model.lora
         with self.rollouts.pause():  # the generator waits between batches: a consistent snapshot
             queue = {"buffer": self.buffer.state_dict(), **self.rollouts.state_dict()}
@@ -192,10 +215,8 @@ class Run:
         self.rollouts.after_checkpoint()  # the queue lets go of what this checkpoint includes
 
     def close(self) -> None:
-        if self.rollouts is not None:
-            self.rollouts.close()
-        if self.monitor is not None:
-            self.monitor.close()
+        self.rollouts.close()
+        self.monitor.close()
 
     def finish(self, t_start: float) -> TrainSummary:
         """Held-out evaluation after training (the last step's, when it was just done), the
@@ -204,10 +225,10 @@ class Run:
         eval_after = None
         if self.last_eval is not None and cfg.eval.every and cfg.train.steps % cfg.eval.every == 0:
             eval_after = self.last_eval  # the last step was just evaluated
-            self.metrics_log.append({"event": "eval", "when": "after", **_eval_row(eval_after)})
+            self.logs.metrics.append({"event": "eval", "when": "after", **_eval_row(eval_after)})
         elif self.eval_tasks and cfg.eval.after_training:
-            eval_after = self.evaluate(cfg.train.steps, "after")
-        suites_after = self.eval_suites(cfg.train.steps, "after") if cfg.eval.after_training else {}
+            eval_after = self.logs.evaluate(self, self.eval_tasks, cfg.train.steps, "after")
+        suites_after = _eval_suites(self, self.logs, cfg.train.steps, "after") if cfg.eval.after_training else {}
         summary = TrainSummary(
             self.run_dir,
             cfg.train.steps,
@@ -218,8 +239,7 @@ class Run:
             {k: (self.suites_before.get(k), suites_after.get(k)) for k in self.inputs.suites},
         )
         (self.run_dir / "summary.json").write_text(json.dumps(_summary_dict(summary), indent=2))
-        self.metrics_log.close()
-        self.traj_log.close()
+        self.logs.close()
         return summary
 
 
@@ -237,20 +257,34 @@ class Restored:
 
 
 def restore_state(
-    cfg: RunConfig, ckpt: Path | None, learner: Learner, sampler: Curriculum, buffer: ExperienceBuffer, *, quiet: bool
+    cfg: RunConfig,
+    ckpt: Path | None,
+    learner: Learner,
+    sampler: Curriculum | None = None,
+    buffer: ExperienceBuffer | None = None,
+    *,
+    quiet: bool = False,
+    need_optimizer: bool = False,
 ) -> Restored:
-    """Load checkpoint `ckpt` into the learner, the sampler and the buffer, and return the
-    rest of its state; logs and traces written after it (by a run that died) are cut."""
+    """Load checkpoint `ckpt` into the learner and (when given) the sampler and the buffer,
+    and return the rest of its state. Training resumes through it, and replay --train
+    (which needs the optimizer state: `need_optimizer`); it reads and never writes."""
     if ckpt is None:
         return Restored()
     blob, state = load_trainer_state(ckpt)
+    if "optimizer" not in blob["learner"]:
+        if need_optimizer:
+            raise ConfigError(f"{ckpt} was saved without the optimizer state (train.save_optimizer: false): "
+                              "the update cannot be reproduced")  # fmt: skip
+        if not quiet:
+            print(f"note: {ckpt} was saved without the optimizer state: AdamW starts afresh", file=sys.stderr)
     learner.load_state_dict(blob["learner"])
-    if "optimizer" not in blob["learner"] and not quiet:
-        print(f"note: {ckpt} was saved without the optimizer state: AdamW starts afresh", file=sys.stderr)
-    sampler.load_state_dict(state["sampler"])
+    if sampler is not None:
+        sampler.load_state_dict(state["sampler"])
     queue = json.loads((ckpt / "queue.json").read_text()) if (ckpt / "queue.json").is_file() else {}
-    buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
-    r = Restored(
+    if buffer is not None:
+        buffer.load_state_dict(queue.get("buffer", buffer.state_dict()))
+    return Restored(
         start=int(state["step"]),
         rewards=list(state["rewards"]),
         eval_before=_eval_from_dict(state.get("eval_before")),
@@ -259,10 +293,13 @@ def restore_state(
         trained=_queue_resume_check(cfg, ckpt, state.get("queue") or {"backend": "memory"}),
         in_flight=queue.get("in_flight", {}),
     )
-    for log in ("metrics.jsonl", "trajectories.jsonl"):  # drop what the crashed run logged after it
-        truncate_after_step(cfg.run_dir / log, r.start)
-    TraceStore(trace_uri(cfg)).truncate_after(r.start)
-    return r
+
+
+def cut_records_after(cfg: RunConfig, step: int) -> None:
+    """Drop what a run that died logged and traced after its checkpoint's `step`."""
+    for log in ("metrics.jsonl", "trajectories.jsonl"):
+        truncate_after_step(cfg.run_dir / log, step)
+    TraceStore(trace_uri(cfg)).truncate_after(step)
 
 
 def trace_uri(cfg: RunConfig) -> str:
@@ -278,7 +315,7 @@ def build_run(
     quiet: bool = False,
     plain: bool = False,
     learner_factory: Callable[[Any, RunConfig, int], Learner] = Learner,
-    rollouts_factory: Callable[[Run, QueueChannel, dict[str, Any]], Rollouts] | None = None,
+    rollouts_factory: Callable[[Parts, QueueChannel, dict[str, Any]], Rollouts] | None = None,
 ) -> Run:
     """Everything before the first step (see the module's docstring); a run that fails
     before its model loads leaves no run directory behind."""
@@ -293,6 +330,8 @@ def build_run(
     b = cfg.buffer
     buffer = ExperienceBuffer(b.capacity, b.sampling, b.replay_ratio, max_age=_max_age(cfg), seed=cfg.seed)
     restored = restore_state(cfg, ckpt, learner, sampler, buffer, quiet=quiet)
+    if ckpt is not None:
+        cut_records_after(cfg, restored.start)
     channel = _open_channel(cfg, ckpt, restored, sampler)
     progress = Progress(cfg.train.steps, restored.start, quiet=quiet, plain=plain)
     producer = None
@@ -303,20 +342,23 @@ def build_run(
             producer.publish(model, learner.version, copy_weights=False)
         producer.on_progress = lambda name, done, total: progress.phase("rollout", name, done, total)
     learner.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
-    r = restored
-    run = Run(
-        cfg, inputs, model, tok, learner, sampler, buffer, producer, TraceStore(trace_uri(cfg)),
-        JsonlStore(cfg.run_dir / "metrics.jsonl"), JsonlStore(cfg.run_dir / "trajectories.jsonl"), progress,
-        r.start, r.rewards, r.eval_before, r.suites_before, store=store,
-    )  # fmt: skip
-    _evaluate_before(run)
-    run.monitor = RunMonitor(cfg, run.traces, history=_history(run), resume_step=r.start, note=progress.alert)
+    parts = Parts(cfg, inputs, model, tok, learner, sampler, buffer, restored.start)
+    logs = Logs(TraceStore(trace_uri(cfg)), JsonlStore(cfg.run_dir / "metrics.jsonl"),
+                JsonlStore(cfg.run_dir / "trajectories.jsonl"), progress)  # fmt: skip
+    eval_before, suites_before = _evaluate_before(parts, logs, restored)
+    history = [{"step": 0, "eval/pass_at_1": eval_before.pass_at_1}] if eval_before else []
+    if restored.start:  # what the alert rules' windows start from
+        history += [r for r in read_jsonl(cfg.run_dir / "metrics.jsonl") if r.get("event") == "step"]
+    monitor = RunMonitor(cfg, logs.traces, history=history, resume_step=restored.start, note=progress.alert)
     if rollouts_factory is not None:  # rollout workers elsewhere (rlvr.dist.ray_runner)
-        run.rollouts = rollouts_factory(run, channel, r.in_flight)
+        rollouts = rollouts_factory(parts, channel, restored.in_flight)
     else:  # started last: a thread driver begins generating at once
         assert producer is not None
-        run.rollouts = make_driver(cfg, producer, channel, start=r.start, version=learner.version)
-    return run
+        rollouts = make_driver(cfg, producer, channel, start=restored.start, version=learner.version)
+    return Run(
+        **{f.name: getattr(parts, f.name) for f in fields(Parts)}, logs=logs, monitor=monitor, rollouts=rollouts,
+        rewards=restored.rewards, eval_before=eval_before, suites_before=suites_before, store=store,
+    )  # fmt: skip
 
 
 def _starting_point(cfg: RunConfig, resume: bool, quiet: bool) -> tuple[Path | None, CheckpointStore | None]:
@@ -364,21 +406,22 @@ def _open_channel(cfg: RunConfig, ckpt: Path | None, restored: Restored, sampler
     return channel
 
 
-def _evaluate_before(run: Run) -> None:
+def _evaluate_before(
+    parts: Parts, logs: Logs, restored: Restored
+) -> tuple[EvalResult | None, dict[str, EvalResult | None]]:
     """Held-out pass@1 and the eval.sources suites before training (once: a resumed run
     keeps its checkpoint's)."""
-    if run.cfg.eval.before_training and run.eval_before is None:
-        run.eval_before = run.evaluate(0, "before")
-    if run.cfg.eval.before_training and not run.suites_before:
-        run.suites_before = run.eval_suites(0, "before")
+    eval_before, suites_before = restored.eval_before, restored.suites_before
+    if parts.cfg.eval.before_training and eval_before is None:
+        eval_before = logs.evaluate(parts, parts.inputs.eval_tasks, 0, "before")
+    if parts.cfg.eval.before_training and not suites_before:
+        suites_before = _eval_suites(parts, logs, 0, "before")
+    return eval_before, suites_before
 
 
-def _history(run: Run) -> list[dict[str, Any]]:
-    """What the alert rules' windows start from: the evaluation before, the steps logged so far."""
-    history = [{"step": 0, "eval/pass_at_1": run.eval_before.pass_at_1}] if run.eval_before else []
-    if run.start:
-        history += [r for r in read_jsonl(run.run_dir / "metrics.jsonl") if r.get("event") == "step"]
-    return history
+def _eval_suites(parts: Parts, logs: Logs, step: int, when: str) -> dict[str, EvalResult | None]:
+    """eval.sources, each evaluated whole: logged, traced and returned by suite."""
+    return {name: logs.evaluate(parts, tasks, step, when, suite=name) for name, tasks in parts.inputs.suites.items()}
 
 
 def _fetch_newer(store: CheckpointStore, ckpt_root: Path, resuming: bool, quiet: bool) -> None:

@@ -47,7 +47,6 @@ def train(
         cfg, resume=resume, quiet=quiet, plain=plain, learner_factory=learner_factory, rollouts_factory=rollouts_factory
     )
     rollouts, buffer, learner, monitor = run.rollouts, run.buffer, run.learner, run.monitor
-    assert rollouts is not None and monitor is not None
     every = cfg.train.checkpoint_every
     try:
         with run.progress:
