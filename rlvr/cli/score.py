@@ -9,9 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from rlvr.config import ConfigError, load_config, load_plugins
 
 
@@ -56,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, default=str))
         return 0
+    from rich.console import Console  # the parser is built for every command: rich only when printing
+    from rich.table import Table
+
     console = Console()
     table = Table(title=f"{out['task_id']} ({out['domain']}): reward {out['total']:.3f}")
     table.add_column("component")

@@ -7,9 +7,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from rlvr.cli.common import FMT, config_args, keys_help, quiet_libraries
 from rlvr.config import load_config
 
@@ -48,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
         s = run_on_ray(cfg, resume=args.resume, quiet=args.quiet)
     else:
         s = train(cfg, resume=args.resume, quiet=args.quiet, plain=args.plain)
+    from rich.console import Console  # the parser is built for every command: rich only when printing
+    from rich.table import Table
+
     console = Console()
     steps = lambda n: f"{n} step" + ("s" if n != 1 else "")  # noqa: E731
     table = Table(title=f"rlvr: {cfg.name} ({steps(s.steps)}, {s.elapsed_s / 60:.1f} min)")

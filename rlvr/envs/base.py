@@ -35,11 +35,13 @@ import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rlvr.sandbox import Limits, execute
-from rlvr.sandbox.client import SandboxClient
 from rlvr.types import ExecutionResult, RewardBreakdown, Task
+
+if TYPE_CHECKING:
+    from rlvr.sandbox.client import SandboxClient
 
 T = TypeVar("T")
 C = TypeVar("C")
@@ -72,6 +74,8 @@ class EnvSettings:
 
 @functools.cache
 def _remote(url: str, token: str | None) -> SandboxClient:
+    from rlvr.sandbox.client import SandboxClient  # httpx: imported only for a remote sandbox
+
     return SandboxClient(url, token)
 
 
