@@ -10,6 +10,9 @@ steps, seconds per step (rollout / train), peak GPU memory; plus the largest dif
 between the CUDA and CPU log-probs of the same completions under the same weights.
 
     python bench/gpu_train.py --smol-dir DIR_WITH_CONFIG_AND_TOKENIZER [--steps 4] [--cpu-steps 2]
+    python bench/gpu_train.py --smoke     # no GPU: one CPU step of a tiny random model (the test suite)
+
+Figures come from the run's own records (bench/figures.py), the first step left out (warm-up).
 """
 
 from __future__ import annotations
@@ -36,11 +39,11 @@ def make_model(smol_dir: Path, out_dir: Path) -> Path:
     return out_dir
 
 
-def run(model_dir: Path, device: str, steps: int, domain_source: str) -> dict:
+def run(model_dir: Path | str, device: str, steps: int, domain_source: str, max_new: int = 128) -> dict:
     import torch
+    from figures import run_figures
 
     from rlvr.config import load_config
-    from rlvr.trace.store import read_jsonl
     from rlvr.train.loop import train
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,7 +52,7 @@ def run(model_dir: Path, device: str, steps: int, domain_source: str) -> dict:
             [
                 f"output_dir={tmp}", "name=gpu", f"model.name_or_path={model_dir}", f"model.device={device}",
                 f"tasks.source={domain_source}", f"train.steps={steps}", "train.prompts_per_step=4",
-                "algo.group_size=4", "generation.max_new_tokens=128", "generation.temperature=1.0",
+                "algo.group_size=4", f"generation.max_new_tokens={max_new}", "generation.temperature=1.0",
                 "algo.kl_coef=0", "eval.before_training=false", "eval.after_training=false",
                 "train.checkpoint_every=0", "train.keep_checkpoints=1",
             ],
@@ -59,19 +62,17 @@ def run(model_dir: Path, device: str, steps: int, domain_source: str) -> dict:
         t0 = time.perf_counter()
         train(cfg, quiet=True)
         wall = time.perf_counter() - t0
-        rows = [r for r in read_jsonl(Path(tmp) / "gpu" / "metrics.jsonl") if r["event"] == "step"]
-    rows = rows[1:] if len(rows) > 1 else rows  # the first step pays for warm-up (CUDA context, kernels)
-    steps_s = sum(r["time/rollout_wait_s"] + r["time/train_s"] for r in rows)
-    tokens = sum(r["completion_tokens"] for r in rows)
+        f = run_figures(Path(tmp) / "gpu", skip_first=1)  # the first step pays for warm-up (CUDA context, kernels)
+    n = f["steps_timed"]
     return {
         "device": device,
-        "steps_timed": len(rows),
-        "completion_tokens": tokens,
-        "tokens_per_s": tokens / steps_s,
-        "step_s": steps_s / len(rows),
-        "rollout_s_per_step": sum(r["time/rollout_wait_s"] for r in rows) / len(rows),
-        "train_s_per_step": sum(r["time/train_s"] for r in rows) / len(rows),
-        "logprob_mismatch": sum(r["train/logprob_mismatch"] for r in rows) / len(rows),
+        "steps_timed": n,
+        "completion_tokens": f["tokens"],
+        "tokens_per_s": f["tokens_per_s"],
+        "step_s": f["steps_s"] / n,
+        "rollout_s_per_step": f["rollout_s"] / n,
+        "train_s_per_step": f["train_s"] / n,
+        "logprob_mismatch": f["mismatch"],
         "wall_s": wall,
         "peak_gpu_gib": torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else None,
     }
@@ -100,12 +101,20 @@ def cpu_vs_cuda_logprobs(model_dir: Path) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--smol-dir", type=Path, required=True)
+    ap.add_argument(
+        "--smol-dir", type=Path, help="SmolLM2-135M's config.json and tokenizer (required but with --smoke)"
+    )
+    ap.add_argument("--smoke", action="store_true", help="no GPU: one CPU step of a tiny random model, nothing saved")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--cpu-steps", type=int, default=2)
     ap.add_argument("--source", default="bundled:python_functions")
     ap.add_argument("--out", type=Path, default=Path("gpu_train.json"))
     args = ap.parse_args()
+    if args.smoke:
+        print(json.dumps(run("tiny-random", "cpu", 1, args.source, max_new=8)))
+        return
+    if args.smol_dir is None:
+        ap.error("--smol-dir is required (or --smoke)")
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = make_model(args.smol_dir, Path(tmp) / "smol-random")
         result: dict = {"source": args.source}

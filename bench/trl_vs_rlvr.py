@@ -10,6 +10,12 @@ full-logits reference on a real batch.
 
     bash bench/setup_trl_env.sh            # once: .venv-bench with rlvr + trl
     .venv-bench/bin/python bench/trl_vs_rlvr.py [--steps 6] [--bf16]
+    .venv/bin/python bench/trl_vs_rlvr.py --smoke       # rlvr's side, tiny sizes (the test suite)
+    .venv/bin/python bench/trl_vs_rlvr.py --report bench/results/trl_vs_rlvr.json
+
+rlvr's figures are read from the run's own records (bench/figures.py: the step metrics
+and the trace store, tokens counted over every trajectory generated, as TRL's reward
+function sees every completion); TRL's from its trainer.
 
 With --bf16 both train and generate in mixed precision (rlvr: model.compute_dtype=bfloat16;
 TRL: bf16=True), which pays off on GPUs and on CPUs with AVX-512 BF16 or AMX.
@@ -21,7 +27,6 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +34,8 @@ import time
 from pathlib import Path
 
 STEPS, PROMPTS, GENS, MAX_NEW, LR = 6, 4, 4, 128, 1e-5
+MODEL = "smollm2-135m-instruct"
+SMOKE = {"model": "tiny-random", "prompts": 2, "gens": 2, "max_new": 8}  # --smoke: seconds, not minutes
 SYSTEM = "You are an expert Python programmer. Answer with code only."
 
 
@@ -38,18 +45,20 @@ def _peak_rss_gib() -> float:
 
 def run_rlvr(steps: int, out: dict) -> None:
     import torch
+    from figures import run_figures
 
     from rlvr.config import load_config
-    from rlvr.trace.store import read_jsonl
     from rlvr.train.loop import train
 
     torch.set_num_threads(os.cpu_count() or 1)
+    size = {"model": MODEL, "prompts": PROMPTS, "gens": GENS, "max_new": MAX_NEW, **out.get("size", {})}
     with tempfile.TemporaryDirectory() as tmp:
         cfg = load_config(
             None,
             [
-                f"output_dir={tmp}", "name=bench", f"train.steps={steps}", f"train.prompts_per_step={PROMPTS}",
-                f"algo.group_size={GENS}", f"generation.max_new_tokens={MAX_NEW}", "generation.temperature=1.0",
+                f"output_dir={tmp}", "name=bench", f"train.steps={steps}", f"train.prompts_per_step={size['prompts']}",
+                f"model.name_or_path={size['model']}", f"algo.group_size={size['gens']}",
+                f"generation.max_new_tokens={size['max_new']}", "generation.temperature=1.0",
                 f"train.lr={LR}", "algo.kl_coef=0", "eval.before_training=false", "eval.after_training=false",
                 f"prompt.system={json.dumps(SYSTEM)}", "train.checkpoint_every=0", "train.keep_checkpoints=1",
                 *out.get("overrides", []),
@@ -58,23 +67,11 @@ def run_rlvr(steps: int, out: dict) -> None:
         t0 = time.perf_counter()
         train(cfg, quiet=True)
         wall = time.perf_counter() - t0
-        rows = [r for r in read_jsonl(Path(tmp) / "bench" / "metrics.jsonl") if r["event"] == "step"]
-    step_s = [r["time/rollout_wait_s"] + r["time/train_s"] for r in rows]
-    out.update(
-        tokens=sum(r["completion_tokens"] for r in rows),
-        steps_s=sum(step_s),
-        step_s=step_s,
-        rollout_s=sum(r["time/rollout_wait_s"] for r in rows),
-        train_s=sum(r["time/train_s"] for r in rows),
-        wall_s=wall,
-        reward=[r["reward/mean"] for r in rows],
-        mismatch=statistics.mean([r["train/logprob_mismatch"] for r in rows if "train/logprob_mismatch" in r] or [0.0]),
-        rows_skipped=[r.get("rows_skipped_frac", 0.0) for r in rows],
-    )
-    out["logprob_agreement"] = _logprob_agreement()
+        out.update(run_figures(Path(tmp) / "bench"), wall_s=wall)
+    out["logprob_agreement"] = _logprob_agreement(size["model"])
 
 
-def _logprob_agreement() -> float:
+def _logprob_agreement(model_name: str) -> float:
     """Max |log-probs of rlvr's training pass - full-logits log_softmax| on a batch: the
     learner's own path (a window's shared prompt pass, rows sorted into micro-batches,
     gradients recorded, chunked fused head) against one plain forward per row."""
@@ -89,7 +86,7 @@ def _logprob_agreement() -> float:
     from rlvr.tasks import load_tasks
     from rlvr.types import Trajectory
 
-    model, tok = load_policy("smollm2-135m-instruct")
+    model, tok = load_policy(model_name)
     tasks = load_tasks("bundled:python_functions")[:2]
     prompts = [encode_prompt(tok, [{"role": "user", "content": t.prompt}], "") for t in tasks for _ in range(2)]
     comps = HFEngine(model, tok).generate(prompts, SamplingParams(max_new_tokens=48, temperature=1.0, seed=1))
@@ -131,7 +128,7 @@ def run_trl(steps: int, out: dict) -> None:
         ]
     )
     tokens = [0]
-    model, tok = load_policy("smollm2-135m-instruct")
+    model, tok = load_policy(MODEL)
 
     def reward(prompts, completions, task_id, **_):  # type: ignore[no-untyped-def]
         texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
@@ -165,10 +162,46 @@ def child(which: str, steps: int, path: str, extra: dict) -> None:
     Path(path).write_text(json.dumps(out))
 
 
+def report(results: dict, steps: int) -> dict:
+    """Print the side-by-side table from the two sides' results and return the figures it
+    quotes (tokens/s per side, the ratio); a side without its figures is an error."""
+    need = ("tokens", "steps_s", "peak_rss_gib", "reward")
+    for name, r in results.items():
+        missing = [k for k in need if k not in r]
+        if missing:
+            raise SystemExit(f"{name}: the results lack {', '.join(missing)}")
+        if not r["tokens"] or not r["steps_s"]:
+            raise SystemExit(f"{name}: no tokens or no time recorded: the run failed, there is no figure")
+    size = results.get("rlvr", {}).get("size") or {}
+    prompts, gens, max_new = size.get("prompts", PROMPTS), size.get("gens", GENS), size.get("max_new", MAX_NEW)
+    print(f"\n{steps} steps x {prompts} prompts x {gens} generations, <= {max_new} new tokens, CPU x{os.cpu_count()}")
+    print(f"{'trainer':<8} {'tok/s':>8} {'s/step':>8} {'tokens':>8} {'peak GiB':>9}  reward per step")
+    figures: dict = {}
+    for name, r in results.items():
+        figures[f"{name}_tokens_per_s"] = tps = r["tokens"] / r["steps_s"]
+        print(
+            f"{name:<8} {tps:8.1f} {r['steps_s'] / len(r['reward']):8.1f} {int(r['tokens']):8d} "
+            f"{r['peak_rss_gib']:9.2f}  " + " ".join(f"{x:.2f}" for x in r["reward"])
+        )
+    if "rlvr" in results and "trl" in results:
+        figures["ratio"] = figures["rlvr_tokens_per_s"] / figures["trl_tokens_per_s"]
+        print(f"rlvr / TRL throughput: {figures['ratio']:.2f}x")
+    if "rlvr" in results:
+        r = results["rlvr"]
+        print(
+            f"rlvr: log-probs vs full-logits reference, max abs diff {r['logprob_agreement']:.2e}; "
+            f"train-vs-rollout mismatch (mean abs) {r['mismatch']:.2e}; train() wall incl. load {r['wall_s']:.1f}s; "
+            f"rollout {r['rollout_s']:.1f}s (generation {r.get('generate_s', 0.0):.1f}s), learner {r['train_s']:.1f}s"
+        )
+    return figures
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=STEPS)
     ap.add_argument("--only", choices=["rlvr", "trl"], help="run one side only")
+    ap.add_argument("--smoke", action="store_true", help="rlvr's side only, 1 step of a tiny random model")
+    ap.add_argument("--report", metavar="RESULTS", help="print the table of a results file, run nothing")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("--extra", default="{}", help=argparse.SUPPRESS)
@@ -188,8 +221,15 @@ def main() -> None:
     if a.child:
         child(a.child, a.steps, a.out, json.loads(a.extra))
         return
+    if a.report:
+        results = json.loads(Path(a.report).read_text())
+        print(json.dumps(report(results, len(next(iter(results.values()))["reward"]))))
+        return
+    if a.smoke:
+        a.only, a.steps = "rlvr", 1
+    rlvr_side = {"overrides": a.rlvr_overrides + (["model.compute_dtype=bfloat16"] if a.bf16 else [])}
     runs = [
-        ("rlvr", {"overrides": a.rlvr_overrides + (["model.compute_dtype=bfloat16"] if a.bf16 else [])}),
+        ("rlvr", {**rlvr_side, **({"size": SMOKE} if a.smoke else {})}),
         ("trl", {"gradient_checkpointing": a.trl_gradient_checkpointing, "bf16": a.bf16}),
     ]
     results = {}
@@ -200,29 +240,10 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--child", name, "--steps", str(a.steps), "--out", f.name]
             subprocess.run([*cmd, "--extra", json.dumps(extra)], check=True)
             results[name] = json.loads(Path(f.name).read_text())
-    Path("bench/results").mkdir(exist_ok=True)
-    name = "trl_vs_rlvr_bf16.json" if a.bf16 else "trl_vs_rlvr.json"
-    Path(f"bench/results/{name}").write_text(json.dumps(results, indent=1))
-    print(f"\n{a.steps} steps x {PROMPTS} prompts x {GENS} generations, <= {MAX_NEW} new tokens, CPU x{os.cpu_count()}")
-    print(f"{'trainer':<8} {'tok/s':>8} {'s/step':>8} {'tokens':>8} {'peak GiB':>9}  reward per step")
-    for name, r in results.items():
-        tps = r["tokens"] / r["steps_s"]
-        print(
-            f"{name:<8} {tps:8.1f} {r['steps_s'] / a.steps:8.1f} {int(r['tokens']):8d} {r['peak_rss_gib']:9.2f}  "
-            + " ".join(f"{x:.2f}" for x in r["reward"])
-        )
-    if "rlvr" in results and "trl" in results:
-        ratio = (results["rlvr"]["tokens"] / results["rlvr"]["steps_s"]) / (
-            results["trl"]["tokens"] / results["trl"]["steps_s"]
-        )
-        print(f"rlvr / TRL throughput: {ratio:.2f}x")
-    if "rlvr" in results:
-        r = results["rlvr"]
-        print(
-            f"rlvr: log-probs vs full-logits reference, max abs diff {r['logprob_agreement']:.2e}; "
-            f"train-vs-rollout mismatch (mean abs) {r['mismatch']:.2e}; train() wall incl. load {r['wall_s']:.1f}s; "
-            f"rollout {r['rollout_s']:.1f}s, learner {r['train_s']:.1f}s"
-        )
+    if not a.smoke:  # a smoke run is a check, not a figure: nothing is recorded
+        name = "trl_vs_rlvr_bf16.json" if a.bf16 else "trl_vs_rlvr.json"
+        (Path(__file__).parent / "results" / name).write_text(json.dumps(results, indent=1))
+    print(json.dumps(report(results, a.steps)))
 
 
 if __name__ == "__main__":

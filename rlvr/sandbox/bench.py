@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rlvr.sandbox import Limits, SandboxPool, execute
+from rlvr.sandbox.pool import SandboxError
 
 CODE = "def add(a, b):\n    return a + b\n"
 TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(10, 5) == 15"]
@@ -82,15 +83,34 @@ def fork_exit_floor(n: int) -> dict[str, float]:
     }
 
 
-def plain_subprocess(script: str = SCRIPT, timeout: float = 30) -> bool:
+class BaselineFailed(SandboxError):
+    """A baseline's run did not do the work: its time is not a figure (the CLI: exit 3, one line)."""
+
+
+def _done(what: str, r: subprocess.CompletedProcess[bytes], check: bool) -> bool:
+    if check and r.returncode != 0:
+        last = (r.stderr.decode(errors="replace").strip().splitlines() or ["(no output)"])[-1]
+        raise BaselineFailed(f"{what}: a run failed (exit {r.returncode}): {last[:300]}")
+    return r.returncode == 0
+
+
+def plain_subprocess(script: str = SCRIPT, timeout: float = 30, *, check: bool = False) -> bool:
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=timeout)
-    return r.returncode == 0
+    return _done("subprocess.run(python -c)", r, check)
 
 
-def bwrap(script: str = SCRIPT, timeout: float = 30) -> bool:
-    argv = [*BWRAP, "--tmpfs", "/tmp", sys.executable, "-c", script]
-    r = subprocess.run(argv, capture_output=True, timeout=timeout)
-    return r.returncode == 0
+def bwrap_argv(script: str) -> list[str]:
+    """bwrap with a private /tmp, the interpreter bound back in when it lives under /tmp
+    (a checkout's virtual environment there, as in CI's clone): hidden, every run would
+    fail at exec and be timed as a fast one."""
+    keep = {os.path.realpath(p) for p in (sys.prefix, os.path.dirname(sys.executable), sys.base_prefix)}
+    rebind = [a for p in sorted(keep) if p == "/tmp" or p.startswith("/tmp/") for a in ("--ro-bind", p, p)]
+    return [*BWRAP, "--tmpfs", "/tmp", *rebind, sys.executable, "-c", script]
+
+
+def bwrap(script: str = SCRIPT, timeout: float = 30, *, check: bool = False) -> bool:
+    r = subprocess.run(bwrap_argv(script), capture_output=True, timeout=timeout)
+    return _done("bwrap --unshare-all python", r, check)
 
 
 class CpuMeter:
@@ -237,8 +257,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         have_bwrap = shutil.which("bwrap") is not None
         rows: list[tuple[str, Callable[[], Any] | None]] = [
             ("in-process exec (no isolation)", in_process),
-            ("subprocess.run(python -c)", plain_subprocess),
-            ("bwrap --unshare-all python", bwrap if have_bwrap else None),
+            ("subprocess.run(python -c)", lambda: plain_subprocess(check=True)),
+            ("bwrap --unshare-all python", (lambda: bwrap(check=True)) if have_bwrap else None),
             ("rlvr pool, shared tests", rlvr("shared")),
             ("rlvr pool, process per test", rlvr("process")),
         ]

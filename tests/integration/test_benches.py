@@ -1,0 +1,71 @@
+"""The benches' smoke modes, so a renamed metric or a changed API fails here and not in the
+next measurement (issue: benchmarks that cannot rot). Each runs as a user runs it, from
+the checkout, with tiny sizes; what needs another environment (TRL) or a GPU is checked
+through its reader over a recorded results file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )  # fmt: skip
+    if ok:
+        assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _last_json(out: str) -> dict:
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_trl_comparison_smoke_trains_rlvr_and_reads_its_figures_from_the_run() -> None:
+    figures = _last_json(_bench("bench/trl_vs_rlvr.py", "--smoke").stdout)
+    assert figures["rlvr_tokens_per_s"] > 0
+
+
+def test_trl_comparison_reads_its_recorded_results_and_quotes_the_ratio() -> None:
+    figures = _last_json(_bench("bench/trl_vs_rlvr.py", "--report", "bench/results/trl_vs_rlvr.json").stdout)
+    assert set(figures) == {"rlvr_tokens_per_s", "trl_tokens_per_s", "ratio"}
+    assert figures["ratio"] == pytest.approx(figures["rlvr_tokens_per_s"] / figures["trl_tokens_per_s"])
+
+
+def test_a_side_whose_run_failed_is_an_error_not_a_figure(tmp_path: Path) -> None:
+    results = json.loads((ROOT / "bench/results/trl_vs_rlvr.json").read_text())
+    results["trl"]["tokens"] = 0
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    done = _bench("bench/trl_vs_rlvr.py", "--report", str(tmp_path / "r.json"), ok=False)
+    assert done.returncode == 1 and "trl: no tokens or no time recorded" in done.stderr
+    del results["rlvr"]["peak_rss_gib"]
+    results["trl"]["tokens"] = 5
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    done = _bench("bench/trl_vs_rlvr.py", "--report", str(tmp_path / "r.json"), ok=False)
+    assert "rlvr: the results lack peak_rss_gib" in done.stderr
+
+
+def test_gpu_bench_smoke_runs_its_training_loop_on_the_cpu() -> None:
+    r = _last_json(_bench("bench/gpu_train.py", "--smoke").stdout)
+    assert r["device"] == "cpu" and r["completion_tokens"] > 0 and r["tokens_per_s"] > 0
+    done = _bench("bench/gpu_train.py", ok=False)
+    assert done.returncode == 2 and "--smol-dir is required" in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs Debian's bubblewrap")
+def test_the_bwrap_baseline_runs_from_an_interpreter_under_tmp_and_a_failed_run_is_an_error(tmp_path: Path) -> None:
+    from rlvr.sandbox.bench import SCRIPT, BaselineFailed, bwrap, bwrap_argv
+
+    assert bwrap(check=True)  # this interpreter, wherever it lives
+    argv = bwrap_argv(SCRIPT)
+    assert argv[argv.index("--tmpfs") + 1] == "/tmp"
+    with pytest.raises(BaselineFailed, match=r"a run failed \(exit 3\)"):
+        bwrap("import sys; sys.exit(3)", check=True)
