@@ -69,3 +69,11 @@ def test_the_bwrap_baseline_runs_from_an_interpreter_under_tmp_and_a_failed_run_
     assert argv[argv.index("--tmpfs") + 1] == "/tmp"
     with pytest.raises(BaselineFailed, match=r"a run failed \(exit 3\)"):
         bwrap("import sys; sys.exit(3)", check=True)
+
+
+def test_generation_bench_smoke_reports_each_dtype_against_the_bandwidth_limit() -> None:
+    r = _last_json(_bench("bench/generation.py", "--smoke", "--dtypes", "float32").stdout)
+    assert r["read_gbs"] > 0 and r["batch"] == 4
+    d = r["by_dtype"]["float32"]
+    assert d["tokens"] == 32 and d["decode_steps"] == 8  # a random model never stops early: 4 rows x 8 tokens
+    assert 0 < d["engine_fraction_of_limit"] == pytest.approx(d["engine_steps_per_s"] / d["limit_steps_per_s"])
