@@ -28,13 +28,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlvr.rollout.evaluate import evaluate
-    from rlvr.train.preflight import check_run
-
     flags = [f"engine.kind={args.engine}"] if args.engine else []
     flags += [f"engine.openai.base_url={args.base_url}"] if args.base_url else []
     cfg = load_config(args.config, [*args.overrides, *flags])
     source = checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
+    from rlvr.rollout.evaluate import evaluate  # after the cheap checks: a bad argument answers at once
+    from rlvr.train.preflight import check_run
+
     eval_tasks = check_run(cfg, evaluating=True, model=source).eval_tasks
     from rlvr.rollout.models import load_policy  # the model stack, once the inputs are known to be good
 

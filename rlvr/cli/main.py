@@ -116,7 +116,7 @@ def _is_user_error(e: BaseException) -> bool:
     from rlvr.rollout.model_names import ModelLoadError
     from rlvr.sandbox.spec import SpecError
     from rlvr.tasks import TaskLoadError
-    from rlvr.trace.parquet import StoreError
+    from rlvr.trace.store import StoreError
 
     return isinstance(e, (ConfigError, FileExistsError, ModelLoadError, TaskLoadError, SpecError, StoreError))
 

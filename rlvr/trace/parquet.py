@@ -27,13 +27,12 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rlvr.trace.store import StoreError
 from rlvr.types import Trajectory
 
+__all__ = ["StoreError", "TraceStore", "read_table", "run_store_uri"]
+
 SCHEMA_VERSION = 2  # 2: evals.suite
-
-
-class StoreError(ValueError):
-    """A run or trace store named by the user that is not there or not readable as one."""
 
 
 TABLES = ("trajectories", "metrics", "alerts", "evals", "eval_trajectories")

@@ -13,6 +13,11 @@ from typing import Any
 from rlvr.types import CANARY, Trajectory
 
 
+class StoreError(ValueError):
+    """A run or trace store named by the user that is not there or not readable as one
+    (here, not beside the Parquet code, so that the CLI's error policy imports no pyarrow)."""
+
+
 class JsonlStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

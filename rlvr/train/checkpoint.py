@@ -3,7 +3,8 @@ state (optimizer, scheduler, policy version), sampler position, RNG states, coun
 
 A checkpoint is written into a temporary directory and renamed into place, so a crash
 mid-write leaves the previous checkpoint intact; only complete checkpoints (with
-`state.json` written last) are ever listed. The newest `keep` are kept.
+`state.json` written last) are ever listed. The newest `keep` are kept. Finding the
+latest checkpoint imports nothing heavy (the CLI checks --checkpoint before torch loads).
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import os
 import random
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
-from safetensors.torch import save_file
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
 def _ckpt_dirs(root: Path) -> list[Path]:
@@ -46,6 +46,10 @@ def save_checkpoint(
 ) -> Path:
     """Write checkpoint `step` atomically; `files` are extra text files (name -> content),
     `tensors` extra safetensors files (name -> state dict)."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"step-{step:06d}"
     tmp = root / f"step-{step:06d}.tmp"
@@ -102,6 +106,9 @@ def _fsync_dir(path: Path) -> None:
 
 def load_trainer_state(ckpt: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(trainer.pt contents with RNG states restored, state.json contents)."""
+    import numpy as np
+    import torch
+
     blob = torch.load(ckpt / "trainer.pt", weights_only=False, map_location="cpu")
     rng = blob["rng"]
     torch.set_rng_state(rng["torch"])
@@ -118,6 +125,8 @@ def weights_fingerprint(model: torch.nn.Module) -> float:
     sample of every parameter (a step's update moves essentially every weight). Logged with
     every step so that `rlvr replay --train` can check a re-run update without a checkpoint
     at that step; equal fingerprints are evidence, identical tensors are proof."""
+    import torch
+
     total = 0.0
     with torch.no_grad():
         for i, (_, p) in enumerate(sorted(model.named_parameters())):

@@ -77,3 +77,27 @@ def test_generation_bench_smoke_reports_each_dtype_against_the_bandwidth_limit()
     d = r["by_dtype"]["float32"]
     assert d["tokens"] == 32 and d["decode_steps"] == 8  # a random model never stops early: 4 rows x 8 tokens
     assert 0 < d["engine_fraction_of_limit"] == pytest.approx(d["engine_steps_per_s"] / d["limit_steps_per_s"])
+
+
+def test_cli_start_bench_smoke_runs_every_command_with_its_exit_status() -> None:
+    r = _last_json(_bench("bench/cli_start.py", "--smoke").stdout)
+    labels = [c["command"] for c in r["commands"]]
+    assert "score a reply" in labels and sum(label.startswith("error:") for label in labels) >= 7
+
+
+def test_rlvr_score_answers_within_a_second() -> None:
+    """The CLI's promise (README): scoring a reply imports no model stack. Fastest of three
+    starts, so a busy moment of the machine does not decide it."""
+    import time
+
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "rlvr.cli", "score", "rlvr/tasks/data/python_functions.jsonl", "-",
+             "--task-id", "py/add_2"],
+            cwd=ROOT, input="def add_2(x):\n    return x + 2\n", capture_output=True, text=True,
+        )  # fmt: skip
+        best = min(best, time.perf_counter() - t0)
+        assert done.returncode == 0, done.stderr
+    assert best <= 1.0, f"rlvr score took {best:.2f} s at best"
