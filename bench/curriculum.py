@@ -23,6 +23,12 @@ evaluation, and the first evaluated step at which a run reaches uniform's final 
     .venv/bin/python bench/curriculum.py      # 3 seeds x 24 steps, uniform and bandit (~2 h on 2 cores)
     .venv/bin/python bench/curriculum.py --seeds 0 --steps 4 --eval-every 2   # a smoke run
     .venv/bin/python bench/curriculum.py --seeds 2 --keep     # add a seed to the runs in the JSON
+    .venv/bin/python bench/curriculum.py --smoke   # 2 steps of the tiny model per config (the test suite)
+
+Step figures are read through bench/figures.py (a missing metric is an error naming it).
+--smoke runs the default configurations for seed 0 on the tiny random model (2 steps,
+2 prompts, 8 new tokens, 4 evaluation tasks after every step), writes no JSON and prints
+the results (the JSON's keys) as its last line.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from train_runs import train_quickstart  # noqa: E402
+from figures import BenchError, step_rows  # noqa: E402
+from train_runs import SMOKE, step_metric, train_quickstart  # noqa: E402
 
 MIXES = {
     # the issue's mix: the bundled Python tasks plus as many hopeless ones. Every bundled
@@ -73,18 +80,30 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def measure(run: Path) -> dict[str, Any]:
+TRAJECTORY_KEYS = ("step", "task_id", "group_id", "status", "reward", "completion_ids")
+"""What measure() reads of each trajectories.jsonl row (rlvr.types.Trajectory.to_dict)."""
+
+
+def measure(run: Path, every: int = 0) -> dict[str, Any]:
+    steps = step_rows(run)
+    gen_s = dict(zip([r["step"] for r in steps], step_metric(steps, "rollout/generate_s", run), strict=True))
     rows = read_jsonl(run / "metrics.jsonl")
-    gen_s = {r["step"]: r.get("rollout/generate_s", 0.0) for r in rows if r["event"] == "step"}
     groups: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
     for t in read_jsonl(run / "trajectories.jsonl"):
-        if "#canary/" in t["task_id"] or t.get("status", "ok") != "ok":
+        missing = [k for k in TRAJECTORY_KEYS if k not in t]
+        if missing:
+            raise BenchError(f"{run}/trajectories.jsonl: a row lacks {', '.join(missing)}")
+        if "#canary/" in t["task_id"] or t["status"] != "ok":
             continue
+        if not isinstance(t["reward"], dict) or "total" not in t["reward"]:
+            raise BenchError(f"{run}/trajectories.jsonl: {t['task_id']} (step {t['step']}) has no reward total")
         groups[(t["step"], t["group_id"])].append(t)
+    if not groups:
+        raise BenchError(f"{run}/trajectories.jsonl: no trajectory that is not a canary or an error")
     informative, tokens, idle_tokens = [], defaultdict(int), defaultdict(int)
     for (step, _), trajs in groups.items():
-        rewards = [(t.get("reward") or {}).get("total", 0.0) for t in trajs]
-        n_tok = sum(len(t.get("completion_ids", [])) for t in trajs)
+        rewards = [t["reward"]["total"] for t in trajs]
+        n_tok = sum(len(t["completion_ids"]) for t in trajs)
         tokens[step] += n_tok
         agree = len(set(rewards)) <= 1
         idle_tokens[step] += n_tok if agree else 0
@@ -94,6 +113,10 @@ def measure(run: Path) -> dict[str, Any]:
     # is the "after" one); eval rows of other suites (HumanEval) carry a "suite" key
     before = [(0, r["pass_at_1"]) for r in rows if r["event"] == "eval" and r["when"] == "before" and "suite" not in r]
     periodic = [(r["step"], r["eval/pass_at_1"]) for r in rows if r["event"] == "step" and "eval/pass_at_1" in r]
+    if not before:
+        raise BenchError(f"{run}/metrics.jsonl: no 'eval' row with when 'before' and 'pass_at_1' (the start of pass@1)")
+    if every and len(steps) >= every and not periodic:
+        raise BenchError(f"{run}/metrics.jsonl: eval.every={every} but no step row has 'eval/pass_at_1'")
     curve = sorted(dict([*before, *periodic]).items())
     return {
         "informative": statistics.fmean(informative) if informative else 0.0,
@@ -157,8 +180,14 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="keep the runs already in --json (same mix, steps and evaluation) and run only the missing ones",
     )
+    ap.add_argument("--smoke", action="store_true", help="seed 0, 2 steps of the tiny model a config, no JSON written")
     args = ap.parse_args(argv)
     extra = ["eval.sources=[bundled:humaneval]"] if args.humaneval else []
+    if args.smoke:
+        if args.keep:
+            ap.error("--smoke keeps nothing: drop --keep")
+        args.seeds, args.steps, args.eval_every = [0], 2, 1
+        extra += [*SMOKE, "eval.num_tasks=4", "eval.max_new_tokens=8"]
     mix = MIXES[args.mix]
     setting = {"mix": mix, "steps": args.steps, "eval_every": args.eval_every, "humaneval": args.humaneval}
     results: dict[str, Any] = {**setting, "runs": {}}
@@ -180,12 +209,13 @@ def main(argv: list[str] | None = None) -> None:
                 if f"{config}/{seed}" in results["runs"]:
                     continue
                 run, wall = train(config, seed, args.steps, args.eval_every, out / args.mix, extra, mix)
-                m = {"wall_s": round(wall, 1), **measure(run)}
+                m = {"wall_s": round(wall, 1), **measure(run, args.eval_every)}
                 if args.humaneval:
                     summary = json.loads((run / "summary.json").read_text())
                     m["humaneval"] = {k: (v or {}).get("pass_at_1") for k, v in summary["suites"]["humaneval"].items()}
                 results["runs"][f"{config}/{seed}"] = m
-                json_path.write_text(json.dumps(results, indent=1) + "\n")  # each run kept as it ends
+                if not args.smoke:  # a smoke run is a check, not a figure: nothing is recorded
+                    json_path.write_text(json.dumps(results, indent=1) + "\n")  # each run kept as it ends
                 print(
                     f"{config} seed {seed}: {wall / 60:.1f} min, informative {m['informative']:.3f}, "
                     f"zero-advantage generation {m['zero_advantage_gen_s']:.0f} of {m['gen_s']:.0f} s, "
@@ -194,6 +224,9 @@ def main(argv: list[str] | None = None) -> None:
                 )
 
     results["summary"] = summarize(results, args.seeds, args.configs)
+    if args.smoke:
+        print(json.dumps(results))
+        return
     json_path.write_text(json.dumps(results, indent=1) + "\n")
     print(f"written {json_path}")
 

@@ -17,11 +17,16 @@
     .venv/bin/python bench/hack_corpus_check.py            # check both files
     .venv/bin/python bench/hack_corpus_check.py --write    # (re)measure and record `pays`
     .venv/bin/python bench/hack_corpus_check.py --only honest
+    .venv/bin/python bench/hack_corpus_check.py --smoke    # one hack per class, one honest per source
 
 Hacks try to exit, patch, snoop and write files: the script refuses to run them unless
 the sandbox has its namespaces (a private file system), since without them they would
 run with only rlimits around them (--allow-unjailed to run anyway).
-About 1000 runs: a few minutes on 2 cores.
+About 1000 runs: a few minutes on 2 cores. A run of an honest entry, an empty answer or an
+attempt that ends in SANDBOX_ERROR is an error (exit status 1, one line): the sandbox failed,
+and a hack measured against a baseline that never ran would be recorded as paying.
+--smoke checks the first hack of each class and the first honest entry of each source
+(writing nothing) and prints its counts as one JSON object on the last line.
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hack_detector import CORPUS, load_corpus, load_task_index
+from hack_detector import CORPUS, load_corpus, load_task_index, smoke_subset
 
 from rlvr.sandbox import Limits, execute_many
 from rlvr.sandbox.api import Tests
 from rlvr.sandbox.pool import default_pool
-from rlvr.types import ExecutionResult, Task, TestStatus
+from rlvr.types import ExecutionResult, RunStatus, Task, TestStatus
 
 LIMITS = Limits(timeout_s=10.0, memory_mb=1024)
 FIELDS = (
@@ -83,16 +88,24 @@ def first_failure(r: ExecutionResult) -> str:
     return r.error[:160]
 
 
-def run_all(jobs: list[tuple[str, Tests]], workers: int) -> list[ExecutionResult]:
+def run_all(jobs: list[tuple[str, Tests]], workers: int, what: str = "") -> list[ExecutionResult]:
+    """Every job's result. With `what` (runs that must run: honest entries, empty answers,
+    attempts), a run the sandbox failed is an error, not a verdict."""
     t = time.perf_counter()
     out = execute_many(jobs, LIMITS, workers=workers)
     print(f"  {len(jobs)} runs in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    failed = [r for r in out if r.status is RunStatus.SANDBOX_ERROR]
+    if what and failed:
+        sys.exit(f"{what}: the sandbox failed {len(failed)} of {len(out)} runs ({failed[0].error[-200:].strip()})")
     return out
 
 
-def check_honest(honest: list[dict[str, Any]], tasks: dict[str, Task], workers: int) -> list[str]:
+def check_honest(
+    honest: list[dict[str, Any]], tasks: dict[str, Task], workers: int, figures: dict[str, Any] | None = None
+) -> list[str]:
     print(f"honest: running {len(honest)} entries", file=sys.stderr)
-    results = run_all([(e["code"], tasks[e["task_id"]].tests) for e in honest], workers)  # held-out tests too
+    jobs = [(e["code"], tasks[e["task_id"]].tests) for e in honest]  # held-out tests too
+    results = run_all(jobs, workers, "honest entries")
     bad = []
     for e, r in zip(honest, results, strict=True):
         if r.total == 0 or r.passed != r.total:
@@ -101,20 +114,29 @@ def check_honest(honest: list[dict[str, Any]], tasks: dict[str, Task], workers: 
     for e in honest:
         by_source[e["source"]] += 1
     print(f"honest: {len(honest) - len(bad)}/{len(honest)} pass all their tests ({dict(by_source)})")
+    if figures is not None:
+        figures["honest"] = {"count": len(honest), "passed": len(honest) - len(bad), "by_source": dict(by_source)}
     for line in bad:
         print(f"  FAILS {line}")
     return bad
 
 
-def check_hacks(hacks: list[dict[str, Any]], tasks: dict[str, Task], workers: int, write: bool) -> list[str]:
+def check_hacks(
+    hacks: list[dict[str, Any]],
+    tasks: dict[str, Task],
+    workers: int,
+    write: bool,
+    figures: dict[str, Any] | None = None,
+) -> list[str]:
     task_ids = sorted({h["task_id"] for h in hacks})
     print(f"hacks: running {len(hacks)} entries and {len(task_ids)} empty answers", file=sys.stderr)
-    stubs = dict(zip(task_ids, run_all([(stub(tasks[t]), tasks[t].tests) for t in task_ids], workers), strict=True))
+    empty = run_all([(stub(tasks[t]), tasks[t].tests) for t in task_ids], workers, "empty answers")
+    stubs = dict(zip(task_ids, empty, strict=True))
     with_attempt = [h for h in hacks if h.get("attempt")]
     attempts = dict(
         zip(
             [h["id"] for h in with_attempt],
-            run_all([(h["attempt"], tasks[h["task_id"]].tests) for h in with_attempt], workers),
+            run_all([(h["attempt"], tasks[h["task_id"]].tests) for h in with_attempt], workers, "attempts"),
             strict=True,
         )
     )
@@ -143,6 +165,14 @@ def check_hacks(hacks: list[dict[str, Any]], tasks: dict[str, Task], workers: in
     for cls, (n, k) in sorted(per_class.items()):
         print(f"{cls:24}{n:>4}{k:>5}")
     print(f"{'all':24}{len(hacks):>4}{sum(k for _, k in per_class.values()):>5}")
+    if figures is not None:
+        figures["hacks"] = {
+            "count": len(hacks),
+            "pays": sum(k for _, k in per_class.values()),
+            "classes": {cls: {"count": n, "pays": k} for cls, (n, k) in sorted(per_class.items())},
+            "pays_changed": [line.split(":", 1)[0] for line in changed],
+            "counts_moved": [line.split(":", 1)[0] for line in moved],
+        }
     if write:
         path = CORPUS / "hacks.jsonl"
         path.write_text(
@@ -163,22 +193,32 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--write", action="store_true", help="record the measured pays/passed/total on the hacks")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--allow-unjailed", action="store_true")
+    ap.add_argument(
+        "--smoke", action="store_true", help="the first hack of each class and honest entry of each source; JSON last"
+    )
     args = ap.parse_args(argv)
+    if args.smoke and args.write:
+        ap.error("--smoke checks a few entries: it cannot --write the corpus")
 
     pool = default_pool().start()
     unjailed = [k for k, v in pool.protections.items() if "namespaces" in k and not v]
     if unjailed and not args.allow_unjailed:
         sys.exit(f"the sandbox lacks {unjailed}: refusing to run the hacks outside a private file system")
     hacks, honest = load_corpus()
+    if args.smoke:
+        hacks, honest = smoke_subset(hacks, honest)
     tasks = load_task_index()
     missing = sorted({e["task_id"] for e in hacks + honest} - set(tasks))
     if missing:
         sys.exit(f"corpus names tasks that are not loaded: {', '.join(missing[:10])}")
     problems: list[str] = []
+    figures: dict[str, Any] = {}
     if args.only != "hacks":
-        problems += check_honest(honest, tasks, args.workers)
+        problems += check_honest(honest, tasks, args.workers, figures)
     if args.only != "honest":
-        problems += check_hacks(hacks, tasks, args.workers, args.write)
+        problems += check_hacks(hacks, tasks, args.workers, args.write, figures)
+    if args.smoke:
+        print(json.dumps({**figures, "problems": len(problems)}))
     sys.exit(1 if problems else 0)
 
 

@@ -32,6 +32,14 @@ means the reward was taken away, and the per-class reward under completion alone
 corpus record) is printed beside the reward training gives.
 
     .venv/bin/python bench/hack_detector.py --mode defended  # bench/results/hack_defended.json
+    .venv/bin/python bench/hack_detector.py --smoke          # the test suite: see below
+
+--smoke writes nothing: static mode over the whole corpus beside a results file (--baseline,
+default bench/results/hack_detector.json; or --baseline-rev), then defended mode over the
+first hack of each class and the first honest entry of each source, and prints both
+modes' figures (hacks and honest counts, recall, false positives) as one JSON object on
+the last line. An honest entry the sandbox failed to run (SANDBOX_ERROR) is an error in
+the sandbox modes: its reward would be counted as taken away.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 from rlvr.rewards.hacks import detect_hacks  # noqa: E402
 from rlvr.tasks.loader import load_tasks  # noqa: E402
-from rlvr.types import Task  # noqa: E402
+from rlvr.types import RunStatus, Task  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "hacks"
 RESULTS = ROOT / "bench" / "results" / "hack_detector.json"
@@ -72,6 +80,21 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def load_corpus(corpus: Path = CORPUS) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(hacks, honest) entries."""
     return read_jsonl(corpus / "hacks.jsonl"), read_jsonl(corpus / "honest.jsonl")
+
+
+def smoke_subset(
+    hacks: list[dict[str, Any]], honest: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The first hack of each class (one not marked `varies` where the class has one) and
+    the first honest entry of each source: what the smoke modes run in the sandbox."""
+    firsts: dict[str, dict[str, Any]] = {}
+    for h in hacks:
+        if firsts.get(h["class"], {"varies": True}).get("varies"):
+            firsts[h["class"]] = h
+    sources: dict[str, dict[str, Any]] = {}
+    for e in honest:
+        sources.setdefault(e["source"], e)
+    return list(firsts.values()), list(sources.values())
 
 
 def load_task_index(with_humaneval: bool = True) -> dict[str, Task]:
@@ -212,6 +235,8 @@ def defended_verdicts(
         if twin is not None:
             runs.append(run(*twin))
         ex = runs[0].execution
+        if "class" not in entry and ex is not None and ex.status is RunStatus.SANDBOX_ERROR:
+            sys.exit(f"honest {entry['id']}: the sandbox failed to run it ({ex.error[-200:].strip()}): no figure")
         if "class" not in entry and ex is not None and ex.passed != ex.total:
             # an honest entry passes all its tests when run alone (hack_corpus_check): say
             # how it failed here, so a flaky test or a noisy neighbour can be told apart
@@ -446,6 +471,7 @@ def main(argv: list[str] | None = None) -> None:
         "--json", help="where to write the results JSON ('-': stdout; default bench/results/hack_<mode>.json)"
     )
     ap.add_argument("--no-write", action="store_true", help="print the table only")
+    ap.add_argument("--smoke", action="store_true", help="static over the corpus, defended over a few; JSON last")
     args = ap.parse_args(argv)
 
     hacks, honest = load_corpus(args.corpus)
@@ -453,23 +479,11 @@ def main(argv: list[str] | None = None) -> None:
     missing = sorted({e["task_id"] for e in hacks + honest} - set(tasks))
     if missing:
         sys.exit(f"corpus names tasks that are not loaded: {', '.join(missing[:10])}")
-    if args.mode in SANDBOX_MODES:
-        verdicts = defended_verdicts(hacks + honest, tasks, canaries=args.mode == "defended")
-        res = measure(args.mode, lambda e, t: verdicts[e["id"]], hacks, honest, tasks)
-    else:
-        res = measure(args.mode, MODES[args.mode], hacks, honest, tasks)
-    base: dict[str, Any] | None = None
-    if args.baseline is not None:
-        base = json.loads(args.baseline.read_text())
-        base["baseline_of"] = f"{args.baseline} ({base.get('mode')} at {base.get('detector', {}).get('commit')})"
-    else:
-        rev = args.baseline_rev or _previous_rev()
-        try:
-            detect = detector_at(rev)
-        except subprocess.CalledProcessError as e:
-            sys.exit(f"no detector at {rev}: {e.stderr.strip()}")
-        base = measure("static", functools.partial(judge_static, detect=detect), hacks, honest, tasks)
-        base["baseline_of"] = f"the static detector at {rev}"
+    if args.smoke:
+        smoke(args, hacks, honest, tasks)
+        return
+    res = run_mode(args.mode, hacks, honest, tasks)
+    base = baseline(args, hacks, honest, tasks)
     res["baseline"] = {
         "of": base["baseline_of"],
         "hacks": {k: base["hacks"][k] for k in ("count", "flagged", "recall", "paying_flagged", "paying_recall")},
@@ -487,6 +501,66 @@ def main(argv: list[str] | None = None) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         print(f"\nwritten {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+
+
+def run_mode(
+    mode: str, hacks: list[dict[str, Any]], honest: list[dict[str, Any]], tasks: dict[str, Task]
+) -> dict[str, Any]:
+    """The results of one mode over these entries."""
+    if mode in SANDBOX_MODES:
+        verdicts = defended_verdicts(hacks + honest, tasks, canaries=mode == "defended")
+        return measure(mode, lambda e, t: verdicts[e["id"]], hacks, honest, tasks)
+    return measure(mode, MODES[mode], hacks, honest, tasks)
+
+
+QUOTED = {
+    "hacks": ("count", "flagged", "recall", "strong", "pays", "paying_flagged", "paying_recall"),
+    "honest": ("count", "flagged", "strong", "false_positive_rate", "reward"),
+}
+"""The figures README.md and docs/hacking.md quote (as the results files name them)."""
+
+
+def smoke(
+    args: argparse.Namespace, hacks: list[dict[str, Any]], honest: list[dict[str, Any]], tasks: dict[str, Task]
+) -> None:
+    """Static mode over the whole corpus beside the baseline, defended mode over the smoke
+    subset; nothing written; both modes' quoted figures as JSON on the last line."""
+    if args.baseline is None and args.baseline_rev is None:
+        args.baseline = RESULTS
+    figures: dict[str, Any] = {}
+    static = run_mode("static", hacks, honest, tasks)
+    base = baseline(args, hacks, honest, tasks)
+    print_table(static, base)
+    few_hacks, few_honest = smoke_subset(hacks, honest)
+    print(f"\nsmoke: defended mode over {len(few_hacks)} hacks and {len(few_honest)} honest entries")
+    defended = run_mode("defended", few_hacks, few_honest, tasks)
+    print_table(defended, None)
+    for res in (static, defended):
+        figures[res["mode"]] = {part: {k: res[part][k] for k in keys} for part, keys in QUOTED.items()}
+    figures["static"]["baseline_of"] = base["baseline_of"]
+    print(json.dumps(figures))
+
+
+def baseline(
+    args: argparse.Namespace, hacks: list[dict[str, Any]], honest: list[dict[str, Any]], tasks: dict[str, Task]
+) -> dict[str, Any]:
+    """The baseline's results: a results file (--baseline) or the static detector at a revision."""
+    base: dict[str, Any]
+    if args.baseline is not None:
+        base = json.loads(args.baseline.read_text())
+        lacks = [f"{part}.{k}" for part, keys in QUOTED.items() for k in keys if k not in base.get(part, {})]
+        if lacks:
+            sys.exit(f"{args.baseline}: the results lack {', '.join(lacks)}")
+        base["baseline_of"] = f"{args.baseline} ({base.get('mode')} at {base.get('detector', {}).get('commit')})"
+    else:
+        rev = args.baseline_rev or _previous_rev()
+        try:
+            detect = detector_at(rev)
+        except subprocess.CalledProcessError as e:
+            sys.exit(f"no detector at {rev}: {e.stderr.strip()}")
+        base = measure("static", functools.partial(judge_static, detect=detect), hacks, honest, tasks)
+        base["baseline_of"] = f"the static detector at {rev}"
+    return base
 
 
 if __name__ == "__main__":

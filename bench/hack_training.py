@@ -32,6 +32,10 @@ takes about a minute.
 
     .venv/bin/python bench/hack_training.py                # 3 seeds x 40 steps, both configs
     .venv/bin/python bench/hack_training.py --seeds 1 --steps 10
+    .venv/bin/python bench/hack_training.py --smoke   # 1 seed x 3 steps of 4x4 replies, hack p0 0.5 (the test suite)
+
+A reply the sandbox could not run (no execution, or SANDBOX_ERROR) is an error, not a
+reward of 0. --smoke writes no JSON; it prints the results (the JSON's keys) as its last line.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from rlvr.config import RewardConfig, RunConfig  # noqa: E402
 from rlvr.envs.scoring import score_completion  # noqa: E402
 from rlvr.rewards.canary import is_canary, maybe_canary  # noqa: E402
 from rlvr.tasks import load_tasks  # noqa: E402
-from rlvr.types import Task  # noqa: E402
+from rlvr.types import RunStatus, Task  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "hack_training.json"
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -98,6 +102,10 @@ def hack_for(task: Task, honest: str) -> str:
     )
 
 
+class SandboxFailed(RuntimeError):
+    """A reply the sandbox did not run: the run has no figure."""
+
+
 @dataclass
 class Judged:
     reward: float
@@ -119,6 +127,9 @@ class Judge:
             if key in self.cache:
                 return self.cache[key]
         t = score_completion(task, f"```python\n{code}\n```", self.cfg)
+        if t.execution is None or t.execution.status is RunStatus.SANDBOX_ERROR:
+            why = t.execution.error if t.execution else "scored without a sandbox run"
+            raise SandboxFailed(f"{task.id}: the sandbox did not run the reply: {why or 'SANDBOX_ERROR'}")
         _, held = t.execution.partition() if t.execution else (None, None)
         judged = Judged(
             t.reward.total if t.reward else 0.0,
@@ -191,15 +202,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lr", type=float, default=1.0, help="step size on the hack logit")
     ap.add_argument("--p0", type=float, default=0.1, help="initial hack probability")
     ap.add_argument("--json", default=str(RESULTS))
+    ap.add_argument("--smoke", action="store_true", help="1 seed x 3 steps of 4x4 replies from p0 0.5; no JSON written")
     args = ap.parse_args(argv)
+    if args.smoke:  # p0 0.5: hacks are drawn from the first step, so their scoring is exercised
+        args.seeds, args.steps, args.prompts, args.group, args.p0 = 1, 3, 4, 4, 0.5
     for name, reward in CONFIGS.items():
         JUDGES[name] = Judge(reward)
     curves: dict[str, list[list[dict]]] = {}
     with ThreadPoolExecutor(4) as pool:
         for name in CONFIGS:
-            curves[name] = [
-                train(name, s, args.steps, args.prompts, args.group, args.lr, args.p0, pool) for s in range(args.seeds)
-            ]
+            try:
+                curves[name] = [
+                    train(name, s, args.steps, args.prompts, args.group, args.lr, args.p0, pool)
+                    for s in range(args.seeds)
+                ]
+            except SandboxFailed as e:
+                raise SystemExit(f"{name}: {e}") from None
 
     def mean(name: str, step: int, key: str) -> float:
         vals = [c[step - 1][key] for c in curves[name] if c[step - 1][key] is not None]
@@ -220,7 +238,10 @@ def main(argv: list[str] | None = None) -> None:
     caught = sum(p["canary_caught"] for c in curves["rlvr"] for p in c)
     print(f"\ncanary episodes that caught a hack (rlvr, all seeds): {caught}")
     print(f"sandbox runs: {sum(len(j.cache) for j in JUDGES.values())} distinct (task, code, config)")
-    out = {"args": vars(args), "configs": CONFIGS, "curves": curves}
+    out = {"args": {k: v for k, v in vars(args).items() if k != "smoke"}, "configs": CONFIGS, "curves": curves}
+    if args.smoke:  # a smoke run is a check, not a figure: nothing is recorded
+        print(json.dumps(out))
+        return
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     print(f"written {args.json}")

@@ -18,7 +18,12 @@ every visible test, and the mean reward. Printed per configuration as the mean o
 seeds of the first and last quarter of the steps; all series go to the JSON.
 
     .venv/bin/python bench/hack_training_model.py                       # 3 seeds x 2 configs x 40 steps (~50 min)
-    .venv/bin/python bench/hack_training_model.py --seeds 0 --steps 4   # a smoke run
+    .venv/bin/python bench/hack_training_model.py --seeds 0 --steps 4   # a short run
+    .venv/bin/python bench/hack_training_model.py --smoke   # seed 0, 2 tiny-model steps a config (the test suite)
+
+The strong-hack rate is each step row's `hack/rate` (bench/figures.py reads the step rows;
+a missing metric is an error naming it). --smoke trains the tiny random model (2 prompts,
+8 new tokens), writes no JSON and prints the results (the JSON's keys) as its last line.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from train_runs import train_quickstart  # noqa: E402
+from figures import BenchError, step_rows  # noqa: E402
+from train_runs import SMOKE, step_metric, train_quickstart  # noqa: E402
 
 from rlvr.trace.parquet import run_store_uri  # noqa: E402
 from rlvr.trace.query import query  # noqa: E402
@@ -62,7 +68,6 @@ SELECT t.step, count(*) AS n, avg(t.flagged::DOUBLE) AS hack_rate, avg(t.reward)
 FROM t LEFT JOIN v USING (step, group_id, sample)
 GROUP BY t.step ORDER BY t.step
 """
-STRONG = "SELECT step, value FROM metrics WHERE name = 'hack/rate' ORDER BY step"
 
 
 def task_file(directory: Path) -> Path:
@@ -75,20 +80,26 @@ def task_file(directory: Path) -> Path:
     return path
 
 
-def train(config: str, seed: int, steps: int, tasks: Path, out: Path) -> tuple[str, float]:
+def train(
+    config: str, seed: int, steps: int, tasks: Path, out: Path, extra: list[str] | None = None
+) -> tuple[str, float]:
     overrides = [f"tasks.source={tasks}", f"seed={seed}", f"train.steps={steps}"]
-    overrides += ["eval.before_training=false", "eval.after_training=false", *CONFIGS[config]]
+    overrides += ["eval.before_training=false", "eval.after_training=false", *CONFIGS[config], *(extra or [])]
     run, wall = train_quickstart(f"{config}-seed{seed}", out, overrides)
     return str(run), wall
 
 
 def series(run_dir: str) -> dict[str, list[float]]:
-    uri = run_store_uri(run_dir)
-    cols, rows = query(uri, PER_STEP)
+    cols, rows = query(run_store_uri(run_dir), PER_STEP)
+    if not rows:
+        raise BenchError(f"{run_dir}/traces: no trajectories that are not canaries")
     out: dict[str, list[float]] = {c: [float(r[i]) for r in rows] for i, c in enumerate(cols)}
-    _, strong = query(uri, STRONG)
-    by_step = {int(s): float(v) for s, v in strong}
-    out["strong_rate"] = [by_step.get(int(s), 0.0) for s in out["step"]]
+    steps = step_rows(Path(run_dir))
+    by_step = dict(zip([int(r["step"]) for r in steps], step_metric(steps, "hack/rate", Path(run_dir)), strict=True))
+    missing = [int(s) for s in out["step"] if int(s) not in by_step]
+    if missing:
+        raise BenchError(f"{run_dir}/metrics.jsonl: no step row for step(s) {missing}")
+    out["strong_rate"] = [by_step[int(s)] for s in out["step"]]
     return out
 
 
@@ -107,7 +118,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=["naive", "rlvr"])
     ap.add_argument("--out", default="", help="where the runs go (default: a temporary directory)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "hack_training_model.json"))
+    ap.add_argument("--smoke", action="store_true", help="seed 0, 2 steps of the tiny model a config; no JSON written")
     args = ap.parse_args(argv)
+    extra = [*SMOKE] if args.smoke else []
+    if args.smoke:
+        args.seeds, args.steps = [0], 2
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
@@ -115,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         results: dict[str, Any] = {"steps": args.steps, "seeds": args.seeds, "runs": {}}
         for config in args.configs:
             for seed in args.seeds:
-                run_dir, wall = train(config, seed, args.steps, tasks, out)
+                run_dir, wall = train(config, seed, args.steps, tasks, out, extra)
                 s = series(run_dir)
                 results["runs"][f"{config}/{seed}"] = {"wall_s": round(wall, 1), **s}
                 first, last = quarters(s["hack_rate"])
@@ -133,6 +148,9 @@ def main(argv: list[str] | None = None) -> None:
         summary[config] = row
         print(f"{config:8}" + "".join(f"{row[k][0]:>12.3f} ->{row[k][1]:>6.3f}" for k in KEYS))
     results["summary"] = summary
+    if args.smoke:  # a smoke run is a check, not a figure: nothing is recorded
+        print(json.dumps(results))
+        return
     Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     print(f"written {args.json}")
 

@@ -9,8 +9,16 @@ has cores; the HF engine runs the same model de-quantised to float32 in this pro
 over the 32 (the best of `--repeats`). The engines run one after the other, never at once.
 
     .venv/bin/python bench/openai_engine.py [--prompts 32] [--repeats 1]
+    .venv/bin/python bench/openai_engine.py --report bench/results/openai_engine.json
+    .venv/bin/python bench/openai_engine.py --smoke     # the test suite: see below
 
 Needs `pip install 'llama-cpp-python[server]==0.3.36'`. Writes bench/results/openai_engine.json.
+An engine that answers fewer completions than prompts, or no tokens, is an error, never a
+figure. --report prints the figures of a results file (README.md and docs/engines.md quote
+them) as a table and one JSON object on the last line; a side lacking them, or one that
+generated nothing, is an error. --smoke needs no server: the HF side's code path on the
+tiny random model (2 prompts, 8 new tokens), then --report over the recorded results;
+nothing is written.
 """
 
 from __future__ import annotations
@@ -82,7 +90,7 @@ def start_server(threads: int, log: Path) -> tuple[subprocess.Popen[bytes], str]
             time.sleep(0.5)
 
 
-def eval_prompts(tok: Any, n: int) -> tuple[list[list[int]], SamplingParams]:
+def eval_prompts(tok: Any, n: int, max_new: int = 96) -> tuple[list[list[int]], SamplingParams]:
     cfg = load_config(ROOT / "examples" / "quickstart.yaml")
     held_out = split_tasks(load_tasks(cfg.tasks.source), cfg.tasks.eval_fraction)[1][:n]
     settings = env_settings(cfg)
@@ -92,7 +100,7 @@ def eval_prompts(tok: Any, n: int) -> tuple[list[list[int]], SamplingParams]:
         prompts.append(
             list(tok(render(tok, opening, cfg.prompt.response_prefix), add_special_tokens=False)["input_ids"])
         )
-    params = SamplingParams(max_new_tokens=96, greedy=True, stop=tuple(cfg.generation.stop))
+    params = SamplingParams(max_new_tokens=max_new, greedy=True, stop=tuple(cfg.generation.stop))
     return prompts, params
 
 
@@ -108,6 +116,11 @@ def timed(engine: Engine, prompts: list[list[int]], params: SamplingParams, repe
     assert best is not None
     dt, out = best
     tokens = sum(len(c.token_ids) for c in out)
+    if len(out) != len(prompts) or not tokens:
+        raise SystemExit(
+            f"{type(engine).__name__}: {len(out)} completions of {len(prompts)} prompts, {tokens} tokens: "
+            "it did not do the work, there is no figure"
+        )
     return {
         "seconds": round(dt, 3),
         "completions": len(out),
@@ -133,6 +146,8 @@ def without_logprobs(url: str, tok: Any, prompts: list[list[int]], params: Sampl
             r.raise_for_status()
             tokens += int(r.json()["usage"]["completion_tokens"])
         dt = time.perf_counter() - t0
+    if not tokens:
+        raise SystemExit("the server without log-probs generated no tokens: there is no figure")
     return {
         "seconds": round(dt, 3),
         "completions_per_s": round(len(prompts) / dt, 3),
@@ -157,12 +172,66 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+QUOTED = {
+    "hf_engine": ("completions", "completion_tokens", "completions_per_s", "completion_tokens_per_s"),
+    "openai_engine": ("completions", "completion_tokens", "completions_per_s", "completion_tokens_per_s"),
+    "server_without_logprobs": ("completions_per_s", "completion_tokens_per_s"),
+}
+"""Per side, the figures README.md and docs/engines.md quote (beside prompts, the ratio and
+the identical completions), as the results file names them."""
+
+
+def report(result: dict[str, Any], source: str) -> dict[str, Any]:
+    """The quoted figures of a results file, printed as a table; a side lacking them, or
+    one that generated nothing, is an error."""
+    lacks = [f"{side}.{k}" for side, keys in QUOTED.items() for k in keys if k not in result.get(side, {})]
+    lacks += [k for k in ("prompts", "ratio_server_over_hf", "identical_greedy_completions") if k not in result]
+    if lacks:
+        raise SystemExit(f"{source}: the results lack {', '.join(lacks)}")
+    for side, keys in QUOTED.items():
+        r = result[side]
+        if not r["completions_per_s"] or ("completion_tokens" in keys and not r["completion_tokens"]):
+            raise SystemExit(f"{source}: {side} generated nothing: its run failed, there is no figure")
+    figures: dict[str, Any] = {side: {k: result[side][k] for k in keys} for side, keys in QUOTED.items()}
+    for k in ("prompts", "ratio_server_over_hf", "identical_greedy_completions"):
+        figures[k] = result[k]
+    print(f"{source}: {result['prompts']} prompts, greedy, <= {result.get('max_new_tokens', '?')} new tokens")
+    print(f"{'engine':<28}{'completions/s':>14}{'tok/s':>8}")
+    for side in QUOTED:
+        print(f"{side:<28}{result[side]['completions_per_s']:>14.3f}{result[side]['completion_tokens_per_s']:>8.1f}")
+    print(f"server / HF: {result['ratio_server_over_hf']:.2f}x; identical greedy completions "
+          f"{result['identical_greedy_completions']}/{result['prompts']}")  # fmt: skip
+    return figures
+
+
+def smoke(recorded: Path) -> None:
+    """The HF side's code path on the tiny random model, then the reader over `recorded`."""
+    from rlvr.rollout.model_names import TINY
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    model, tok = load_policy(TINY)
+    prompts, params = eval_prompts(tok, 2, max_new=8)
+    hf = timed(HFEngine(model, tok, batch_size=16), prompts, params, 1)
+    hf.pop("_out")
+    print(f"smoke, HF engine on {TINY}: {hf['completions']} completions, {hf['completion_tokens']} tokens")
+    figures = report(json.loads(recorded.read_text()), str(recorded))
+    print(json.dumps({**figures, "smoke": {"hf_engine": hf}}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--prompts", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "openai_engine.json")
+    ap.add_argument("--report", type=Path, metavar="RESULTS", help="print a results file's figures, run nothing")
+    ap.add_argument("--smoke", action="store_true", help="the HF side on the tiny model, then --report (no server)")
     args = ap.parse_args()
+    if args.report is not None and not args.smoke:
+        print(json.dumps(report(json.loads(args.report.read_text()), str(args.report))))
+        return
+    if args.smoke:
+        smoke(args.report or ROOT / "bench" / "results" / "openai_engine.json")
+        return
     if importlib.util.find_spec("llama_cpp") is None:
         raise SystemExit("needs llama-cpp-python's server: pip install 'llama-cpp-python[server]==0.3.36'")
     threads = os.cpu_count() or 1

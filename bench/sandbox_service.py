@@ -6,9 +6,12 @@ The mixed load runs twice, back to back: without a CPU cap per run, and with a q
 a core per run (`limits.cpus`: spinning hostile runs then hold less of the machine).
 
     python bench/sandbox_service.py [--n 5000] [--run-code 1000] [--json PATH]
+    python bench/sandbox_service.py --smoke   # 20 mixed, 10 /run_code; JSON last (the test suite)
 
 The pool has 8 slots, as in tests/security/test_load.py. Every answer is checked (a
 result mixed up with another's, a lost one or a SANDBOX_ERROR fails the bench).
+--smoke sends 20 mixed submissions per variant and 10 /run_code requests, writes nothing,
+and prints the results as one JSON object on the last line of stdout.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from rlvr.sandbox import SandboxPool  # noqa: E402
 from tests.security.test_load import CONCURRENCY, _submission, serve  # noqa: E402
 
 CPUS = 0.25  # the capped variant: each run gets a quarter of a core
+
+SMOKE = {"n": 20, "run_code": 10}
+"""--smoke: submissions per mixed variant (four of them hostile), and /run_code requests."""
 
 RUN_CODE = "import sys\nn = int(sys.stdin.read())\nprint(sum(i * i for i in range(n)))\n"
 
@@ -70,7 +76,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--n", type=int, default=5000, help="mixed submissions on /v1/run")
     ap.add_argument("--run-code", type=int, default=1000, help="requests on /run_code")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--smoke", action="store_true", help="a few requests per endpoint; JSON on the last line")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.n, args.run_code = SMOKE["n"], SMOKE["run_code"]
     pool = SandboxPool(8).start()
     srv, thread, url = serve(pool, "bench")
     out: dict[str, Any] = {"concurrency": CONCURRENCY, "pool_slots": 8}
@@ -115,6 +124,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"{name:<48}{r['n']:>6}{r['per_s']:>9.1f}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
+    if args.smoke:
+        print(json.dumps(out))
     return out
 
 

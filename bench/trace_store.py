@@ -4,12 +4,16 @@
 
     .venv/bin/python bench/trace_store.py                      # 200 steps x 1000 trajectories
     .venv/bin/python bench/trace_store.py --steps 20 --json -  # a quick look, JSON to stdout
+    .venv/bin/python bench/trace_store.py --smoke              # 3 steps x 16, once each (the test suite)
 
 Rows look like a mixed-domain run's: completions of 300-800 characters, 2-4 turns (a
 fifth of them multi-turn with feedback), 5-10 test verdicts for code domains, four
 reward components, a few hack flags, short sandbox output for failures. The numbers
 depend on the machine (named in the JSON); on a shared machine the spread is wide, so
-medians are reported with min and max.
+medians are reported with min and max. A store that does not hold every trajectory written,
+or a query that finds no rows in it, is an error: its time would not be a figure.
+--smoke writes nothing under bench/results and prints the results as one JSON object on
+the last line of stdout.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 import duckdb
 import pyarrow
+import pyarrow.parquet as pq
 
 from rlvr.trace.parquet import TraceStore
 from rlvr.trace.query import connect, query
@@ -39,6 +44,8 @@ RLVR = Path(sys.executable).parent / "rlvr"
 DOMAINS = [("python", 0.45), ("cpp", 0.15), ("javascript", 0.1), ("math", 0.2), ("json", 0.1)]
 CODE = {"python", "cpp", "javascript"}
 GROUP = 8
+SMOKE = {"steps": 3, "per_step": 16, "repeats": 1}
+"""--smoke: steps, trajectories per step, repeats of each timing."""
 
 # (name, SQL over rlvr's views, the same over raw read_parquet: {traj} / {metrics} are the globs)
 QUERIES = [
@@ -280,7 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--store", help="where to write the store (default: a temporary folder, removed after)")
     p.add_argument("--json", default="bench/results/trace_store.json", help="result file ('-': stdout)")
+    p.add_argument("--smoke", action="store_true", help="3 steps x 16 trajectories, once each; JSON on the last line")
     args = p.parse_args(argv)
+    if args.smoke:
+        args.steps, args.per_step, args.repeats = SMOKE["steps"], SMOKE["per_step"], SMOKE["repeats"]
     root = args.store or tempfile.mkdtemp(prefix="rlvr-trace-bench-")
     if args.store and Path(root).exists():
         shutil.rmtree(root)
@@ -290,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"writing {n} trajectories ({args.steps} steps) to {root}", file=sys.stderr)
         writing = _write_store(root, args.steps, args.per_step)
         traj_bytes, metric_bytes = _size(root, "trajectories"), _size(root, "metrics")
+        stored = sum(pq.ParquetFile(f).metadata.num_rows for f in Path(root, "trajectories").glob("*.parquet"))
+        if stored != n:
+            raise SystemExit(f"the store holds {stored} trajectories of the {n} written: there is no figure")
         result: dict[str, Any] = {
             "machine": {
                 "cpu_count": os.cpu_count(),
@@ -323,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                 lambda raw_sql=raw_sql: duckdb.connect().sql(raw_sql).fetchall(), args.repeats
             )
             assert sorted(map(str, rows)) == sorted(map(str, base_rows)), f"{name}: rlvr and raw DuckDB differ"
+            if not rows:
+                raise SystemExit(f"{name}: no rows over a store of {n} trajectories: its time is not a figure")
             result["queries"][name] = {
                 "sql": sql,
                 "rows": len(rows),
@@ -350,7 +365,9 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
     _print_table(result)
     text = json.dumps(result, indent=2)
-    if args.json == "-":
+    if args.smoke:  # a check, not a figure: nothing recorded
+        print(json.dumps(result))
+    elif args.json == "-":
         print(text)
     else:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

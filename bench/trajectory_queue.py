@@ -11,10 +11,16 @@ threads in one process: the in-process path, no durability) as the baseline.
 
     .venv/bin/python bench/trajectory_queue.py                 # about a minute
     .venv/bin/python bench/trajectory_queue.py --seconds 5     # shorter
+    .venv/bin/python bench/trajectory_queue.py --smoke         # 2 producers, 1 s (the test suite)
 
 Target (issue 15): >= 5,000 entries/s sustained on this machine through Redis. redis-py
 parses replies with hiredis when it is installed (rlvr[dist] installs it): without it the
 consumer's parsing was the limit here (3,300 entries/s).
+
+A producer or consumer that dies, or a backend whose consumer acknowledged nothing in the
+window, is an error naming it, never a figure (nor a bench waiting forever for a process
+that is gone). --smoke runs 2 producers for a 1 s window after 0.5 s of warm-up, writes
+nothing, and prints the rows as one JSON object on the last line of stdout.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import json
 import multiprocessing as mp
 import os
 import platform
+import queue
 import statistics
 import struct
 import sys
@@ -40,6 +47,8 @@ from rlvr.pipeline.redis_queue import MemoryQueue, RedisQueue  # noqa: E402
 from rlvr.pipeline.redis_server import LocalRedis  # noqa: E402
 
 HEADER = struct.Struct("<q")  # the put's monotonic time, ns
+SMOKE = {"producers": 2, "seconds": 1.0, "warmup": 0.5}
+"""--smoke: producers, the measuring window and the warm-up, in seconds."""
 
 
 def payload(size: int) -> bytes:
@@ -106,16 +115,33 @@ def run_redis(fsync: str, producers: int, size: int, seconds: float, warmup: flo
         ]
         for p in procs:
             p.start()
+        name = f"redis, fsync {fsync}"
         for _ in procs:  # every process has imported and connected
-            ready.get()
+            _get(ready, procs, name, 120)
         t0.value = time.monotonic() + 0.1
         go.set()
-        results = [out.get() for _ in procs]
+        results = [_get(out, procs, name, warmup + seconds + 120) for _ in procs]
         for p in procs:
             p.join()
         cons = next(r for r in results if isinstance(r, dict))
         put = sum(r for r in results if isinstance(r, int))
-        return summary(f"redis, fsync {fsync}", cons, put, seconds)
+        return summary(name, cons, put, seconds)
+
+
+def _get(q: Any, procs: list[Any], name: str, timeout: float) -> Any:
+    """The next item of `q`; a process of `procs` that died first, or no item within
+    `timeout` seconds, is an error naming the backend."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return q.get(timeout=0.5)
+        except queue.Empty:
+            dead = [(p.name, p.exitcode) for p in procs if p.exitcode not in (None, 0)]
+            if dead or time.monotonic() > deadline:
+                for p in procs:
+                    p.kill()
+                what = f"{dead[0][0]} exited with status {dead[0][1]}" if dead else f"nothing within {timeout:.0f} s"
+                raise SystemExit(f"{name}: {what}: there is no figure") from None
 
 
 def run_memory(producers: int, size: int, seconds: float, warmup: float) -> dict[str, Any]:
@@ -132,11 +158,18 @@ def run_memory(producers: int, size: int, seconds: float, warmup: float) -> dict
     cons = consume(q.consumer("learner-0"), warm_until, stop_at)
     for t in threads:
         t.join()
+    if len(counts) != producers:
+        raise SystemExit(
+            f"memory: {producers - len(counts)} of {producers} producer threads failed: there is no figure"
+        )
     return summary("memory (in-process, threads)", cons, sum(counts), seconds)
 
 
 def summary(name: str, cons: dict[str, Any], put: int, seconds: float) -> dict[str, Any]:
     lat = sorted(cons["lat_ms"])
+    if not cons["counted"] or cons["seen"] > put:
+        raise SystemExit(f"{name}: {cons['counted']} entries acknowledged in the window, {cons['seen']} of {put} "
+                         "put in all: the queue did not carry them, there is no figure")  # fmt: skip
 
     def pct(q: float) -> float:
         return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
@@ -158,7 +191,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=10.0, help="measuring window per backend")
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "trajectory_queue.json"))
+    ap.add_argument("--smoke", action="store_true", help="2 producers, a 1 s window; nothing written, JSON last")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.producers, args.seconds, args.warmup = SMOKE["producers"], SMOKE["seconds"], SMOKE["warmup"]
     rows = [run_memory(args.producers, args.size, args.seconds, args.warmup)]
     for fsync in ("everysec", "always"):
         rows.append(run_redis(fsync, args.producers, args.size, args.seconds, args.warmup))
@@ -170,7 +206,11 @@ def main(argv: list[str] | None = None) -> None:
             f"{r['latency_ms']['p50']:>9.2f}{r['latency_ms']['p99']:>9.2f}{r['put']:>9}{r['acked']:>9}"
         )
     machine = {"cpus": os.cpu_count(), "machine": platform.processor() or platform.machine()}
-    Path(args.json).write_text(json.dumps({"setting": vars(args), "machine": machine, "rows": rows}, indent=1) + "\n")
+    if args.smoke:  # a check, not a figure: nothing recorded
+        print(json.dumps({"setting": {**vars(args), "json": None}, "machine": machine, "rows": rows}))
+        return
+    setting = {k: v for k, v in vars(args).items() if k != "smoke"}
+    Path(args.json).write_text(json.dumps({"setting": setting, "machine": machine, "rows": rows}, indent=1) + "\n")
     print(f"written {args.json}")
 
 

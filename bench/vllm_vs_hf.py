@@ -26,6 +26,16 @@ Results go to bench/results/vllm_vs_hf.json (rewritten after each measurement, s
 stopped by a time limit keeps what it measured), with the device named.
 
     python bench/vllm_vs_hf.py [--smol-dir .gpu/smol] [--configs 4x4:128,64x8:1024] [--out PATH]
+    python bench/vllm_vs_hf.py --report bench/results/vllm_vs_hf.json   # the table of a results file
+    python bench/vllm_vs_hf.py --smoke                                  # no GPU, no vLLM: see below
+
+An engine that returns fewer completions than prompts or no tokens, or a learner that
+skipped the measured step, is an error, never a figure; so is, for --report, a results
+file lacking a figure. --smoke (the test suite; this machine has neither a GPU nor vLLM)
+checks the arguments' parsing, then runs the same measuring code on the CPU with the HF
+engine standing in for vLLM (the tiny random model, 2x4 prompts x samples, 8 new tokens),
+writes its results to a temporary file (or --out) and prints them through --report's
+reader; the last line of stdout is the reader's JSON. Nothing is written under bench/results.
 """
 
 from __future__ import annotations
@@ -42,6 +52,10 @@ from typing import Any
 CONFIGS = "4x4:128,4x4:1024,64x8:128,64x8:1024"
 SEED = 1234
 TARGET = 10.0
+
+
+SMOKE = "2x4:8"
+"""--smoke's configuration and train-step split: PxG:NEW."""
 
 
 def need_cuda_and_vllm() -> None:
@@ -78,19 +92,30 @@ def build_prompts(tok: Any, n_prompts: int, group: int) -> list[list[int]]:
     return rows
 
 
-def timed_generate(engine: Any, prompts: list[list[int]], max_new: int) -> dict[str, Any]:
+def _sync() -> None:
+    """Wait for the GPU's queued work (nothing to wait for on the CPU: --smoke)."""
     import torch
 
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def timed_generate(engine: Any, prompts: list[list[int]], max_new: int) -> dict[str, Any]:
     from rlvr.rollout.engine import SamplingParams
 
     params = SamplingParams(max_new_tokens=max_new, temperature=1.0, seed=SEED)
     engine.generate(prompts[: min(len(prompts), 8)], SamplingParams(max_new_tokens=8, temperature=1.0, seed=SEED))
-    torch.cuda.synchronize()
+    _sync()
     t0 = time.perf_counter()
     comps = engine.generate(prompts, params)
-    torch.cuda.synchronize()
+    _sync()
     wall = time.perf_counter() - t0
     tokens = sum(len(c.token_ids) for c in comps)
+    if len(comps) != len(prompts) or not tokens:
+        raise SystemExit(
+            f"{type(engine).__name__}: {len(comps)} completions of {len(prompts)} prompts, {tokens} tokens: "
+            "it did not do the work, there is no figure"
+        )
     reasons: dict[str, int] = {}
     for c in comps:
         reasons[c.finish_reason] = reasons.get(c.finish_reason, 0) + 1
@@ -105,8 +130,6 @@ def timed_generate(engine: Any, prompts: list[list[int]], max_new: int) -> dict[
 
 
 def train_step_split(engine: Any, model: Any, tok: Any, cfg: Any, n_prompts: int, group: int, max_new: int) -> dict:
-    import torch
-
     from rlvr.learner.learner import Learner
     from rlvr.rollout.engine import SamplingParams
     from rlvr.types import RewardBreakdown, Trajectory
@@ -117,7 +140,7 @@ def train_step_split(engine: Any, model: Any, tok: Any, cfg: Any, n_prompts: int
     split: dict[str, Any] = {}
     for step in range(2):
         params = SamplingParams(max_new_tokens=max_new, temperature=1.0, seed=SEED + step)
-        torch.cuda.synchronize()
+        _sync()
         t0 = time.perf_counter()
         comps = engine.generate(prompts, params)
         t1 = time.perf_counter()
@@ -136,10 +159,10 @@ def train_step_split(engine: Any, model: Any, tok: Any, cfg: Any, n_prompts: int
             for i, (p, c) in enumerate(zip(prompts, comps, strict=True))
         ]
         metrics = learner.step(trajs)
-        torch.cuda.synchronize()
+        _sync()
         t2 = time.perf_counter()
         engine.load_version(learner.version, model.state_dict())
-        torch.cuda.synchronize()
+        _sync()
         t3 = time.perf_counter()
         split = {
             "config": f"{n_prompts}x{group}:{max_new}",
@@ -152,7 +175,116 @@ def train_step_split(engine: Any, model: Any, tok: Any, cfg: Any, n_prompts: int
             "learner_skipped": bool(metrics.get("skipped")),
         }
         print(json.dumps({"train_step": step, **split}), flush=True)
+    if split["learner_skipped"]:
+        raise SystemExit(f"train step {split['config']}: the learner skipped its step: learner_s is not a figure")
     return split
+
+
+def measure_config(vl: Any, hf: Any, prompts: list[list[int]], n_prompts: int, group: int, max_new: int) -> dict:
+    """One configuration's row: each engine's timed generation and the ratio."""
+    run: dict[str, Any] = {"config": f"{n_prompts}x{group}:{max_new}", "rows": len(prompts)}
+    run["vllm"] = timed_generate(vl, prompts, max_new)
+    print(json.dumps(run), flush=True)
+    run["hf"] = timed_generate(hf, prompts, max_new)
+    run["hf"]["batch_size"] = hf.batch_size
+    run["ratio"] = run["vllm"]["tokens_per_s"] / run["hf"]["tokens_per_s"]
+    if n_prompts == 64 and group == 8:
+        run["target_met"] = run["ratio"] >= TARGET
+    return run
+
+
+ENGINE_KEYS = ("completions", "completion_tokens", "seconds", "tokens_per_s", "mean_length", "finish_reasons")
+SPLIT_KEYS = ("config", "completion_tokens", "generate_s", "learner_s", "load_version_s", "step_s", "logprob_mismatch",
+              "learner_skipped")  # fmt: skip
+
+
+def report(result: dict[str, Any], source: str) -> dict[str, Any]:
+    """Print a results file's table and return its figures (per configuration: each
+    engine's tokens/s and the ratio; the train step's split). A figure missing, or an
+    engine or learner that did no work, is an error."""
+
+    def need(d: dict[str, Any], keys: tuple[str, ...], where: str) -> None:
+        lacks = [k for k in keys if k not in d]
+        if lacks:
+            raise SystemExit(f"{source}: {where} lacks {', '.join(lacks)}")
+
+    need(result, ("device", "compute_dtype", "model", "runs"), "the results")
+    if not result["runs"]:
+        raise SystemExit(f"{source}: no configuration was measured")
+    print(f"{source}: {result['model']} on {result['device']}, {result['compute_dtype']} products")
+    print(f"{'config':<12}{'rows':>6}{'vLLM tok/s':>12}{'HF tok/s':>10}{'ratio':>8}  finish reasons (vLLM / HF)")
+    runs = []
+    for run in result["runs"]:
+        need(run, ("config", "rows", "vllm", "hf", "ratio"), "a run")
+        for side in ("vllm", "hf"):
+            need(run[side], ENGINE_KEYS, f"{run['config']} {side}")
+            if run[side]["completions"] != run["rows"] or not run[side]["completion_tokens"]:
+                raise SystemExit(f"{source}: {run['config']} {side} did not do the work: there is no figure")
+        target = f"  target {'met' if run['target_met'] else 'MISSED'}" if "target_met" in run else ""
+        print(
+            f"{run['config']:<12}{run['rows']:>6}{run['vllm']['tokens_per_s']:>12.1f}{run['hf']['tokens_per_s']:>10.1f}"
+            f"{run['ratio']:>8.2f}  {run['vllm']['finish_reasons']} / {run['hf']['finish_reasons']}{target}"
+        )
+        runs.append(
+            {
+                "config": run["config"],
+                "vllm": {"tokens_per_s": run["vllm"]["tokens_per_s"]},
+                "hf": {"tokens_per_s": run["hf"]["tokens_per_s"]},
+                "ratio": run["ratio"],
+                **({"target_met": run["target_met"]} if "target_met" in run else {}),
+            }
+        )
+    figures: dict[str, Any] = {"device": result["device"], "compute_dtype": result["compute_dtype"], "runs": runs}
+    if "train_step" in result:
+        split = result["train_step"]
+        need(split, SPLIT_KEYS, "the train step")
+        if split["learner_skipped"] or not split["completion_tokens"]:
+            raise SystemExit(f"{source}: the train step did no work (learner skipped or no tokens): no figure")
+        if not isinstance(split["logprob_mismatch"], int | float):
+            raise SystemExit(f"{source}: the train step has no logprob_mismatch (the learner's metric was renamed?)")
+        print(
+            f"train step {split['config']}: generate {split['generate_s']:.2f} s, learner {split['learner_s']:.2f} s, "
+            f"load_version {split['load_version_s']:.2f} s, step {split['step_s']:.2f} s"
+        )
+        figures["train_step"] = {k: split[k] for k in SPLIT_KEYS if k != "learner_skipped"}
+    return figures
+
+
+def smoke(args: argparse.Namespace) -> None:
+    """The measuring code on the CPU (the HF engine in vLLM's seat, the tiny random model)
+    into a results file (--out, else a temporary one), printed by report()."""
+    import torch
+
+    from rlvr.config import load_config
+    from rlvr.rollout.hf import HFEngine
+    from rlvr.rollout.model_names import TINY
+    from rlvr.rollout.models import load_policy
+
+    ((n_prompts, group, max_new),) = parse_configs(SMOKE)
+    model, tok = load_policy(TINY)
+    cfg = load_config(None, [f"model.name_or_path={TINY}", f"seed={SEED}", "algo.kl_coef=0",
+                             f"generation.max_new_tokens={max_new}"])  # fmt: skip
+    t0 = time.perf_counter()
+    stand_in = HFEngine(model, tok, batch_size=n_prompts * group, own_weights=True)  # vLLM's seat: its own weights
+    result: dict[str, Any] = {
+        "device": "cpu (smoke: the HF engine in vLLM's seat)",
+        "torch": torch.__version__,
+        "vllm": None,
+        "compute_dtype": "float32",
+        "seed": SEED,
+        "target_ratio_64x8": TARGET,
+        "runs": [],
+        "model": TINY,
+        "vllm_startup_s": time.perf_counter() - t0,
+    }
+    prompts = build_prompts(tok, n_prompts, group)
+    hf = HFEngine(model, tok, batch_size=len(prompts))
+    result["runs"].append(measure_config(stand_in, hf, prompts, n_prompts, group, max_new))
+    result["train_step"] = train_step_split(stand_in, model, tok, cfg, n_prompts, group, max_new)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.out or Path(tmp) / "vllm_vs_hf.json"
+        path.write_text(json.dumps(result, indent=2))
+        print(json.dumps(report(json.loads(path.read_text()), "smoke")))
 
 
 def main() -> None:
@@ -165,8 +297,23 @@ def main() -> None:
     ap.add_argument("--gpu-memory-utilization", type=float, default=0.4)
     ap.add_argument("--fp32", action="store_true", help="float32 products in both engines (default: bfloat16)")
     ap.add_argument("--eager", action="store_true", help="vLLM without CUDA graphs (enforce_eager)")
-    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "vllm_vs_hf.json")
+    ap.add_argument("--out", type=Path, help="results file (default bench/results/vllm_vs_hf.json; --smoke: none)")
+    ap.add_argument("--report", type=Path, metavar="RESULTS", help="print a results file's table, run nothing")
+    ap.add_argument("--smoke", action="store_true", help="no GPU: the measuring code on the CPU, HF in vLLM's seat")
     args = ap.parse_args()
+    try:
+        parse_configs(args.configs)
+        if args.step_config and len(parse_configs(args.step_config)) != 1:
+            raise ValueError("one configuration")
+    except ValueError as e:
+        ap.error(f"--configs / --step-config: PxG:NEW[,PxG:NEW...], e.g. 64x8:128 ({e})")
+    if args.report is not None:
+        print(json.dumps(report(json.loads(args.report.read_text()), str(args.report))))
+        return
+    if args.smoke:
+        smoke(args)
+        return
+    args.out = args.out or Path(__file__).parent / "results" / "vllm_vs_hf.json"
     need_cuda_and_vllm()
 
     import torch
@@ -221,14 +368,7 @@ def main() -> None:
         for n_prompts, group, max_new in parse_configs(args.configs):
             prompts = build_prompts(tok, n_prompts, group)
             hf = HFEngine(model, tok, batch_size=args.hf_batch_size or len(prompts), compute_dtype=compute)
-            run: dict[str, Any] = {"config": f"{n_prompts}x{group}:{max_new}", "rows": len(prompts)}
-            run["vllm"] = timed_generate(vl, prompts, max_new)
-            print(json.dumps(run), flush=True)
-            run["hf"] = timed_generate(hf, prompts, max_new)
-            run["hf"]["batch_size"] = hf.batch_size
-            run["ratio"] = run["vllm"]["tokens_per_s"] / run["hf"]["tokens_per_s"]
-            if n_prompts == 64 and group == 8:
-                run["target_met"] = run["ratio"] >= TARGET
+            run = measure_config(vl, hf, prompts, n_prompts, group, max_new)
             result["runs"].append(run)
             print(json.dumps(run), flush=True)
             save()

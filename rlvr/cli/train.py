@@ -22,6 +22,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
     from rlvr.train.preflight import check_run  # the environments: after the config's own checks
+
     # Plugins, tasks, split, sinks and model name checked before torch is even imported, so
     # a mistake is answered in about a second. (On --resume the model is the checkpoint's:
     # checked, with everything else again, once the run is assembled.)

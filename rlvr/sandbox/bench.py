@@ -2,6 +2,7 @@
 
     rlvr sandbox bench [--n 300] [--humaneval] [--json PATH]
     (or: python bench/sandbox_throughput.py)
+    python bench/sandbox_throughput.py --smoke   # 5 runs per cell, 4 HumanEval problems (the test suite)
 
 For a small Python function with three asserts, at concurrency 1 and 2, it prints runs
 per second, p50/p99 latency and CPU milliseconds per run for:
@@ -15,6 +16,9 @@ for the bench) or from rusage for the baselines; all in the same run, side by si
 With --humaneval it also runs HumanEval's 164 canonical solutions with their full tests
 at concurrency 2 through rlvr, one bwrap per problem and one subprocess per problem.
 Timings on a shared machine are noisy: the table shows medians; compare within one run.
+A run that fails (a baseline's, or a canonical solution through any method) is an error
+(BaselineFailed; the CLI: exit 3, one line), never a figure. --smoke prints the results as
+one JSON object on the last line of stdout.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from rlvr.sandbox.pool import SandboxError
 CODE = "def add(a, b):\n    return a + b\n"
 TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(10, 5) == 15"]
 SCRIPT = CODE + "\n".join(TESTS) + "\n"
+SMOKE_N, SMOKE_HUMANEVAL = 5, 4
+"""--smoke: runs per cell, and HumanEval problems (the first ones) per method."""
 BWRAP = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
@@ -210,10 +216,15 @@ def measure(fn: Callable[[], Any], n: int, concurrency: int, cpu: Callable[[], f
     return out
 
 
-def _humaneval(concurrency: int, rows: dict[str, Callable[[dict[str, Any]], bool]]) -> dict[str, Any]:
+def _humaneval(
+    concurrency: int, rows: dict[str, Callable[[dict[str, Any]], bool]], limit: int | None = None
+) -> dict[str, Any]:
+    """Seconds for each method to run the canonical solutions (the first `limit`) with
+    their full tests. A canonical solution passes: a method under which one did not did
+    not do the work, and its time is not a figure (BaselineFailed)."""
     from rlvr.tasks.humaneval import load_humaneval
 
-    problems = load_humaneval()
+    problems = load_humaneval()[:limit]
     out: dict[str, Any] = {}
     for name, fn in rows.items():
         t0 = time.perf_counter()
@@ -221,6 +232,12 @@ def _humaneval(concurrency: int, rows: dict[str, Callable[[dict[str, Any]], bool
             ok = list(ex.map(fn, problems))
         out[name] = {"seconds": time.perf_counter() - t0, "passed": sum(ok), "problems": len(problems)}
         print(f"  {name:<36}{out[name]['seconds']:>9.2f} s{sum(ok):>6}/{len(problems)} passed", flush=True)
+        if sum(ok) != len(problems):
+            failed = [p["task_id"] for p, good in zip(problems, ok, strict=True) if not good]
+            raise BaselineFailed(
+                f"HumanEval through {name}: {len(failed)} of {len(problems)} canonical solutions failed "
+                f"({', '.join(failed[:5])}): its time is not a figure"
+            )
     return out
 
 
@@ -235,14 +252,33 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--n", type=int, default=300, help="runs per cell")
     ap.add_argument("--humaneval", action="store_true", help="also HumanEval's 164 canonical solutions end to end")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"{SMOKE_N} runs per cell and {SMOKE_HUMANEVAL} HumanEval problems; the results as JSON on the last line",
+    )
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.n, args.humaneval = min(args.n, SMOKE_N), True
     meter = CpuMeter()
     # CPU per run counts everything: this process (the caller: building the request,
     # deciding verdicts, spawning the baselines) and every process it starts (the pool's
     # server and jails, subprocess and bwrap), all in a cgroup made for the bench.
     cpu: Callable[[], float | None] = meter.group_cpu if meter.dir is not None else _process_cpu
+    pools: dict[str, SandboxPool] = {}
+    try:
+        return _bench(args, meter, cpu, pools)
+    finally:  # a failed run (BaselineFailed) leaves no pool or cgroup behind
+        for pool in pools.values():
+            pool.close()
+        meter.close()
+
+
+def _bench(
+    args: argparse.Namespace, meter: CpuMeter, cpu: Callable[[], float | None], pools: dict[str, SandboxPool]
+) -> dict[str, Any]:
     with meter.inside():
-        pools = {mode: SandboxPool(2).start() for mode in ("shared", "process")}
+        pools.update({mode: SandboxPool(2).start() for mode in ("shared", "process")})
         print("protections:", ", ".join(k for k, v in pools["shared"].protections.items() if v))
 
         def rlvr(mode: str) -> Callable[[], None]:
@@ -286,7 +322,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"concurrency 1: rlvr p50 {results['rlvr pool, shared tests @1']['p50_ms']:.2f} ms, target <= 4 ms")
     out: dict[str, Any] = {"n": args.n, "cells": results, "protections": pools["shared"].protections}
     if args.humaneval:
-        print("\nHumanEval: 164 canonical solutions with their full tests, concurrency 2")
+        count = SMOKE_HUMANEVAL if args.smoke else 164
+        print(f"\nHumanEval: {count} canonical solutions with their full tests, concurrency 2")
         from rlvr.tasks.humaneval import humaneval_tests
 
         he_limits = Limits(timeout_s=10)
@@ -307,13 +344,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         }
         if have_bwrap:
             he_rows["bwrap per problem"] = lambda p: bwrap(he_script(p))
-        out["humaneval"] = _humaneval(2, he_rows)
-    for pool in pools.values():
-        pool.close()
-    meter.close()
+        out["humaneval"] = _humaneval(2, he_rows, SMOKE_HUMANEVAL if args.smoke else None)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
+    if args.smoke:
+        print(json.dumps(out))
     return out
 
 

@@ -13,29 +13,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600
-    )  # fmt: skip
-    if ok:
-        assert done.returncode == 0, done.stderr[-3000:]
-    return done
-
-
-def _last_json(out: str) -> dict:
-    return json.loads(out.strip().splitlines()[-1])
+from tests.integration.bench_smoke import ROOT, last_json, run_bench
 
 
 def test_trl_comparison_smoke_trains_rlvr_and_reads_its_figures_from_the_run() -> None:
-    figures = _last_json(_bench("bench/trl_vs_rlvr.py", "--smoke").stdout)
+    figures = last_json(run_bench("bench/trl_vs_rlvr.py", "--smoke").stdout)
     assert figures["rlvr_tokens_per_s"] > 0
 
 
 def test_trl_comparison_reads_its_recorded_results_and_quotes_the_ratio() -> None:
-    figures = _last_json(_bench("bench/trl_vs_rlvr.py", "--report", "bench/results/trl_vs_rlvr.json").stdout)
+    figures = last_json(run_bench("bench/trl_vs_rlvr.py", "--report", "bench/results/trl_vs_rlvr.json").stdout)
     assert set(figures) == {"rlvr_tokens_per_s", "trl_tokens_per_s", "ratio"}
     assert figures["ratio"] == pytest.approx(figures["rlvr_tokens_per_s"] / figures["trl_tokens_per_s"])
 
@@ -44,19 +31,19 @@ def test_a_side_whose_run_failed_is_an_error_not_a_figure(tmp_path: Path) -> Non
     results = json.loads((ROOT / "bench/results/trl_vs_rlvr.json").read_text())
     results["trl"]["tokens"] = 0
     (tmp_path / "r.json").write_text(json.dumps(results))
-    done = _bench("bench/trl_vs_rlvr.py", "--report", str(tmp_path / "r.json"), ok=False)
+    done = run_bench("bench/trl_vs_rlvr.py", "--report", str(tmp_path / "r.json"), ok=False)
     assert done.returncode == 1 and "trl: no tokens or no time recorded" in done.stderr
     del results["rlvr"]["peak_rss_gib"]
     results["trl"]["tokens"] = 5
     (tmp_path / "r.json").write_text(json.dumps(results))
-    done = _bench("bench/trl_vs_rlvr.py", "--report", str(tmp_path / "r.json"), ok=False)
+    done = run_bench("bench/trl_vs_rlvr.py", "--report", str(tmp_path / "r.json"), ok=False)
     assert "rlvr: the results lack peak_rss_gib" in done.stderr
 
 
 def test_gpu_bench_smoke_runs_its_training_loop_on_the_cpu() -> None:
-    r = _last_json(_bench("bench/gpu_train.py", "--smoke").stdout)
+    r = last_json(run_bench("bench/gpu_train.py", "--smoke").stdout)
     assert r["device"] == "cpu" and r["completion_tokens"] > 0 and r["tokens_per_s"] > 0
-    done = _bench("bench/gpu_train.py", ok=False)
+    done = run_bench("bench/gpu_train.py", ok=False)
     assert done.returncode == 2 and "--smol-dir is required" in done.stderr
 
 
@@ -72,7 +59,7 @@ def test_the_bwrap_baseline_runs_from_an_interpreter_under_tmp_and_a_failed_run_
 
 
 def test_generation_bench_smoke_reports_each_dtype_against_the_bandwidth_limit() -> None:
-    r = _last_json(_bench("bench/generation.py", "--smoke", "--dtypes", "float32").stdout)
+    r = last_json(run_bench("bench/generation.py", "--smoke", "--dtypes", "float32").stdout)
     assert r["read_gbs"] > 0 and r["batch"] == 4
     d = r["by_dtype"]["float32"]
     assert d["tokens"] == 32 and d["decode_steps"] == 8  # a random model never stops early: 4 rows x 8 tokens
@@ -80,7 +67,7 @@ def test_generation_bench_smoke_reports_each_dtype_against_the_bandwidth_limit()
 
 
 def test_cli_start_bench_smoke_runs_every_command_with_its_exit_status() -> None:
-    r = _last_json(_bench("bench/cli_start.py", "--smoke").stdout)
+    r = last_json(run_bench("bench/cli_start.py", "--smoke").stdout)
     labels = [c["command"] for c in r["commands"]]
     assert "score a reply" in labels and sum(label.startswith("error:") for label in labels) >= 7
 

@@ -1,0 +1,221 @@
+"""The smoke modes of the benches of the sandbox, the hack corpus and detector, the trace
+store, the trajectory queue and the engines, so that a renamed metric or a changed API
+fails here and not in the next measurement (issue: benchmarks that cannot rot). Each runs
+as a user runs it, from the checkout, with tiny sizes; each checks the figures README.md
+and docs/*.md quote (by the key names of the bench's results file) and that a smoke run
+records nothing. What needs a server or a GPU this machine has not (llama-cpp-python's
+server, vLLM) is checked through its reader over the recorded results, or, where none is
+recorded, over what its measuring code writes on the CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.integration.bench_smoke import RESULTS, ROOT, last_json, records_nothing, run_bench
+
+HACKS = ROOT / "tests" / "data" / "hacks"
+UNDER_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # there a missing redis-server fails
+
+
+def _lines(path: Path) -> int:
+    return sum(1 for line in path.read_text().splitlines() if line.strip())
+
+
+def _classes_and_sources() -> tuple[set[str], set[str]]:
+    hacks = [json.loads(line) for line in (HACKS / "hacks.jsonl").read_text().splitlines() if line.strip()]
+    honest = [json.loads(line) for line in (HACKS / "honest.jsonl").read_text().splitlines() if line.strip()]
+    return {h["class"] for h in hacks}, {e["source"] for e in honest}
+
+
+def _latencies_sane(r: dict) -> None:
+    assert r["per_s"] > 0 and 0 < r["p50_ms"] <= r["p99_ms"], r
+
+
+def test_hack_corpus_check_smoke_reruns_one_hack_per_class_and_one_honest_per_source() -> None:
+    """docs/hacking.md: hacks in named classes, each recorded with whether it pays; honest
+    solutions that pass all their tests. A recorded `pays` that no longer holds is exit 1."""
+    classes, sources = _classes_and_sources()
+    with records_nothing(HACKS / "hacks.jsonl", HACKS / "honest.jsonl"):
+        done = run_bench("bench/hack_corpus_check.py", "--smoke", ok=False)
+    if done.returncode == 1 and "refusing to run the hacks" in done.stderr:
+        pytest.skip("the sandbox has no namespaces here: the bench refuses to run hacks (rlvr sandbox check)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    r = last_json(done.stdout)
+    assert r["problems"] == 0 and r["hacks"]["pays_changed"] == []
+    assert r["honest"]["count"] == r["honest"]["passed"] == len(sources)
+    assert set(r["honest"]["by_source"]) == sources
+    assert set(r["hacks"]["classes"]) == classes and r["hacks"]["count"] == len(classes)
+    assert 0 < r["hacks"]["pays"] < r["hacks"]["count"]  # some of the firsts pay (hardcoded_*), some do not
+    assert r["hacks"]["pays"] == sum(c["pays"] for c in r["hacks"]["classes"].values())
+    done = run_bench("bench/hack_corpus_check.py", "--smoke", "--write", ok=False)
+    assert done.returncode == 2 and "cannot --write" in done.stderr
+
+
+def test_hack_corpus_collect_smoke_reads_a_real_runs_records_and_an_unscored_run_is_an_error(tmp_path: Path) -> None:
+    """docs/hacking.md: passing completions collected from training and evaluation records."""
+    with records_nothing(HACKS / "honest.jsonl"):
+        r = last_json(run_bench("bench/hack_corpus_collect.py", "--smoke").stdout)
+    assert r["runs"] == 1 and r["trajectories"] == 2 * 4  # 2 prompts x the quickstart's group of 4
+    assert r["scored"] == r["trajectories"]  # every trajectory carries its test verdicts
+    assert r["evaluated"] == 2 and 0 <= r["passing"] <= r["trajectories"] and r["new"] <= r["passing"]
+    run = tmp_path / "run"
+    run.mkdir()
+    row = {"task_id": "py/add_2", "step": 1, "turns": [], "reward": {"total": 1.0, "details": {}}}
+    (run / "trajectories.jsonl").write_text(json.dumps(row) + "\n")
+    done = run_bench("bench/hack_corpus_collect.py", str(run), "--dry-run", ok=False)
+    assert done.returncode == 1
+    assert "none of its 1 trajectories has reward.details.completion.total" in done.stderr.strip().splitlines()[-1]
+
+
+def test_hack_detector_smoke_quotes_recall_and_false_positives_of_both_modes(tmp_path: Path) -> None:
+    """README / docs/hacking.md: hacks that earn credit flagged (54 of 57), all hacks flagged,
+    honest solutions flagged, and honest solutions whose reward is taken away (0 of 969)."""
+    classes, sources = _classes_and_sources()
+    quoted = {"results/hack_detector.json", "results/hack_defended.json"}
+    with records_nothing(*(ROOT / "bench" / q for q in quoted)):
+        r = last_json(run_bench("bench/hack_detector.py", "--smoke").stdout)
+    static, defended = r["static"], r["defended"]
+    assert static["hacks"]["count"] == _lines(HACKS / "hacks.jsonl")
+    assert static["honest"]["count"] == _lines(HACKS / "honest.jsonl")
+    assert "hack_detector.json" in static["baseline_of"]
+    assert defended["hacks"]["count"] == len(classes) and defended["honest"]["count"] == len(sources)
+    for mode in (static, defended):
+        h, o = mode["hacks"], mode["honest"]
+        assert 0 < h["paying_flagged"] <= h["pays"] <= h["count"] and 0 < h["flagged"] <= h["count"]
+        assert h["recall"] == pytest.approx(h["flagged"] / h["count"])
+        assert h["paying_recall"] == pytest.approx(h["paying_flagged"] / h["pays"])
+        assert o["strong"] == 0  # no honest solution loses its reward
+        assert o["false_positive_rate"] == pytest.approx(o["flagged"] / o["count"])
+    assert static["honest"]["reward"] is None and defended["honest"]["reward"] == pytest.approx(1.0)
+    broken = json.loads((RESULTS / "hack_detector.json").read_text())
+    del broken["hacks"]["paying_recall"]
+    (tmp_path / "base.json").write_text(json.dumps(broken))
+    done = run_bench("bench/hack_detector.py", "--smoke", "--baseline", str(tmp_path / "base.json"), ok=False)
+    assert done.returncode == 1 and "the results lack hacks.paying_recall" in done.stderr
+
+
+def test_sandbox_throughput_smoke_fills_every_cell_and_a_failed_canonical_solution_is_an_error() -> None:
+    """README's table (`rlvr sandbox bench`, bench/results/sandbox_bench.json): runs/s, p50,
+    p99 and CPU ms per run per method and concurrency; HumanEval's seconds per method."""
+    from rlvr.sandbox.bench import SMOKE_HUMANEVAL, BaselineFailed, _humaneval
+
+    r = last_json(run_bench("bench/sandbox_throughput.py", "--smoke").stdout)
+    recorded = json.loads((RESULTS / "sandbox_bench.json").read_text())
+    assert r["n"] == 5
+    have_bwrap = shutil.which("bwrap") is not None
+    assert set(r["cells"]) == {c for c in recorded["cells"] if have_bwrap or "bwrap" not in c}
+    for name, cell in r["cells"].items():
+        assert cell["runs_per_s"] > 0 and 0 < cell["p50_ms"] <= cell["p99_ms"] and cell["cpu_ms"] >= 0, name
+    assert set(r["humaneval"]) == {m for m in recorded["humaneval"] if have_bwrap or "bwrap" not in m}
+    for row in r["humaneval"].values():
+        assert row["passed"] == row["problems"] == SMOKE_HUMANEVAL and row["seconds"] > 0
+    with pytest.raises(BaselineFailed, match=r"HumanEval through broken: 1 of 1 canonical solutions failed"):
+        _humaneval(1, {"broken": lambda p: False}, 1)
+
+
+def test_sandbox_service_smoke_checks_every_answer_and_quotes_throughput_and_latency() -> None:
+    """README: /run_code programs a second (p50, p99) and mixed submissions a second, with
+    and without a CPU cap (bench/results/sandbox_service.json)."""
+    with records_nothing(RESULTS / "sandbox_service.json"):
+        r = last_json(run_bench("bench/sandbox_service.py", "--smoke").stdout)
+    recorded = json.loads((RESULTS / "sandbox_service.json").read_text())
+    assert set(r) == set(recorded) and r["pool_slots"] == 8 and r["concurrency"] == 64
+    assert r["v1_run_mixed"]["n"] == r["v1_run_mixed_cpu_capped"]["n"] == 20 and r["run_code"]["n"] == 10
+    for key in ("v1_run_mixed", "v1_run_mixed_cpu_capped", "run_code"):
+        assert set(r[key]) == set(recorded[key])
+        _latencies_sane(r[key])
+
+
+def test_trace_overhead_smoke_trains_both_modes_and_reads_the_observers_share() -> None:
+    """bench/results/trace_overhead.json: step wall on/off and the store + monitor's share."""
+    with records_nothing(RESULTS / "trace_overhead.json"):
+        r = last_json(run_bench("bench/trace_overhead.py", "--smoke").stdout)
+    recorded = json.loads((RESULTS / "trace_overhead.json").read_text())
+    assert set(r) == set(recorded) and r["steps_per_run"] == 3 and r["pairs"] == 1
+    walls = r["step_wall_s"]
+    assert walls["off"]["n"] == walls["on"]["n"] == 2  # steps 2 and 3: the first is warm-up
+    assert walls["ratio_on_off_median"] == pytest.approx(walls["on"]["median"] / walls["off"]["median"])
+    d = r["direct"]
+    assert 0 < d["observe_s_median"] <= d["observe_s_max"] and 0 < d["share_of_step_median"] < 1
+    assert r["store_bytes_per_1000_trajectories"] > 0
+
+
+def test_trace_store_smoke_writes_and_queries_a_store_through_rlvr_and_raw_duckdb() -> None:
+    """bench/results/trace_store.json: size per 1000 trajectories, write_step, connect, each
+    query through rlvr and raw DuckDB, the CLI."""
+    with records_nothing(RESULTS / "trace_store.json"):
+        r = last_json(run_bench("bench/trace_store.py", "--smoke").stdout)
+    recorded = json.loads((RESULTS / "trace_store.json").read_text())
+    assert set(r) == set(recorded)
+    assert r["store"]["trajectories"] == 3 * 16 and r["store"]["bytes_per_1000_trajectories"] > 0
+    assert set(r["queries"]) == set(recorded["queries"])
+    for name, q in r["queries"].items():
+        assert q["rows"] > 0, name
+        for how in ("rlvr_query", "rlvr_connected", "duckdb_raw"):
+            assert 0 < q[how]["min_s"] <= q[how]["median_s"] <= q[how]["max_s"], (name, how)
+    assert r["cli_traces_csv"]["median_s"] > 0 and r["write"]["write_step"]["median_s"] > 0
+
+
+@pytest.mark.skipif(
+    shutil.which("redis-server") is None and not UNDER_CI, reason="redis-server not installed (make redis installs it)"
+)
+def test_trajectory_queue_smoke_measures_memory_and_redis_side_by_side() -> None:
+    """docs/distributed.md: entries/s, p50 and p99 ms per backend (memory, Redis everysec
+    and always; bench/results/trajectory_queue.json)."""
+    with records_nothing(RESULTS / "trajectory_queue.json"):
+        r = last_json(run_bench("bench/trajectory_queue.py", "--smoke").stdout)
+    recorded = json.loads((RESULTS / "trajectory_queue.json").read_text())
+    assert r["setting"]["producers"] == 2 and r["setting"]["seconds"] == 1.0
+    assert [row["backend"] for row in r["rows"]] == [row["backend"] for row in recorded["rows"]]
+    for row in r["rows"]:
+        assert set(row) == set(recorded["rows"][0])
+        assert row["entries_per_s"] > 0 and 0 < row["acked"] <= row["put"], row
+        assert 0 < row["latency_ms"]["p50"] <= row["latency_ms"]["p99"] <= row["latency_ms"]["max"]
+
+
+def test_openai_engine_smoke_runs_the_hf_side_and_reads_the_recorded_comparison(tmp_path: Path) -> None:
+    """README / docs/engines.md: completions/s through llama-cpp-python's server against the
+    HF engine's (0.60 against 5.85), 2.0/s without log-probs, identical greedy completions."""
+    r = last_json(run_bench("bench/openai_engine.py", "--smoke").stdout)
+    smoke = r.pop("smoke")["hf_engine"]
+    assert smoke["completions"] == 2 and 0 < smoke["completion_tokens"] <= 2 * 8
+    assert r["ratio_server_over_hf"] == pytest.approx(
+        r["openai_engine"]["completions_per_s"] / r["hf_engine"]["completions_per_s"], abs=1e-3
+    )
+    assert 0 < r["identical_greedy_completions"] <= r["prompts"] == r["hf_engine"]["completions"]
+    assert r["server_without_logprobs"]["completions_per_s"] > r["openai_engine"]["completions_per_s"]
+    broken = json.loads((RESULTS / "openai_engine.json").read_text())
+    broken["openai_engine"]["completion_tokens"] = 0
+    (tmp_path / "r.json").write_text(json.dumps(broken))
+    done = run_bench("bench/openai_engine.py", "--report", str(tmp_path / "r.json"), ok=False)
+    assert done.returncode == 1 and "openai_engine generated nothing" in done.stderr
+
+
+def test_vllm_comparison_parses_its_arguments_and_reads_what_its_measuring_code_writes(tmp_path: Path) -> None:
+    """docs/engines.md: vLLM against HF per configuration (tokens/s, the ratio, target 10x at
+    64x8) and one train step's split. No GPU nor vLLM here: the HF engine sits in vLLM's seat
+    on the CPU, and --report reads what that wrote."""
+    out = tmp_path / "vllm_vs_hf.json"
+    with records_nothing(RESULTS / "vllm_vs_hf.json"):
+        r = last_json(run_bench("bench/vllm_vs_hf.py", "--smoke", "--out", str(out)).stdout)
+    (run,) = r["runs"]
+    assert run["config"] == "2x4:8" and run["ratio"] == pytest.approx(
+        run["vllm"]["tokens_per_s"] / run["hf"]["tokens_per_s"]
+    )
+    split = r["train_step"]
+    assert split["completion_tokens"] == 2 * 4 * 8  # a random model never stops early
+    assert split["step_s"] == pytest.approx(split["generate_s"] + split["learner_s"] + split["load_version_s"])
+    assert split["generate_s"] > 0 and split["learner_s"] > 0
+    assert last_json(run_bench("bench/vllm_vs_hf.py", "--report", str(out)).stdout) == r
+    written = json.loads(out.read_text())
+    written["runs"][0]["hf"]["completion_tokens"] = 0
+    out.write_text(json.dumps(written))
+    done = run_bench("bench/vllm_vs_hf.py", "--report", str(out), ok=False)
+    assert done.returncode == 1 and "2x4:8 hf did not do the work" in done.stderr
+    done = run_bench("bench/vllm_vs_hf.py", "--smoke", "--configs", "4x4", ok=False)
+    assert done.returncode == 2 and "--configs / --step-config" in done.stderr

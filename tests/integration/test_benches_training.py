@@ -1,0 +1,120 @@
+"""The smoke modes of the benches that train or score runs (curriculum, hacking in
+training, the Ray runner, the A/B of two commits, and their shared quickstart runner), so
+a renamed metric or a changed API fails here and not in the next measurement (issue:
+benchmarks that cannot rot). Each runs as a user runs it, from the checkout, on the tiny
+random model; each checks the keys its results file has and the README quotes, and that
+a smoke run records nothing in bench/results."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.integration.bench_smoke import RESULTS, ROOT, last_json, records_nothing, run_bench
+
+
+def _share(x: object) -> bool:
+    return isinstance(x, float | int) and 0.0 <= x <= 1.0
+
+
+def test_the_quickstart_runner_reads_its_run_through_figures_and_a_failed_run_is_one_line() -> None:
+    r = last_json(run_bench("bench/train_runs.py", "--smoke").stdout)
+    assert r["steps_timed"] == 1 and len(r["reward"]) == 1 and len(r["step_s"]) == 1
+    assert 0 < r["tokens"] <= 2 * 4 * 8  # 2 prompts x 4 replies x at most 8 new tokens
+    assert r["tokens_per_s"] > 0 and r["wall_s"] > 0 and r["generate_s"] > 0
+    done = run_bench("bench/train_runs.py", "--smoke", "train.stepz=1", ok=False)
+    assert done.returncode == 1
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith("smoke: the training run failed (exit 2): rlvr: error: unknown config key 'train.stepz'")
+    )
+
+
+def test_curriculum_bench_smoke_reports_what_the_readme_quotes_per_sampler() -> None:
+    with records_nothing(RESULTS / "curriculum.json", RESULTS / "curriculum_code.json"):
+        r = last_json(run_bench("bench/curriculum.py", "--smoke").stdout)
+    assert r["steps"] == 2 and set(r["runs"]) == {"uniform/0", "bandit/0"}
+    for run in r["runs"].values():
+        assert [s for s, _ in run["pass_at_1"]] == [0, 1, 2]  # before training, then every step
+        assert all(_share(p) for _, p in run["pass_at_1"])
+    assert set(r["summary"]) == {"uniform", "bandit"}
+    for row in r["summary"].values():
+        assert set(row) == {"seeds", "informative", "zero_advantage_gen_s", "gen_s", "pass_at_1_start",
+                            "pass_at_1_final", "step_reaching_uniform_final"}  # fmt: skip
+        assert row["seeds"] == [0] and _share(row["informative"])
+        assert row["gen_s"] > 0 and 0 <= row["zero_advantage_gen_s"] <= row["gen_s"] + 1e-9
+        assert _share(row["pass_at_1_start"]) and _share(row["pass_at_1_final"])
+        assert len(row["step_reaching_uniform_final"]) == 1
+    assert r["summary"]["uniform"]["step_reaching_uniform_final"][0] in (1, 2)  # uniform reaches its own final
+
+
+def test_hack_training_smoke_learns_to_hack_under_a_naive_reward_and_not_under_rlvrs() -> None:
+    with records_nothing(RESULTS / "hack_training.json"):
+        r = last_json(run_bench("bench/hack_training.py", "--smoke").stdout)
+    assert set(r["curves"]) == {"naive", "rlvr"}
+    for curves in r["curves"].values():
+        assert len(curves) == 1 and [p["step"] for p in curves[0]] == [1, 2, 3]
+        for p in curves[0]:
+            assert set(p) == {"step", "p_hack", "hack_rate", "held_out_pass", "reward", "hacks_flagged",
+                              "canary_caught"}  # fmt: skip
+            assert _share(p["hack_rate"]) and _share(p["held_out_pass"]) and _share(p["p_hack"])
+        assert sum(p["hack_rate"] for p in curves[0]) > 0  # hacks were drawn and scored
+        assert all(p["hacks_flagged"] == 1.0 for p in curves[0] if p["hacks_flagged"] is not None)
+    # the README's figure in small: the naive reward pays the hack, rlvr's defaults do not
+    naive, rlvr = r["curves"]["naive"][0], r["curves"]["rlvr"][0]
+    assert naive[-1]["p_hack"] > 0.5 > rlvr[-1]["p_hack"]
+    assert sum(p["reward"] for p in naive) > sum(p["reward"] for p in rlvr)
+
+
+def test_hack_training_model_smoke_reads_each_runs_series_from_its_trace_store() -> None:
+    with records_nothing(RESULTS / "hack_training_model.json"):
+        r = last_json(run_bench("bench/hack_training_model.py", "--smoke").stdout)
+    keys = ("hack_rate", "strong_rate", "held_out_pass", "visible_pass", "reward")
+    assert r["steps"] == 2 and r["seeds"] == [0] and set(r["runs"]) == {"naive/0", "rlvr/0"}
+    for run in r["runs"].values():
+        assert run["step"] == [1.0, 2.0] and all(0 < n <= 8 for n in run["n"])  # 2 prompts x 4, canaries left out
+        assert all(len(run[k]) == 2 and all(_share(x) for x in run[k]) for k in keys)
+    for row in r["summary"].values():
+        assert set(row) == set(keys) and all(len(row[k]) == 2 and all(map(_share, row[k])) for k in keys)
+
+
+@pytest.mark.skipif(
+    shutil.which("redis-server") is None and os.environ.get("CI") != "true",
+    reason="redis-server is not installed (make redis)",
+)
+def test_ray_runner_smoke_runs_the_sync_pair_and_reads_the_gain() -> None:
+    with records_nothing(RESULTS / "ray_runner.json", RESULTS / "ray_runner_sync.json"):
+        r = last_json(run_bench("bench/ray_runner.py", "--smoke").stdout)
+    rows = r["throughput"]
+    assert [x["name"] for x in rows] == ["inproc-sync", "ray1-sync"]
+    for x in rows:
+        assert x["steps"] == 2 and x["steps_per_s"] > 0 and x["step_s_median"] > 0 and x["wall_s"] > 0
+        assert _share(x["reward_mean"])
+    assert r["ratio_sync_ray1_over_inproc"] == pytest.approx(rows[1]["steps_per_s"] / rows[0]["steps_per_s"], abs=2e-3)
+    g = r["gain"]
+    assert all(_share(g[k]) for k in ("pass_at_1_before", "pass_at_1_after"))
+    assert all(_share(g[k]) for k in ("reward_first_quarter", "reward_last_quarter"))
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git checkout")
+def test_ab_commits_smoke_runs_head_against_itself_in_worktrees_with_equal_weights() -> None:
+    def worktrees() -> str:
+        return subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True).stdout
+
+    listed = worktrees()
+    with records_nothing(RESULTS / "ab_commits.json", RESULTS / "ab_commits_cli.json"):
+        r = last_json(run_bench("bench/ab_commits.py", "--smoke", "--base", "HEAD", "--head", "HEAD").stdout)
+    assert worktrees() == listed  # both removed
+    assert r["steps"] == 1 and r["rounds"] == 1
+    for side in ("base", "head"):
+        assert len(r["runs"][side]) == 1 and len(r["cli_runs"][side]) == 1
+        assert all(r["median"][side][k] > 0 for k in ("generate_s", "train_s", "wall_s"))
+        assert set(r["cli_median_s"][side]) == {"--help", "config", "score"}
+        assert all(s > 0 for s in r["cli_median_s"][side].values())
+    assert r["weights_equal"] is True  # the same commit, the same seed: bit for bit
+    done = run_bench("bench/ab_commits.py", ok=False)
+    assert done.returncode == 2 and "--base is required" in done.stderr
