@@ -36,8 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PY = Path(sys.executable)  # this checkout's virtual environment, wherever it lives (a fresh clone's too)
 sys.path.insert(0, str(ROOT / "bench"))
 
-from figures import BenchError, step_rows  # noqa: E402
-from train_runs import SMOKE, step_metric  # noqa: E402
+from figures import (  # noqa: E402
+    BenchError,
+    step_metric,
+    step_rows,
+)
+from train_runs import SMOKE  # noqa: E402
 
 CLI = [
     ["--help"],

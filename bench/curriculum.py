@@ -45,8 +45,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from figures import BenchError, step_rows  # noqa: E402
-from train_runs import SMOKE, step_metric, train_quickstart  # noqa: E402
+from figures import (  # noqa: E402
+    BenchError,
+    step_metric,
+    step_rows,
+)
+from train_runs import SMOKE, train_quickstart  # noqa: E402
 
 MIXES = {
     # the mix: the bundled Python tasks plus as many hopeless ones. Every bundled

@@ -35,6 +35,14 @@ def step_rows(run_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def step_metric(rows: list[dict[str, Any]], key: str, run: Path) -> list[float]:
+    """`key` of every step row (rows from step_rows): a metric beyond STEP_METRICS, or an error naming it."""
+    missing = [r.get("step") for r in rows if key not in r]
+    if missing:
+        raise BenchError(f"{run}/metrics.jsonl: step(s) {missing} lack '{key}' (docs/traces.md names the metrics)")
+    return [float(r[key]) for r in rows]
+
+
 def generated_tokens(run_dir: Path) -> dict[int, int]:
     """Completion tokens generated per step (trained and dropped), from the trace store."""
     from rlvr.trace.parquet import read_table, run_store_uri

@@ -40,8 +40,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from figures import BenchError, step_rows  # noqa: E402
-from train_runs import SMOKE, step_metric, train_quickstart  # noqa: E402
+from figures import (  # noqa: E402
+    BenchError,
+    step_metric,
+    step_rows,
+)
+from train_runs import SMOKE, train_quickstart  # noqa: E402
 
 from rlvr.trace.parquet import run_store_uri  # noqa: E402
 from rlvr.trace.query import query  # noqa: E402

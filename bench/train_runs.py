@@ -1,7 +1,6 @@
 """One `rlvr train` run of the quickstart config with overrides, as the benches that
 compare training configurations start them (bench/curriculum.py,
-bench/hack_training_model.py, bench/ray_runner.py), and the step metrics they read from
-it beyond bench/figures.py's STEP_METRICS (a missing one is an error naming it).
+bench/hack_training_model.py, bench/ray_runner.py).
 
     .venv/bin/python bench/train_runs.py --smoke [OVERRIDES ...]   # 1 step of the tiny model (the test suite)
 
@@ -18,7 +17,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -44,16 +42,6 @@ def train_quickstart(name: str, out: Path, overrides: list[str]) -> tuple[Path, 
         last = (done.stderr.strip().splitlines() or ["no error output"])[-1]
         raise SystemExit(f"{name}: the training run failed (exit {done.returncode}): {last}")
     return out / name, time.monotonic() - t0
-
-
-def step_metric(rows: list[dict[str, Any]], key: str, run: Path) -> list[float]:
-    """`key` of every step row (rows from figures.step_rows), or an error naming it."""
-    from figures import BenchError
-
-    missing = [r.get("step") for r in rows if key not in r]
-    if missing:
-        raise BenchError(f"{run}/metrics.jsonl: step(s) {missing} lack '{key}' (docs/traces.md names the metrics)")
-    return [float(r[key]) for r in rows]
 
 
 def main(argv: list[str] | None = None) -> None:
