@@ -42,7 +42,7 @@ from rlvr.train.loop import train
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, TestResult, TestStatus, Trajectory, Turn
 
 ROOT = Path(__file__).parents[2]
-QUICK = ROOT / "examples" / "quickstart.yaml"
+QUICK_HUMANEVAL = ROOT / "examples" / "quickstart_humaneval.yaml"
 TINY = [
     "model.name_or_path=tiny-random",
     "generation.max_new_tokens=6",
@@ -291,9 +291,10 @@ def _points_per_step(charts: list[dict[str, Any]], steps: dict[str, list[int]]) 
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real 3-step run of the tiny random model (its metrics as the trainer logs them)."""
+    """A real 3-step run of the tiny random model (its metrics as the trainer logs them),
+    with an eval.sources suite (HumanEval) beside the held-out split."""
     out = tmp_path_factory.mktemp("real")
-    train(load_config(QUICK, [*TINY, "train.steps=3", f"output_dir={out}", "name=t"]), quiet=True)
+    train(load_config(QUICK_HUMANEVAL, [*TINY, "train.steps=3", f"output_dir={out}", "name=t"]), quiet=True)
     return out / "t"
 
 
@@ -503,7 +504,7 @@ def test_report_of_a_real_run_in_a_browser(real_run: Path, page: Page, capsys: p
     assert any(k.startswith("train/") for k in keys) and any(k.startswith("time/") for k in keys)
     assert page.js("document.querySelectorAll('details.traj').length") >= 2  # best and worst
     evals_text = page.js("document.querySelector('#sec-evals').innerText")
-    assert evals_text.count("after (step 3)") == 2  # the held-out split, and HumanEval (the quickstart's eval.sources)
+    assert evals_text.count("after (step 3)") == 2  # the held-out split, and HumanEval (eval.sources)
     assert "t · humaneval" in evals_text
 
 
