@@ -10,7 +10,11 @@ the same process and back to back:
               preallocated cache) with no sampling and no bookkeeping: the floor the
               engine can reach on this machine
   engine      HFEngine.generate on the quickstart's batch (4 prompts x 4 samples, 128 new
-              tokens, temperature 1), as training calls it
+              tokens, temperature 1), as training calls it, and beside it the same engine
+              with PyTorch's flash kernel for decoding steps (the path before
+              generation.single_query_attention): the baseline
+  matmul peak this CPU's n x n matrix-product rate: at batch 16 a float32 step's weight
+              products may be bound by arithmetic before bandwidth
 
 and reports decode steps/s and tokens/s against the limit the bandwidth implies for the
 bytes one step reads (weights + the KV cache at the mean context), float32 and, where the
@@ -50,6 +54,28 @@ def read_bandwidth_gbs(mib: int = 512, repeats: int = 7) -> float:
     return x.numel() * 4 / best / 1e9
 
 
+def matmul_gflops(dtype: str, n: int = 2048, repeats: int = 5) -> float:
+    """This CPU's measured matrix-product peak (GFLOP/s of an n x n product, best of
+    `repeats`, all threads) in `dtype`: the compute bound of a step."""
+    import torch
+
+    t = getattr(torch, dtype)
+    a, b = torch.randn(n, n).to(t), torch.randn(n, n).to(t)
+    a @ b
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best / 1e9
+
+
+def step_flops(model: Any, batch: int) -> float:
+    """Multiply-adds x 2 of one decoding step's weight products (attention over the cache
+    is a few percent at these lengths and is left out)."""
+    return 2.0 * sum(p.numel() for p in model.parameters()) * batch
+
+
 def step_bytes(model: Any, batch: int, context: float, dtype_bytes: int) -> float:
     """Bytes one decoding step reads: every weight matrix once (the embedding table only
     as the tied output head) plus the KV cache of `batch` rows at `context` tokens."""
@@ -66,6 +92,7 @@ def bare_decode(model: Any, batch: int, prompt_len: int, steps: int, dtype: str)
     preallocated cache, autocast as the engine sets it), after one prefill."""
     import torch
 
+    from rlvr.rollout.attention import decode_attention
     from rlvr.rollout.kvcache import preallocated_cache
     from rlvr.rollout.models import autocast
     from rlvr.rollout.packed import packed_linears
@@ -74,7 +101,12 @@ def bare_decode(model: Any, batch: int, prompt_len: int, steps: int, dtype: str)
     ids = torch.randint(0, model.config.vocab_size, (batch, prompt_len), generator=g)
     cache = preallocated_cache(model.config.num_hidden_layers, prompt_len + steps + 1)
     attn = torch.ones((batch, prompt_len), dtype=torch.long)
-    with torch.no_grad(), autocast(torch.device("cpu"), dtype), packed_linears(model, rows_hint=batch):
+    with (
+        torch.no_grad(),
+        autocast(torch.device("cpu"), dtype),
+        packed_linears(model, rows_hint=batch),
+        decode_attention(model),
+    ):
         out = model(input_ids=ids, attention_mask=attn, past_key_values=cache, use_cache=True, logits_to_keep=1)
         tok = out.logits[:, -1].argmax(-1, keepdim=True)
         t0 = time.perf_counter()
@@ -87,7 +119,9 @@ def bare_decode(model: Any, batch: int, prompt_len: int, steps: int, dtype: str)
         return (time.perf_counter() - t0) / steps
 
 
-def engine_run(model: Any, tok: Any, batch: int, new: int, dtype: str, seed: int = 0) -> dict[str, float]:
+def engine_run(
+    model: Any, tok: Any, batch: int, new: int, dtype: str, seed: int = 0, fast_attention: bool = True
+) -> dict[str, float]:
     """The engine on the quickstart's batch: seconds, tokens, decoding steps."""
     from rlvr.rollout.engine import SamplingParams
     from rlvr.rollout.hf import HFEngine
@@ -98,7 +132,7 @@ def engine_run(model: Any, tok: Any, batch: int, new: int, dtype: str, seed: int
     tasks = load_tasks("bundled:python_functions")[: batch // group]
     prompts = [encode_prompt(tok, [{"role": "user", "content": t.prompt}], "```python\n") for t in tasks]
     prompts = [p for p in prompts for _ in range(group)]
-    engine = HFEngine(model, tok, batch_size=batch, compute_dtype=dtype)
+    engine = HFEngine(model, tok, batch_size=batch, compute_dtype=dtype, fast_attention=fast_attention)
     params = SamplingParams(max_new_tokens=new, temperature=1.0, seed=seed)
     engine.generate(prompts[:group], SamplingParams(max_new_tokens=4, seed=seed))  # warm-up
     t0 = time.perf_counter()
@@ -129,37 +163,56 @@ def measure(model_name: str, batch: int, new: int, dtypes: list[str]) -> dict[st
         if dtype == "bfloat16" and not packing_supported(torch.bfloat16):
             out["by_dtype"][dtype] = {"skipped": "this CPU cannot pack bfloat16 (no AVX-512 / AVX-NE-CONVERT)"}
             continue
+        # the baseline first, in the same process: the engine with PyTorch's flash kernel
+        # for decoding steps (generation.single_query_attention false: the path before)
+        flash = engine_run(model, tok, batch, new, dtype, fast_attention=False)
         e = engine_run(model, tok, batch, new, dtype)
         context = e["mean_prompt"] + e["decode_steps"] / 2  # the cache's mean length over the call
         size = 2 if dtype == "bfloat16" else 4
         limit_steps = bw * 1e9 / step_bytes(model, batch, context, size)
+        peak = matmul_gflops(dtype)
+        compute_steps = peak * 1e9 / step_flops(model, batch)
         bare_s = bare_decode(model, batch, int(e["mean_prompt"]), min(new, 64), dtype)
         steps_s = e["decode_steps"] / e["seconds"]
         out["by_dtype"][dtype] = {
             **e,
             "engine_steps_per_s": steps_s,
             "engine_tokens_per_s": e["tokens"] / e["seconds"],
+            "flash_engine_steps_per_s": flash["decode_steps"] / flash["seconds"],
+            "flash_engine_tokens_per_s": flash["tokens"] / flash["seconds"],
             "bare_steps_per_s": 1 / bare_s,
             "limit_steps_per_s": limit_steps,
             "limit_tokens_per_s_at_batch": limit_steps * batch,
+            "matmul_gflops": peak,
+            "compute_limit_steps_per_s": compute_steps,
             "engine_fraction_of_limit": steps_s / limit_steps,
             "bare_fraction_of_limit": (1 / bare_s) / limit_steps,
+            "engine_fraction_of_compute_limit": steps_s / compute_steps,
         }
+    f32 = out["by_dtype"].get("float32", {})
+    for d in out["by_dtype"].values():  # every dtype against the float32 bandwidth limit (the issue's yardstick)
+        if "engine_steps_per_s" in d and "limit_steps_per_s" in f32:
+            d["engine_fraction_of_float32_limit"] = d["engine_steps_per_s"] / f32["limit_steps_per_s"]
     return out
 
 
 def report(r: dict[str, Any]) -> None:
     print(f"\n{r['model']}, batch {r['batch']}, <= {r['new_tokens']} new tokens; memory read {r['read_gbs']:.1f} GB/s")
-    print(f"{'dtype':<10}{'limit st/s':>11}{'bare st/s':>11}{'engine st/s':>12}{'engine tok/s':>13}"
-          f"{'bare/limit':>11}{'engine/limit':>13}")  # fmt: skip
+    print(f"{'dtype':<10}{'bw limit':>9}{'mm limit':>9}{'bare':>7}{'flash eng':>10}{'engine':>8}{'eng tok/s':>10}"
+          f"{'bare/bw':>8}{'eng/bw':>7}{'eng/f32bw':>10}{'eng/mm':>7}   (decode steps/s)")  # fmt: skip
     for dtype, d in r["by_dtype"].items():
         if "skipped" in d:
             print(f"{dtype:<10} skipped: {d['skipped']}")
             continue
+        f32_share = d.get("engine_fraction_of_float32_limit", float("nan"))
         print(
-            f"{dtype:<10}{d['limit_steps_per_s']:>11.1f}{d['bare_steps_per_s']:>11.1f}{d['engine_steps_per_s']:>12.1f}"
-            f"{d['engine_tokens_per_s']:>13.1f}{d['bare_fraction_of_limit']:>11.0%}{d['engine_fraction_of_limit']:>13.0%}"
+            f"{dtype:<10}{d['limit_steps_per_s']:>9.1f}{d['compute_limit_steps_per_s']:>9.1f}{d['bare_steps_per_s']:>7.1f}"
+            f"{d['flash_engine_steps_per_s']:>10.1f}{d['engine_steps_per_s']:>8.1f}{d['engine_tokens_per_s']:>10.1f}"
+            f"{d['bare_fraction_of_limit']:>8.0%}{d['engine_fraction_of_limit']:>7.0%}"
+            f"{f32_share:>10.0%}{d['engine_fraction_of_compute_limit']:>7.0%}"
         )
+    print("bw limit: the bytes a step reads at the measured read bandwidth; mm limit: a step's weight products at the")
+    print("measured matrix-product peak; flash eng: the engine with PyTorch's flash kernel (the path before, same run)")
 
 
 def main() -> None:

@@ -5,6 +5,8 @@ docstring is its documentation and its `rlvr config --keys` text."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from rlvr.config.base import _Section
@@ -26,3 +28,13 @@ class GenerationConfig(_Section):
     """On a CPU, decode with a copy of the weights pre-packed for oneDNN, made at each
     generate call and released after it (about 2x faster decoding; the same float32
     products up to summation order). See rlvr.rollout.packed."""
+    single_query_attention: bool = True
+    """Decoding steps attend their one query per row with two batched matrix products
+    instead of PyTorch's flash kernel (models using sdpa attention; about a fifth of a
+    float32 step saved on a CPU; equal up to summation order). See rlvr.rollout.attention."""
+    compute_dtype: Literal["float32", "bfloat16"] | None = None
+    """Precision of the products while generating; null: model.compute_dtype. bfloat16
+    with float32 training generates from bfloat16 products (half the bytes read a step, on
+    GPUs and CPUs with AVX-512 BF16 or AMX) while the learner computes its own float32
+    log-probs, so the update stays exact; behaviour log-probs then differ from the
+    learner's (logged as logprob_mismatch; see algo.importance)."""

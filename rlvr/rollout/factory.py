@@ -42,8 +42,9 @@ def _hf(cfg: RunConfig, model: Any, tokenizer: Any, *, own_weights: bool, versio
         model,
         tokenizer,
         batch_size=cfg.generation.batch_size,
-        compute_dtype=cfg.model.compute_dtype,
+        compute_dtype=cfg.generation.compute_dtype or cfg.model.compute_dtype,
         packed_weights=cfg.generation.packed_weights,
+        fast_attention=cfg.generation.single_query_attention,
         own_weights=own_weights,
         version=version,
     )

@@ -12,7 +12,9 @@ batch's longest possible sequence (`kvcache.PreallocatedLayer`), so decoding nev
 copies it. A token is drawn by inverting the cumulative distribution at one uniform
 number per row (the same distribution as torch.multinomial, without its one random
 number per vocabulary entry). On a CPU the linear layers multiply with weights packed
-once per call for oneDNN (`packed.packed_linears`).
+once per call for oneDNN (`packed.packed_linears`), and a decoding step attends its one
+query per row with two batched products instead of the flash kernel
+(`attention.decode_attention`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from rlvr.rollout.attention import decode_attention
 from rlvr.rollout.engine import Completion, Report, SamplingParams, check_prompts
 from rlvr.rollout.kvcache import preallocated_cache
 from rlvr.rollout.models import autocast
@@ -46,6 +49,7 @@ class HFEngine:
         compute_dtype: str = "float32",
         packed_weights: bool = True,
         *,
+        fast_attention: bool = True,
         own_weights: bool = False,
         version: int = 0,
     ):
@@ -60,6 +64,7 @@ class HFEngine:
         self.batch_size = batch_size
         self.compute_dtype = compute_dtype
         self.packed_weights = packed_weights
+        self.fast_attention = fast_attention
         eos = tokenizer.eos_token_id
         self.eos_ids = {int(eos)} if eos is not None else set()
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
@@ -92,6 +97,7 @@ class HFEngine:
         with (
             autocast(next(self.model.parameters()).device, self.compute_dtype),
             packed_linears(self.model, rows_hint=self.batch_size) if self.packed_weights else nullcontext(),
+            decode_attention(self.model) if self.fast_attention else nullcontext(),
         ):
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
@@ -204,10 +210,34 @@ class HFEngine:
             drop = cum - sorted_p > params.top_p  # keep the smallest prefix reaching top_p
             sorted_p = sorted_p.masked_fill(drop, 0.0)
             probs = torch.zeros_like(probs).scatter(1, sorted_i, sorted_p)
-        # Inverse CDF: the first token whose cumulative probability exceeds u * total
-        # (right=True never lands on a zero-probability token); float64 sums stay exact
-        # enough for tokens of probability ~1e-12.
-        cdf = probs.double().cumsum(dim=-1)  # [b, V]
-        u = torch.rand((cdf.shape[0], 1), generator=gen, dtype=torch.float64) * cdf[:, -1:]
-        tok = torch.searchsorted(cdf, u, right=True).squeeze(1).clamp(max=cdf.shape[1] - 1)  # [b]
+        u = torch.rand((probs.shape[0], 1), generator=gen, dtype=torch.float64)
+        tok = inverse_cdf(probs, u)
         return tok, logp.gather(1, tok[:, None]).squeeze(1)
+
+
+CDF_BLOCK = 256
+
+
+def inverse_cdf(probs: torch.Tensor, u: torch.Tensor, block: int = CDF_BLOCK) -> torch.Tensor:
+    """probs [b, V] (unnormalised, >= 0, a positive total per row), u [b, 1] uniform in
+    [0, 1) -> [b]: per row the first token whose cumulative probability exceeds u * total.
+
+    Two levels, so that no [b, V] float64 tensor is made: float64 sums of blocks of `block`
+    tokens, the block the target falls in (`searchsorted(right=True)` skips empty blocks),
+    then the float64 cumulative sum inside that block only. Sums are float64 throughout,
+    exact enough for tokens of probability ~1e-12; a token of zero probability is never
+    returned."""
+    b, v = probs.shape
+    pad = (-v) % block
+    blocks = torch.nn.functional.pad(probs, (0, pad)) if pad else probs
+    blocks = blocks.view(b, -1, block)  # [b, nb, block]
+    cum = blocks.sum(dim=-1, dtype=torch.float64).cumsum(dim=-1)  # [b, nb]
+    target = u.to(torch.float64) * cum[:, -1:]  # [b, 1]
+    j = torch.searchsorted(cum, target, right=True).clamp(max=cum.shape[1] - 1)  # [b, 1]
+    before = torch.where(j > 0, cum.gather(1, (j - 1).clamp(min=0)), torch.zeros_like(target))
+    inside = blocks.gather(1, j.unsqueeze(-1).expand(b, 1, block)).squeeze(1)  # [b, block]
+    k = torch.searchsorted(inside.double().cumsum(dim=-1), target - before, right=True)  # [b, 1]
+    # rounding may put the residual at or past the block's own total: the block's last
+    # token of positive probability then
+    last = block - 1 - (inside > 0).flip(-1).int().argmax(dim=-1, keepdim=True)
+    return (j * block + torch.minimum(k, last)).squeeze(1)

@@ -207,10 +207,12 @@ class VLLMEngine:
         if model_dir is None:
             model_dir = tmp / "model"
             model.save_pretrained(str(model_dir))
-        # The policy's dtype, or bfloat16 when model.compute_dtype asks for bfloat16 products
-        # (the HF engine's autocast): vLLM then holds bfloat16 copies of float32 weights.
+        # The policy's dtype, or bfloat16 when generation.compute_dtype (default
+        # model.compute_dtype) asks for bfloat16 products (the HF engine's autocast): vLLM
+        # then holds bfloat16 copies of float32 weights.
         dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
-        if getattr(cfg.model, "compute_dtype", "float32") == "bfloat16":
+        gen_dtype = getattr(cfg.generation, "compute_dtype", None) or getattr(cfg.model, "compute_dtype", "float32")
+        if gen_dtype == "bfloat16":
             dtype = "bfloat16"
         # The engine core in this process: collective_rpc then runs our function on the
         # worker directly, with the learner's tensors (no serialisation).

@@ -64,6 +64,12 @@ def test_generation_bench_smoke_reports_each_dtype_against_the_bandwidth_limit()
     d = r["by_dtype"]["float32"]
     assert d["tokens"] == 32 and d["decode_steps"] == 8  # a random model never stops early: 4 rows x 8 tokens
     assert 0 < d["engine_fraction_of_limit"] == pytest.approx(d["engine_steps_per_s"] / d["limit_steps_per_s"])
+    # the same-run baseline (the flash kernel) and the compute bound the README quotes beside it
+    assert d["flash_engine_steps_per_s"] > 0 and d["matmul_gflops"] > 0
+    assert d["engine_fraction_of_compute_limit"] == pytest.approx(
+        d["engine_steps_per_s"] / d["compute_limit_steps_per_s"]
+    )
+    assert d["engine_fraction_of_float32_limit"] == pytest.approx(d["engine_fraction_of_limit"])
 
 
 def test_cli_start_bench_smoke_runs_every_command_with_its_exit_status() -> None:
