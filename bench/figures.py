@@ -57,6 +57,27 @@ def generated_tokens(run_dir: Path) -> dict[int, int]:
     return out
 
 
+def learner_tokens(run_dir: Path) -> int:
+    """Tokens the learner's gradient passes run over the whole run: the completion of every
+    trained row whose advantage is not zero (rows of zero loss are left out of the passes)
+    plus each such group's prompt once (a group's prompt pass is shared). 6 x parameters x
+    this is the learner's model FLOPs."""
+    from rlvr.trace.parquet import read_table, run_store_uri
+
+    table = read_table(run_store_uri(str(run_dir)), "trajectories")
+    cols = ("step", "group_id", "trained", "advantage", "prompt_tokens", "completion_tokens")
+    missing = [c for c in cols if c not in table.column_names]
+    if missing:
+        raise BenchError(f"{run_dir}/traces: the trajectories table has no {', '.join(missing)} column")
+    rows = zip(*(table.column(c).to_pylist() for c in cols), strict=True)
+    total, prompts = 0, {}
+    for step, group, trained, adv, p_tok, c_tok in rows:
+        if trained and adv:
+            total += int(c_tok)
+            prompts[(step, group)] = int(p_tok)
+    return total + sum(prompts.values())
+
+
 def run_figures(run_dir: Path, *, skip_first: int = 0) -> dict[str, Any]:
     """Tokens generated, seconds and rewards over the run's steps, leaving out the first
     `skip_first` (warm-up). tokens_per_s is completion tokens generated per second of
@@ -82,6 +103,22 @@ def run_figures(run_dir: Path, *, skip_first: int = 0) -> dict[str, Any]:
         "reward": [r["reward/mean"] for r in rows],
         "mismatch": _mean([r["train/logprob_mismatch"] for r in rows if "train/logprob_mismatch" in r]),
     }
+
+
+def held_out_pass_at_1(run_dir: Path) -> dict[str, float]:
+    """Held-out pass@1 of the run's own split, {"before": ..., "after": ...} (other suites,
+    HumanEval, are left out), from metrics.jsonl; a run that evaluated neither is an error."""
+    from rlvr.trace.store import read_jsonl
+
+    path = run_dir / "metrics.jsonl"
+    out = {
+        r["when"]: float(r["pass_at_1"])
+        for r in (read_jsonl(path) if path.exists() else [])
+        if r.get("event") == "eval" and "suite" not in r and r.get("when") in ("before", "after")
+    }
+    if set(out) != {"before", "after"}:
+        raise BenchError(f"{path}: held-out pass@1 before and after training not both recorded (found {sorted(out)})")
+    return out
 
 
 def _mean(xs: list[float]) -> float:

@@ -9,13 +9,19 @@ seconds per step, peak RSS; plus the agreement of rlvr's training-pass log-probs
 full-logits reference on a real batch.
 
     bash bench/setup_trl_env.sh            # once: .venv-bench with rlvr + trl
-    .venv-bench/bin/python bench/trl_vs_rlvr.py [--steps 6] [--bf16]
+    .venv-bench/bin/python bench/trl_vs_rlvr.py [--steps 6] [--bf16] [--generation-bf16]
     .venv/bin/python bench/trl_vs_rlvr.py --smoke       # rlvr's side, tiny sizes (the test suite)
     .venv/bin/python bench/trl_vs_rlvr.py --report bench/results/trl_vs_rlvr.json
 
 rlvr's figures are read from the run's own records (bench/figures.py: the step metrics
 and the trace store, tokens counted over every trajectory generated, as TRL's reward
 function sees every completion); TRL's from its trainer.
+
+With --generation-bf16, rlvr runs a second time in the same run generating with bfloat16
+products (generation.compute_dtype=bfloat16) and training in float32 (its own log-probs,
+so the update stays exact; the behaviour-vs-learner mismatch is printed), beside TRL's
+float32 run. The learner's share of a step and its model FLOPs per second against this
+CPU's float32 matrix-product peak (measured in the same process) are printed too.
 
 With --bf16 both train and generate in mixed precision (rlvr: model.compute_dtype=bfloat16;
 TRL: bf16=True), which pays off on GPUs and on CPUs with AVX-512 BF16 or AMX.
@@ -36,6 +42,7 @@ from pathlib import Path
 STEPS, PROMPTS, GENS, MAX_NEW, LR = 6, 4, 4, 128, 1e-5
 MODEL = "smollm2-135m-instruct"
 SMOKE = {"model": "tiny-random", "prompts": 2, "gens": 2, "max_new": 8}  # --smoke: seconds, not minutes
+GEN_BF16 = "rlvr_gen_bf16"
 SYSTEM = "You are an expert Python programmer. Answer with code only."
 
 
@@ -45,7 +52,8 @@ def _peak_rss_gib() -> float:
 
 def run_rlvr(steps: int, out: dict) -> None:
     import torch
-    from figures import run_figures
+    from figures import learner_tokens, run_figures
+    from generation import matmul_gflops
 
     from rlvr.config import load_config
     from rlvr.train.loop import train
@@ -68,10 +76,14 @@ def run_rlvr(steps: int, out: dict) -> None:
         train(cfg, quiet=True)
         wall = time.perf_counter() - t0
         out.update(run_figures(Path(tmp) / "bench"), wall_s=wall)
-    out["logprob_agreement"] = _logprob_agreement(size["model"])
+        out["learner_tokens"] = learner_tokens(Path(tmp) / "bench")
+    out["logprob_agreement"], out["params"] = _logprob_agreement(size["model"])
+    # the learner against this CPU's matrix-product peak, measured in the same process
+    out["matmul_gflops"] = matmul_gflops("float32")
+    out["learner_gflops"] = 6 * out["params"] * out["learner_tokens"] / out["train_s"] / 1e9
 
 
-def _logprob_agreement(model_name: str) -> float:
+def _logprob_agreement(model_name: str) -> tuple[float, int]:
     """Max |log-probs of rlvr's training pass - full-logits log_softmax| on a batch: the
     learner's own path (a window's shared prompt pass, rows sorted into micro-batches,
     gradients recorded, chunked fused head) against one plain forward per row."""
@@ -104,7 +116,7 @@ def _logprob_agreement(model_name: str) -> float:
                 logits = model(torch.tensor([p + c])).logits[0, len(p) - 1 : len(p) + len(c) - 1].float()
             ref = torch.log_softmax(logits, -1).gather(1, torch.tensor(c)[:, None]).squeeze(1)
             worst = max(worst, float((st.logprobs[j, : len(c)].detach() - ref).abs().max()))
-    return worst
+    return worst, sum(p.numel() for p in model.parameters())
 
 
 def run_trl(steps: int, out: dict) -> None:
@@ -157,7 +169,7 @@ def run_trl(steps: int, out: dict) -> None:
 
 def child(which: str, steps: int, path: str, extra: dict) -> None:
     out: dict = dict(extra)
-    {"rlvr": run_rlvr, "trl": run_trl}[which](steps, out)
+    (run_trl if which == "trl" else run_rlvr)(steps, out)
     out["peak_rss_gib"] = _peak_rss_gib()
     Path(path).write_text(json.dumps(out))
 
@@ -175,17 +187,20 @@ def report(results: dict, steps: int) -> dict:
     size = results.get("rlvr", {}).get("size") or {}
     prompts, gens, max_new = size.get("prompts", PROMPTS), size.get("gens", GENS), size.get("max_new", MAX_NEW)
     print(f"\n{steps} steps x {prompts} prompts x {gens} generations, <= {max_new} new tokens, CPU x{os.cpu_count()}")
-    print(f"{'trainer':<8} {'tok/s':>8} {'s/step':>8} {'tokens':>8} {'peak GiB':>9}  reward per step")
+    print(f"{'trainer':<14} {'tok/s':>8} {'s/step':>8} {'tokens':>8} {'peak GiB':>9}  reward per step")
     figures: dict = {}
     for name, r in results.items():
         figures[f"{name}_tokens_per_s"] = tps = r["tokens"] / r["steps_s"]
         print(
-            f"{name:<8} {tps:8.1f} {r['steps_s'] / len(r['reward']):8.1f} {int(r['tokens']):8d} "
+            f"{name:<14} {tps:8.1f} {r['steps_s'] / len(r['reward']):8.1f} {int(r['tokens']):8d} "
             f"{r['peak_rss_gib']:9.2f}  " + " ".join(f"{x:.2f}" for x in r["reward"])
         )
     if "rlvr" in results and "trl" in results:
         figures["ratio"] = figures["rlvr_tokens_per_s"] / figures["trl_tokens_per_s"]
         print(f"rlvr / TRL throughput: {figures['ratio']:.2f}x")
+    if GEN_BF16 in results and "trl" in results:
+        figures["ratio_generation_bf16"] = figures[f"{GEN_BF16}_tokens_per_s"] / figures["trl_tokens_per_s"]
+        print(f"{GEN_BF16} (bfloat16 generation, float32 learner) / TRL: {figures['ratio_generation_bf16']:.2f}x")
     if "rlvr" in results:
         r = results["rlvr"]
         print(
@@ -193,6 +208,15 @@ def report(results: dict, steps: int) -> dict:
             f"train-vs-rollout mismatch (mean abs) {r['mismatch']:.2e}; train() wall incl. load {r['wall_s']:.1f}s; "
             f"rollout {r['rollout_s']:.1f}s (generation {r.get('generate_s', 0.0):.1f}s), learner {r['train_s']:.1f}s"
         )
+        if "learner_gflops" in r:
+            figures["learner_share"] = r["train_s"] / r["steps_s"]
+            figures["learner_fraction_of_peak"] = r["learner_gflops"] / r["matmul_gflops"]
+            print(
+                f"rlvr learner: {figures['learner_share']:.0%} of the steps' time; {r['learner_gflops']:.0f} GFLOP/s "
+                f"(6 x {r['params'] / 1e6:.0f}M params x {r['learner_tokens']} tokens) = "
+                f"{figures['learner_fraction_of_peak']:.0%} of this CPU's float32 matmul peak "
+                f"({r['matmul_gflops']:.0f})"
+            )
     return figures
 
 
@@ -210,6 +234,11 @@ def main() -> None:
         "--bf16",
         action="store_true",
         help="both in mixed precision: rlvr model.compute_dtype=bfloat16, TRL bf16=True (results: *_bf16.json)",
+    )
+    ap.add_argument(
+        "--generation-bf16",
+        action="store_true",
+        help=f"also rlvr with generation.compute_dtype=bfloat16 and a float32 learner ('{GEN_BF16}', same run)",
     )
     ap.add_argument(
         "--rlvr-overrides",
@@ -232,9 +261,12 @@ def main() -> None:
         ("rlvr", {**rlvr_side, **({"size": SMOKE} if a.smoke else {})}),
         ("trl", {"gradient_checkpointing": a.trl_gradient_checkpointing, "bf16": a.bf16}),
     ]
+    if a.generation_bf16:
+        gen = {"overrides": [*rlvr_side["overrides"], "generation.compute_dtype=bfloat16"]}
+        runs.insert(1, (GEN_BF16, {**gen, **({"size": SMOKE} if a.smoke else {})}))
     results = {}
     for name, extra in runs:
-        if a.only and name != a.only:
+        if a.only and name != a.only and not (a.only == "rlvr" and name == GEN_BF16):
             continue
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
             cmd = [sys.executable, __file__, "--child", name, "--steps", str(a.steps), "--out", f.name]

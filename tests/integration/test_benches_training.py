@@ -34,6 +34,20 @@ def test_the_quickstart_runner_reads_its_run_through_figures_and_a_failed_run_is
     )
 
 
+def test_quickstart_bench_smoke_times_a_run_and_reads_pass_at_1_before_and_after() -> None:
+    with records_nothing(RESULTS / "quickstart.json", RESULTS / "quickstart_avx2.json"):
+        r = last_json(run_bench("bench/quickstart.py", "--smoke").stdout)
+    (run,) = r["runs"]
+    assert run["seed"] == 0 and run["wall_s"] > 0 and r["cores"] == os.cpu_count()
+    assert _share(run["pass_before"]) and _share(run["pass_after"])
+    assert run["gain"] == run["pass_after"] - run["pass_before"]
+    assert (
+        run["steps_s"] == run["rollout_s"] + run["train_s"]
+        or abs(run["steps_s"] - run["rollout_s"] - run["train_s"]) < 1e-6
+    )
+    assert run["meets_target"] == (run["wall_s"] <= 300 and run["gain"] >= 0.05)
+
+
 def test_curriculum_bench_smoke_reports_what_the_readme_quotes_per_sampler() -> None:
     with records_nothing(RESULTS / "curriculum.json", RESULTS / "curriculum_code.json"):
         r = last_json(run_bench("bench/curriculum.py", "--smoke").stdout)
