@@ -28,6 +28,13 @@ class TrainConfig(_Section):
     """Gradient norm clip."""
     micro_batch_size: int = Field(8, ge=1)
     """Sequences per forward/backward pass; gradients accumulate to the whole batch."""
+    sparse_embedding_grads: bool = False
+    """With the input embedding tied to the output head, send the embedding's share of the
+    gradient as a sparse update of the rows a micro-batch's tokens touch instead of a dense
+    vocabulary x hidden one (rlvr.learner.embedding_grad; about a tenth of the update at
+    micro-batch 2 for SmolLM2-135M on a 2-core CPU). The same gradient up to the order of
+    additions, so a seed's run differs from the default's. Off by default: the README's
+    seed table is of the dense path. Not used by the FSDP learner."""
     skip_inert_rows: bool = True
     """Leave out of the learner's passes the rows whose loss is exactly zero (every token
     with a zero advantage, e.g. a group whose rewards are all equal, or masked out), while

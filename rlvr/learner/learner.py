@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -33,6 +34,7 @@ from rlvr.algos import KL_ESTIMATORS, POLICY_LOSSES, aggregate
 from rlvr.algos.names import estimator_needs
 from rlvr.algos.policy_loss import value_loss
 from rlvr.config import RunConfig
+from rlvr.learner.embedding_grad import sparse_tied_embedding_grads
 from rlvr.learner.logprobs import SharedPrompts, TokenStats, token_stats
 from rlvr.learner.prepare import (
     Needs,
@@ -283,7 +285,8 @@ class Learner:
         # The normalisers count every row; rows that contribute nothing are then left out
         # of the passes, so the gradient is exactly the whole batch's.
         active = [p for p in prepared if not self._inert(p)]
-        sums = self.gradient_pass(active, norms)
+        with sparse_tied_embedding_grads(self.model) if self.cfg.train.sparse_embedding_grads else nullcontext():
+            sums = self.gradient_pass(active, norms)
         if not active:
             self._zero_gradients(sums)
         return sums.result(skipped=len(prepared) - len(active), num_seqs=norms.num_seqs)
