@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 import torch  # noqa: E402
+from machine import cpu_name  # noqa: E402
 
 from rlvr.config import load_config  # noqa: E402
 from rlvr.envs import make_env  # noqa: E402
@@ -160,16 +161,6 @@ def llama_cpp_info() -> str:
     import llama_cpp
 
     return bytes(llama_cpp.llama_print_system_info()).decode(errors="replace").strip(" |")
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 QUOTED = {

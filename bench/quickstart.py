@@ -17,10 +17,8 @@ first and last quarter of the steps, and the steps' split into rollout and learn
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import platform
 import sys
 import tempfile
 from pathlib import Path
@@ -34,27 +32,9 @@ SMOKE = ["model.name_or_path=tiny-random", "train.steps=2", "train.prompts_per_s
          "eval.num_tasks=4"]  # fmt: skip
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def cpu_kind() -> str:
-    flags = ""
-    with contextlib.suppress(OSError):
-        flags = next((ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("flags")), "")
-    if "avx512_bf16" in flags:
-        return "AVX-512 BF16"
-    return "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "other")
-
-
 def one_run(seed: int, out: Path, extra: list[str], avx2: bool) -> dict[str, Any]:
     from figures import held_out_pass_at_1, run_figures
+    from machine import cpu_kind
     from train_runs import train_quickstart
 
     if avx2:
@@ -109,6 +89,8 @@ def main() -> None:
                 rows.append(one_run(seed, Path(tmp), extra, avx2))
                 report(rows[-1:])
     report(rows)
+    from machine import cpu_name
+
     result = {"cpu": cpu_name(), "cores": os.cpu_count(), "runs": rows}
     if not a.smoke:
         path = ROOT / "bench" / "results" / ("quickstart_avx2.json" if a.avx2_only else "quickstart.json")
