@@ -219,3 +219,18 @@ def test_vllm_comparison_parses_its_arguments_and_reads_what_its_measuring_code_
     assert done.returncode == 1 and "2x4:8 hf did not do the work" in done.stderr
     done = run_bench("bench/vllm_vs_hf.py", "--smoke", "--configs", "4x4", ok=False)
     assert done.returncode == 2 and "--configs / --step-config" in done.stderr
+
+
+def test_mutation_yield_smoke_runs_mutants_in_the_sandbox_and_a_failing_reference_is_an_error(tmp_path: Path) -> None:
+    """README's mutation figures (bench/results/mutation_yield.json): mutants, the share the
+    gold tests kill beside the first test alone, per-operator rows, a run's wall."""
+    with records_nothing(RESULTS / "mutation_yield.json"):
+        r = last_json(run_bench("bench/mutation_yield.py", "--smoke").stdout)
+    assert r["tasks"] == 12 and r["mutants"] > 12 and r["per_task"]["tasks_without"] == 0
+    assert 0.5 < r["killed_share"] <= 1 and r["first_test_killed_share"] <= r["killed_share"]
+    assert r["run_wall_ms_p50"] > 0 and r["timeouts"] >= 0
+    task = json.loads((ROOT / "rlvr/tasks/data/python_functions.jsonl").read_text().splitlines()[0])
+    task["reference"] = task["reference"].replace("+ 2", "+ 3")
+    (tmp_path / "t.jsonl").write_text(json.dumps(task) + "\n")
+    done = run_bench("bench/mutation_yield.py", "--tasks", str(tmp_path / "t.jsonl"), ok=False)
+    assert done.returncode == 1 and "1 reference(s) fail their own tests: py/add_2" in done.stderr
