@@ -9,6 +9,7 @@ rlvr config --keys                             every key, its default and its me
 rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
 rlvr sandbox run|check|serve|bench ...
 rlvr traces|replay|report|dashboard|export RUN ...   read a run
+rlvr repos add SOURCE | list | show NAME        real repositories and their test environments
 rlvr --version
 
 CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere on the
@@ -42,6 +43,7 @@ COMMANDS = {
     "report": "rlvr.cli.report",
     "dashboard": "rlvr.cli.report",
     "export": "rlvr.cli.export",
+    "repos": "rlvr.cli.repos",
 }
 """Each command's module (one module may serve two: report and dashboard)."""
 

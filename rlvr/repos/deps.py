@@ -1,0 +1,231 @@
+"""What a repository's test suite needs installed, read from the files a project keeps it
+in: pyproject.toml (`project.dependencies`, the test/dev extras, PEP 735 dependency
+groups), setup.cfg (`install_requires`, `extras_require`), a literal setup.py call,
+tox.ini's `[testenv] deps`, and requirements files named for tests or development
+(following `-r` includes). Markers are evaluated for this interpreter, the project's own
+name is dropped (a `pkg[test]` self-reference names its extra, which is read directly),
+and pytest is added when nothing names it. Every function here reads files only.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import contextlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from rlvr.tasks.pyparse import parse
+
+TEST_EXTRAS = ("test", "tests", "testing", "dev", "develop", "development", "check")
+REQUIREMENT_FILES = (
+    "requirements-test*.txt",
+    "requirements_test*.txt",
+    "test-requirements*.txt",
+    "suite_requirements*.txt",
+    "requirements-dev*.txt",
+    "requirements_dev*.txt",
+    "dev-requirements*.txt",
+    "requirements/test*.txt",
+    "requirements/dev*.txt",
+    "tests/requirements*.txt",
+)
+
+
+@dataclass
+class Found:
+    """The requirements found (normalised, sorted, one per project), where each came
+    from, and what could not be read (one line each)."""
+
+    name: str | None
+    requirements: list[str] = field(default_factory=list)
+    sources: dict[str, list[str]] = field(default_factory=dict)  # file -> the lines taken from it
+    skipped: list[str] = field(default_factory=list)
+
+
+def project_name(tree: Path) -> str | None:
+    """The distribution's name: pyproject's [project] name, setup.cfg's metadata, or a
+    literal `name=` in setup.py."""
+    py = _toml(tree / "pyproject.toml")
+    if isinstance(py.get("project", {}).get("name"), str):
+        return str(py["project"]["name"])
+    cfg = _cfg(tree / "setup.cfg")
+    if cfg.has_option("metadata", "name"):
+        return cfg.get("metadata", "name").strip()
+    call = _setup_call(tree / "setup.py")
+    name = call.get("name")
+    return name if isinstance(name, str) else None
+
+
+def suite_requirements(tree: Path, extra: list[str] | None = None) -> Found:
+    """Everything the suite needs beyond the interpreter, from the tree's files, plus
+    `extra` (a per-repository override)."""
+    found = Found(project_name(tree))
+    own = canonicalize_name(found.name) if found.name else None
+    raw: list[tuple[str, str]] = []  # (where, requirement line)
+
+    py = _toml(tree / "pyproject.toml")
+    project = py.get("project", {})
+    raw += [("pyproject.toml", r) for r in project.get("dependencies", []) if isinstance(r, str)]
+    for key, reqs in project.get("optional-dependencies", {}).items():
+        if key.lower() in TEST_EXTRAS:
+            raw += [(f"pyproject.toml [{key}]", r) for r in reqs if isinstance(r, str)]
+    groups = py.get("dependency-groups", {})
+    for key in groups:
+        if key.lower() in TEST_EXTRAS:
+            raw += [(f"pyproject.toml group {key}", r) for r in _group(groups, key, set())]
+
+    cfg = _cfg(tree / "setup.cfg")
+    if cfg.has_option("options", "install_requires"):
+        raw += [("setup.cfg", r) for r in _lines(cfg.get("options", "install_requires"))]
+    if cfg.has_section("options.extras_require"):
+        for key, value in cfg.items("options.extras_require"):
+            if key.lower() in TEST_EXTRAS:
+                raw += [(f"setup.cfg [{key}]", r) for r in _lines(value)]
+
+    call = _setup_call(tree / "setup.py")
+    for key in ("install_requires", "tests_require"):
+        raw += [(f"setup.py {key}", r) for r in call.get(key, []) if isinstance(r, str)]
+    extras = call.get("extras_require", {})
+    if isinstance(extras, dict):
+        for key, reqs in extras.items():
+            if isinstance(key, str) and key.lower() in TEST_EXTRAS and isinstance(reqs, list):
+                raw += [(f"setup.py [{key}]", r) for r in reqs if isinstance(r, str)]
+
+    tox = _cfg(tree / "tox.ini")
+    if tox.has_option("testenv", "deps"):
+        for line in _lines(tox.get("testenv", "deps")):
+            if line.startswith("-r"):
+                raw += _requirements_file(tree, (tree / line[2:].strip()).resolve(), found, set())
+            else:  # factor-conditional lines `py3: pkg` apply to every env here
+                raw.append(("tox.ini", line.split(":", 1)[1].strip() if ":" in line.split("[")[0] else line))
+
+    for pattern in REQUIREMENT_FILES:
+        for path in sorted(tree.glob(pattern)):
+            raw += _requirements_file(tree, path, found, set())
+    raw += [("override", r) for r in extra or []]
+
+    chosen: dict[str, str] = {}
+    for where, line in raw:
+        req = _requirement(line, found, where)
+        if req is None:
+            continue
+        key = canonicalize_name(req.name)
+        if key == own:
+            continue
+        found.sources.setdefault(where, []).append(str(req))
+        if key not in chosen or (req.specifier and not Requirement(chosen[key]).specifier):
+            chosen[key] = str(req)
+    if "pytest" not in chosen:
+        chosen["pytest"] = "pytest"
+        found.sources.setdefault("default", []).append("pytest")
+    found.requirements = sorted(chosen.values(), key=lambda r: canonicalize_name(Requirement(r).name))
+    return found
+
+
+def _requirement(line: str, found: Found, where: str) -> Requirement | None:
+    line = line.split(" #", 1)[0].strip()
+    if not line or line.startswith(("#", "-")):
+        return None
+    try:
+        req = Requirement(line)
+    except InvalidRequirement:
+        found.skipped.append(f"{where}: not a requirement: {line}")
+        return None
+    if req.url:
+        found.skipped.append(f"{where}: a URL requirement is not fetched from the registry: {line}")
+        return None
+    if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+        return None
+    req.marker = None
+    return req
+
+
+def _requirements_file(tree: Path, path: Path, found: Found, seen: set[Path]) -> list[tuple[str, str]]:
+    if path in seen or not path.is_file():
+        if not path.is_file():
+            found.skipped.append(f"{path.name}: an included requirements file is missing")
+        return []
+    seen.add(path)
+    where = str(path.relative_to(tree)) if path.is_relative_to(tree) else str(path)
+    out: list[tuple[str, str]] = []
+    for line in _lines(path.read_text(errors="replace")):
+        if line.startswith(("-r ", "--requirement")):
+            target = line.split(None, 1)[1] if " " in line else line.split("=", 1)[1]
+            out += _requirements_file(tree, (path.parent / target.strip()).resolve(), found, seen)
+        else:
+            out.append((where, line))
+    return out
+
+
+def _group(groups: dict[str, Any], key: str, seen: set[str]) -> list[str]:
+    if key in seen:
+        return []
+    seen.add(key)
+    out: list[str] = []
+    for item in groups.get(key, []):
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
+            out += _group(groups, item["include-group"], seen)
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    out = []
+    for raw in text.replace("\\\n", "").splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+
+
+def _cfg(path: Path) -> configparser.ConfigParser:
+    cfg = configparser.ConfigParser(interpolation=None)
+    if path.is_file():
+        try:
+            cfg.read_string(path.read_text(errors="replace"))
+        except configparser.Error:
+            return configparser.ConfigParser(interpolation=None)
+    return cfg
+
+
+def _setup_call(path: Path) -> dict[str, Any]:
+    """The literal keyword arguments of setup(...) in setup.py (names bound to literals
+    at module level are followed once); anything computed is left out."""
+    if not path.is_file():
+        return {}
+    try:
+        tree = parse(path.read_text(errors="replace"))
+    except SyntaxError:
+        return {}
+    names: dict[str, object] = {}
+    out: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            with contextlib.suppress(ValueError):
+                names[node.targets[0].id] = ast.literal_eval(node.value)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "setup":
+            for kw in node.keywords:
+                if kw.arg is None:
+                    continue
+                try:
+                    out[kw.arg] = ast.literal_eval(kw.value)
+                except ValueError:
+                    if isinstance(kw.value, ast.Name) and kw.value.id in names:
+                        out[kw.arg] = names[kw.value.id]
+    return out
