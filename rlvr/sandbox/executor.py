@@ -100,10 +100,11 @@ class Environment:
     forker: jail.PidNamespaceForker | None = None
     uids: UidBlock | None = None
     template: bool = False  # the server lives in the jail's template root (see enter_template)
+    fallback_dir: str = "/tmp"  # without namespaces: the runs' working directory (RLVR_SANDBOX_FALLBACK_DIR)
 
     @classmethod
     def detect(cls, workdir: str) -> Environment:
-        env = cls(root=os.geteuid() == 0)
+        env = cls(root=os.geteuid() == 0, fallback_dir=os.environ.get("RLVR_SANDBOX_FALLBACK_DIR", "/tmp"))
         env.seccomp_program = jail.compile_seccomp_in_child()
         env.seccomp = env.seccomp_program is not None
         env.cgroups = CgroupFactory.detect()
@@ -164,6 +165,17 @@ def _can_unshare() -> bool:
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/sandbox", "PYTHONHASHSEED": "0"}
 
 
+def allow_listed_environ() -> None:
+    """Make this process's environment (os.environ and the C environment its children get)
+    exactly `_ENV`. The fork server does it once, after reading its settings, so that
+    each run's PID 1, which does it again, has almost nothing to remove; one deletion per
+    variable (os.environ.clear() lists every remaining key again for each one it removes:
+    0.4 ms of a run's CPU for 40 variables)."""
+    for key in list(os.environ):
+        del os.environ[key]
+    os.environ.update(_ENV)
+
+
 def _jailed_child(
     env: Environment, fds: dict[str, int], uid: int, request_fd: int, done_fd: int, cgroup: Cgroup | None
 ) -> None:
@@ -191,14 +203,13 @@ def _jailed_child(
             jail.enter_run(DEFAULT.work_mb, DEFAULT.tmp_mb, uid, env.jail_cfg.under_tmp)
         else:
             os.setsid()  # without a PID namespace, the run is at least a process group of its own
-            os.chdir(os.environ.get("RLVR_SANDBOX_FALLBACK_DIR", "/tmp"))
-        os.environ.clear()
-        os.environ.update(_ENV)
+            os.chdir(env.fallback_dir)
+        allow_listed_environ()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         # Armed: wait for the submission (still privileged, running nothing of it).
         chunks = []
         while True:
-            chunk = os.read(4, 1 << 20)
+            chunk = os.read(4, PIPE_CHUNK)
             if not chunk:
                 break
             chunks.append(chunk)
@@ -250,6 +261,11 @@ def _jailed_child(
         os._exit(0)
 
 
+PIPE_CHUNK = 1 << 16
+"""What one read of a pipe can return (its default capacity): asking for more only makes
+the interpreter allocate (mmap) a larger buffer and give it back on every read."""
+
+
 def _high(fd: int) -> int:
     """Duplicate fd to a number >= 100 and close the original."""
     new = fcntl.fcntl(fd, fcntl.F_DUPFD, 100)
@@ -258,8 +274,9 @@ def _high(fd: int) -> int:
 
 
 def _read_all(fd: int, cap: int) -> tuple[str, bool]:
-    os.lseek(fd, 0, os.SEEK_SET)
-    data = os.read(fd, cap + 1)
+    """A memfd's text, capped (and whether it was). What it holds, not a cap-sized buffer:
+    that would be allocated and mapped afresh for every read (16 MiB for the events)."""
+    data = os.pread(fd, min(os.fstat(fd).st_size, cap + 1), 0)
     text = data[:cap].decode("utf-8", "replace")
     return (text + "\n...[truncated]", True) if len(data) > cap else (text, False)
 

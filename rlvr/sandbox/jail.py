@@ -253,15 +253,30 @@ def _tmpfs_options(mb: int, uid: int, mode: str) -> str:
     return f"size={mb}m,nr_inodes=16384,mode={mode},uid={uid},gid={uid}"
 
 
+RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS  # PID 1's own, beside its PID namespace
+
+
 def enter_run(work_mb: int, tmp_mb: int, uid: int, under_tmp: tuple[str, ...] = ()) -> None:
     """In PID 1 of a run (forked by the server into a new PID namespace): mount, IPC and
     UTS namespaces of its own, a fresh size-capped tmpfs on /sandbox (the cwd) and /tmp
     owned by the run's user, and a /proc that shows the run's processes only. Read-only
     paths under /tmp (`under_tmp`) are bound again on top of the fresh /tmp, read-only,
-    with what they hide (task data) still hidden."""
-    unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
+    with what they hide (task data) still hidden. (Its two halves, `enter_namespaces` and
+    `mount_run_dirs`, are also what `rlvr sandbox bench` times step by step.)"""
+    enter_namespaces()
+    mount_run_dirs(work_mb, tmp_mb, uid, under_tmp)
+
+
+def enter_namespaces() -> None:
+    """The first half of `enter_run`: the mount, IPC and UTS namespaces of PID 1's own."""
+    unshare(RUN_NAMESPACES)
     with contextlib.suppress(OSError):
         _libc.sethostname(b"sandbox", 7)
+
+
+def mount_run_dirs(work_mb: int, tmp_mb: int, uid: int, under_tmp: tuple[str, ...] = ()) -> None:
+    """The second half of `enter_run`, in the namespaces `enter_namespaces` made: /proc,
+    the fresh /tmp and /sandbox (the cwd), and the read-only paths under /tmp again."""
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     kept = [os.open(p, os.O_PATH | os.O_CLOEXEC) for p in under_tmp]  # before the fresh /tmp covers them
     for d, mb, mode in (("/tmp", tmp_mb, "1777"), (WORK_DIR, work_mb, "0755")):

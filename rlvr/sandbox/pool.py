@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from rlvr.sandbox.executor import Limits
@@ -30,6 +31,19 @@ from rlvr.sandbox.framing import recv_msg, send_msg
 
 class SandboxError(RuntimeError):
     """The sandbox infrastructure failed (never the submission's fault)."""
+
+
+SERVER_ENV = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+"""What the fork server is started with, beside its own RLVR_SANDBOX_* settings."""
+
+
+def server_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """The fork server's environment: only what it needs to start and its settings.
+    Nothing else of the caller's (an API token, a cloud key): a run forks from the server,
+    and the environment block the server started with stays in its memory, which a
+    submission can read with ctypes whatever `os.environ` says."""
+    env = {k: v for k, v in environ.items() if k in SERVER_ENV or k.startswith("RLVR_SANDBOX_")}
+    return {**env, "PYTHONUNBUFFERED": "1"}
 
 
 class SandboxPool:
@@ -56,7 +70,7 @@ class SandboxPool:
                 [sys.executable, "-m", "rlvr.sandbox.server", self._dir, str(self.max_concurrency)],
                 stdout=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env=server_environ(os.environ),
             )
             assert self._proc.stdout is not None
             line = self._proc.stdout.readline()

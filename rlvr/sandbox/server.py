@@ -32,6 +32,7 @@ from rlvr.sandbox.executor import (
     Armed,
     Environment,
     Limits,
+    allow_listed_environ,
     arm,
     arming_failure,
     collect,
@@ -130,8 +131,11 @@ class Supervisor:
             self.sel.register(sock, selectors.EVENT_READ, ("read", _Client(sock)))
 
     def _read(self, client: _Client) -> None:
+        # what is still missing once the length is known (up to 1 MiB a call); before, as
+        # much as a small request takes (a larger buffer would be mapped afresh each time)
+        want = 1 << 16 if client.need is None else min(client.need - len(client.buf), 1 << 20)
         try:
-            chunk = client.sock.recv(1 << 20)
+            chunk = client.sock.recv(max(want, 1 << 12))
         except BlockingIOError:
             return
         except OSError:
@@ -258,6 +262,9 @@ def serve(workdir: str, spares: int) -> None:
     owner = os.getppid()
     _preload()
     env = Environment.detect(workdir)
+    # The settings are read: from here on the server (and so every run's PID 1, a fork of
+    # it) holds only the allow-listed environment.
+    allow_listed_environ()
     sock_path = os.path.join(workdir, "server.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path)

@@ -371,3 +371,36 @@ def test_concurrent_hostile_runs_leave_nothing(pool: SandboxPool) -> None:
     assert [r.passed for r in results[1::2]] == [1, 1, 1, 1]
     assert all(r.status is not RunStatus.SANDBOX_ERROR for r in results)
     assert_host_clean(pool)
+
+
+# ---- what the server was started with -------------------------------------------------------
+
+READ_START_ENVIRONMENT = """
+import ctypes
+def f():
+    # the strings the process started with (argv, then the environment block) sit at the
+    # top of the stack from program_invocation_name on, whatever os.environ holds now
+    libc = ctypes.CDLL(None)
+    start = ctypes.c_void_p.in_dll(libc, "program_invocation_name").value
+    top = start
+    try:
+        for line in open("/proc/self/maps"):
+            if line.rstrip().endswith("[stack]"):
+                top = int(line.split("-")[1].split()[0], 16)
+    except OSError:
+        top = (start // 4096 + 1) * 4096
+    return ctypes.string_at(start, top - start)
+"""
+
+
+def test_a_submission_cannot_read_the_callers_environment_from_the_servers_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RLVR_TEST_API_TOKEN", "hunter2-token-value")
+    with SandboxPool(1) as fresh:  # started with the secret in the caller's environment
+        # the probe does read the server's start environment (PYTHONUNBUFFERED is in it) ...
+        seen = run(fresh, READ_START_ENVIRONMENT, ["assert b'PYTHONUNBUFFERED=1' in f()"])
+        # ... and the caller's secret is not there
+        r = run(fresh, READ_START_ENVIRONMENT, ["assert b'hunter2-token' not in f()"])
+    assert seen.passed == seen.total, "the probe reads nothing: it would pass whatever the server holds"
+    assert r.status is RunStatus.OK and r.passed == r.total, r.tests
