@@ -1,4 +1,4 @@
-"""`rlvr sandbox bench`'s structural floor (rlvr/sandbox/bench.py, `structural_floor`):
+"""`rlvr sandbox bench`'s structural floor (rlvr/sandbox/floors.py, `structural_floor`):
 one run's structure timed step by step in a process holding what the fork server holds,
 each step done with the jail's own functions and first checked inside the child (PID 1,
 its own hostname, /tmp, /sandbox and /proc, its user id, seccomp mode 2, ...), so a step
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandbox import SandboxPool
-from rlvr.sandbox.bench import STRUCTURE_STEPS, _print_structure, structural_floor
+from rlvr.sandbox.floors import STRUCTURE_STEPS, print_structure, structural_floor
 
 # the protection (as `rlvr sandbox check` names it) under which the jail does each step
 NEEDS = {
@@ -61,7 +61,7 @@ def test_a_step_not_possible_here_is_one_line_with_its_reason(capsys: pytest.Cap
         "cpu_ms": 3.0,
         "without": ["pidns"],
     }
-    _print_structure(floor)
+    print_structure(floor)
     lines = capsys.readouterr().out.splitlines()
     assert any(line.strip().startswith("fork + exit") and line.endswith("1.50 ms") for line in lines)
     (pidns,) = [line for line in lines if STRUCTURE_STEPS["pidns"] in line]
