@@ -116,7 +116,9 @@ class Environment:
             root_dir = os.path.join(workdir, "root")
             os.makedirs(root_dir, exist_ok=True)
             ro = jail.default_ro_paths()
-            env.jail_cfg = jail.JailConfig(root_dir=root_dir, ro_paths=ro, hidden=jail.default_hidden_paths(ro))
+            env.jail_cfg = jail.JailConfig(
+                root_dir=root_dir, ro_paths=ro, hidden=jail.default_hidden_paths(ro), links=jail.default_links(ro)
+            )
         return env
 
     def enter_template(self) -> None:
@@ -200,7 +202,8 @@ def _jailed_child(
         os.closerange(7, 1 << 16)  # the server's socket, cgroups, other runs: every host descriptor
         if env.template:
             assert env.jail_cfg is not None
-            jail.enter_run(DEFAULT.work_mb, DEFAULT.tmp_mb, uid, env.jail_cfg.under_tmp)
+            cfg = env.jail_cfg
+            jail.enter_run(DEFAULT.work_mb, DEFAULT.tmp_mb, uid, cfg.under_tmp, cfg.links_under_tmp)
         else:
             os.setsid()  # without a PID namespace, the run is at least a process group of its own
             os.chdir(env.fallback_dir)

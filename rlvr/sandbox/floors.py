@@ -110,7 +110,9 @@ def child(steps, check, err):
                 jail.enter_namespaces()
                 check and need(os.uname().nodename == "sandbox", "no UTS namespace of its own")
             elif k == "mounts":
-                jail.mount_run_dirs(DEFAULT.work_mb, DEFAULT.tmp_mb, uid, env.jail_cfg.under_tmp)
+                jail.mount_run_dirs(
+                    DEFAULT.work_mb, DEFAULT.tmp_mb, uid, env.jail_cfg.under_tmp, env.jail_cfg.links_under_tmp
+                )
                 if check:
                     for d, mb in (("/tmp", DEFAULT.tmp_mb), (jail.WORK_DIR, DEFAULT.work_mb)):
                         st = os.statvfs(d)

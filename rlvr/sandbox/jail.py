@@ -85,6 +85,7 @@ class JailConfig:
     root_dir: str  # an empty directory on the host; mounted over inside the private mount namespace
     ro_paths: tuple[str, ...]  # host paths visible read-only inside
     hidden: tuple[str, ...] = ()  # directories under ro_paths shown empty inside (task data)
+    links: tuple[tuple[str, str], ...] = ()  # (a path as named, its real path under ro_paths)
 
     @property
     def under_tmp(self) -> tuple[str, ...]:
@@ -92,17 +93,43 @@ class JailConfig:
         each run's fresh /tmp would hide them, so `enter_run` shows them again on top."""
         return tuple(p for p in self.ro_paths if p.startswith("/tmp/"))
 
+    @property
+    def links_under_tmp(self) -> tuple[tuple[str, str], ...]:
+        """The links whose name lies under /tmp: each run's fresh /tmp gets them again."""
+        return tuple(link for link in self.links if link[0].startswith("/tmp/"))
+
+
+def _named_paths() -> list[str]:
+    extra = [p for p in os.environ.get("RLVR_SANDBOX_SHOW", "").split(":") if p]
+    return ["/usr", "/etc", sys.base_prefix, sys.prefix, *extra]
+
+
+def _within(path: str, roots: tuple[str, ...] | list[str]) -> bool:
+    return any(path == o or path.startswith(o + "/") for o in roots)
+
 
 def default_ro_paths() -> tuple[str, ...]:
     """What a Python submission needs to see: the system, the interpreter, its packages,
-    and any directories listed in RLVR_SANDBOX_SHOW (':'-separated; data a task reads)."""
-    extra = [p for p in os.environ.get("RLVR_SANDBOX_SHOW", "").split(":") if p]
-    paths = ["/usr", "/etc", sys.base_prefix, sys.prefix, *extra]
+    and any directories listed in RLVR_SANDBOX_SHOW (':'-separated; data a task reads).
+    Each is shown at its real path (symlinks resolved); `default_links` adds the names."""
     out: list[str] = []
-    for p in paths:
+    for p in _named_paths():
         rp = os.path.realpath(p)
-        if os.path.isdir(rp) and not any(rp == o or rp.startswith(o + "/") for o in out):
+        if os.path.isdir(rp) and not _within(rp, out):
             out.append(rp)
+    return tuple(out)
+
+
+def default_links(ro_paths: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The names under which the shown paths are reached when they differ from their real
+    paths (a virtual environment reached through a symlink, say into /tmp): the interpreter
+    and its sys.path use the name, so the jail shows a symlink there to the real path.
+    Names already visible inside a shown directory (the host's own symlink) are left."""
+    out: list[tuple[str, str]] = []
+    for p in _named_paths():
+        named, rp = os.path.abspath(p), os.path.realpath(p)
+        if named != rp and _within(rp, ro_paths) and not _within(named, ro_paths) and named not in dict(out):
+            out.append((named, rp))
     return tuple(out)
 
 
@@ -230,6 +257,9 @@ def build_template(cfg: JailConfig) -> None:
     for h in cfg.hidden:  # an empty read-only directory over task data
         if os.path.isdir(root + h):
             _mount("tmpfs", root + h, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+    for named, real in cfg.links:
+        if not named.startswith("/tmp/"):  # those go into each run's fresh /tmp (mount_run_dirs)
+            _symlink(real, root + named)
     for link in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
         host = "/" + link
         if os.path.islink(host):
@@ -249,6 +279,13 @@ def build_template(cfg: JailConfig) -> None:
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
+def _symlink(target: str, path: str) -> None:
+    """A symlink at `path` (its parents made as needed); skipped when something is there."""
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.symlink(target, path)
+
+
 def _tmpfs_options(mb: int, uid: int, mode: str) -> str:
     return f"size={mb}m,nr_inodes=16384,mode={mode},uid={uid},gid={uid}"
 
@@ -256,15 +293,22 @@ def _tmpfs_options(mb: int, uid: int, mode: str) -> str:
 RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS  # PID 1's own, beside its PID namespace
 
 
-def enter_run(work_mb: int, tmp_mb: int, uid: int, under_tmp: tuple[str, ...] = ()) -> None:
+def enter_run(
+    work_mb: int,
+    tmp_mb: int,
+    uid: int,
+    under_tmp: tuple[str, ...] = (),
+    links_under_tmp: tuple[tuple[str, str], ...] = (),
+) -> None:
     """In PID 1 of a run (forked by the server into a new PID namespace): mount, IPC and
     UTS namespaces of its own, a fresh size-capped tmpfs on /sandbox (the cwd) and /tmp
     owned by the run's user, and a /proc that shows the run's processes only. Read-only
     paths under /tmp (`under_tmp`) are bound again on top of the fresh /tmp, read-only,
-    with what they hide (task data) still hidden. (Its two halves, `enter_namespaces` and
+    with what they hide (task data) still hidden, and the names that link to shown paths
+    from under /tmp (`links_under_tmp`) are made again. (Its two halves, `enter_namespaces` and
     `mount_run_dirs`, are also what `rlvr sandbox bench` times step by step.)"""
     enter_namespaces()
-    mount_run_dirs(work_mb, tmp_mb, uid, under_tmp)
+    mount_run_dirs(work_mb, tmp_mb, uid, under_tmp, links_under_tmp)
 
 
 def enter_namespaces() -> None:
@@ -274,9 +318,16 @@ def enter_namespaces() -> None:
         _libc.sethostname(b"sandbox", 7)
 
 
-def mount_run_dirs(work_mb: int, tmp_mb: int, uid: int, under_tmp: tuple[str, ...] = ()) -> None:
+def mount_run_dirs(
+    work_mb: int,
+    tmp_mb: int,
+    uid: int,
+    under_tmp: tuple[str, ...] = (),
+    links_under_tmp: tuple[tuple[str, str], ...] = (),
+) -> None:
     """The second half of `enter_run`, in the namespaces `enter_namespaces` made: /proc,
-    the fresh /tmp and /sandbox (the cwd), and the read-only paths under /tmp again."""
+    the fresh /tmp and /sandbox (the cwd), and the read-only paths and links under /tmp
+    again (root's, in the sticky /tmp: the run's user cannot replace them)."""
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     kept = [os.open(p, os.O_PATH | os.O_CLOEXEC) for p in under_tmp]  # before the fresh /tmp covers them
     for d, mb, mode in (("/tmp", tmp_mb, "1777"), (WORK_DIR, work_mb, "0755")):
@@ -286,6 +337,8 @@ def mount_run_dirs(work_mb: int, tmp_mb: int, uid: int, under_tmp: tuple[str, ..
         _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
         os.close(fd)
+    for named, real in links_under_tmp:
+        _symlink(real, named)
     os.chdir(WORK_DIR)
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -249,3 +250,60 @@ def test_read_only_paths_under_tmp_stay_visible_over_each_fresh_tmp(tmp_path_fac
         for p in os.listdir(base):
             os.remove(os.path.join(base, p))
         os.rmdir(base)
+
+
+def test_paths_reached_through_symlinks_are_visible_under_the_name_used(tmp_path: Path) -> None:
+    """A shown directory reached through a symlink (a virtual environment linked into
+    /tmp, or from /tmp to elsewhere) is mounted at its real path, and the name the
+    interpreter uses is a symlink to it inside the jail: before, the name was missing, so
+    a venv's site-packages vanished and pytest inside collected nothing. Checked both with
+    the name under /tmp (made again in each run's fresh /tmp) and outside it, and end to
+    end with an interpreter started through a linked virtual environment."""
+    import uuid
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "sub" / "data.txt").write_text("through the link")
+    in_tmp = tmp_path / "link"
+    in_tmp.symlink_to(real)
+    outside = Path(f"/var/tmp/rlvr-link-{uuid.uuid4().hex[:8]}")
+    outside.symlink_to(real)
+    old = os.environ.get("RLVR_SANDBOX_SHOW")
+    os.environ["RLVR_SANDBOX_SHOW"] = f"{in_tmp}:{outside}"
+    try:
+        with SandboxPool(1) as pool:
+            code = "import os\ndef f(p):\n    return os.path.islink(p), open(p + '/sub/data.txt').read()\n"
+            tests = [f"assert f({str(p)!r}) == (True, 'through the link')" for p in (in_tmp, outside)]
+            for _ in range(2):  # the link under /tmp is there again in the next run's fresh /tmp
+                r = execute(code, tests, FAST, pool=pool)
+                assert r.passed == 2, [t.message for t in r.tests]
+    finally:
+        if old is None:
+            os.environ.pop("RLVR_SANDBOX_SHOW", None)
+        else:
+            os.environ["RLVR_SANDBOX_SHOW"] = old
+        outside.unlink()
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "only_in_this_venv.py").write_text("X = 42\n")
+    linked = tmp_path / "venv-link"
+    linked.symlink_to(venv)
+    here = Path(__file__).resolve().parents[2]
+    script = (
+        "from rlvr.sandbox import SandboxPool, execute\n"
+        "with SandboxPool(1) as pool:\n"
+        "    r = execute('import only_in_this_venv\\ndef f():\\n    return only_in_this_venv.X\\n',"
+        " ['assert f() == 42'], pool=pool)\n"
+        "print(r.passed, r.tests[0].message)\n"
+    )
+    deps = os.pathsep.join([str(here), *sys.path[1:]])
+    done = subprocess.run(
+        [str(linked / "bin" / "python"), "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": deps},
+    )
+    assert done.stdout.startswith("1 "), done.stdout + done.stderr
