@@ -4,7 +4,8 @@ groups), setup.cfg (`install_requires`, `extras_require`), a literal setup.py ca
 tox.ini's `[testenv] deps`, and requirements files named for tests or development
 (following `-r` includes). Markers are evaluated for this interpreter, the project's own
 name is dropped (a `pkg[test]` self-reference names its extra, which is read directly),
-and pytest is added when nothing names it. Every function here reads files only.
+and rlvr's own tools are added when nothing names them (pytest runs the suite, coverage
+maps which test runs which line for mining). Every function here reads files only.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ REQUIREMENT_FILES = (
     "requirements/dev*.txt",
     "tests/requirements*.txt",
 )
+
+RLVR_TOOLS = ("pytest", "coverage")
 
 
 @dataclass
@@ -121,9 +124,10 @@ def suite_requirements(tree: Path, extra: list[str] | None = None) -> Found:
         found.sources.setdefault(where, []).append(str(req))
         if key not in chosen or (req.specifier and not Requirement(chosen[key]).specifier):
             chosen[key] = str(req)
-    if "pytest" not in chosen:
-        chosen["pytest"] = "pytest"
-        found.sources.setdefault("default", []).append("pytest")
+    for tool in RLVR_TOOLS:  # what rlvr runs in the environment, when the project names none
+        if tool not in chosen:
+            chosen[tool] = tool
+            found.sources.setdefault("default", []).append(tool)
     found.requirements = sorted(chosen.values(), key=lambda r: canonicalize_name(Requirement(r).name))
     return found
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -84,6 +85,7 @@ def add(source_text: str, cache: Path | None = None, override: Path | None = Non
     t0 = time.perf_counter()
     got = fetch(parse_source(source_text), cache, lock or cache / "repos.lock")
     fetch_s = time.perf_counter() - t0
+    _readable_by_all(got.tree)
     ov = Override.load(override)
     found = suite_requirements(got.tree, ov.packages)
     env = build_env(EnvSpec.for_requirements(found.requirements), cache)
@@ -111,6 +113,23 @@ def add(source_text: str, cache: Path | None = None, override: Path | None = Non
     tmp.write_text(json.dumps(repo.to_dict(), indent=1) + "\n")
     os.replace(tmp, record)
     return repo
+
+
+def _readable_by_all(tree: Path) -> None:
+    """The sandbox's runs read the pristine tree as a user of their own: every directory
+    must be searchable and every file readable by others (a private checkout is not)."""
+    for dirpath, _, files in os.walk(tree):
+        _add_bits(dirpath, 0o555)
+        for f in files:
+            path = os.path.join(dirpath, f)
+            if not os.path.islink(path):
+                _add_bits(path, 0o444)
+
+
+def _add_bits(path: str, bits: int) -> None:
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & bits != bits:
+        os.chmod(path, mode | bits)
 
 
 def _pythonpath(tree: Path) -> str:

@@ -224,14 +224,17 @@ def _jailed_child(
         language = request["language"]
         if env.template and (limits.work_mb, limits.tmp_mb) != (DEFAULT.work_mb, DEFAULT.tmp_mb):
             jail.resize_run(limits.work_mb, limits.tmp_mb, uid)
+        if env.template and language == "command":
+            jail.mount_shm(limits.tmp_mb, uid)
         if env.root:
             jail.drop_privileges(uid)
             jail.set_pdeathsig(signal.SIGKILL)
         if env.seccomp_program:
             jail.load_seccomp_bpf(env.seccomp_program)
-        # node reserves far more address space than it uses: its memory is capped by the
-        # cgroup alone (where there is one).
-        address_space = limits.memory_mb if language != "javascript" or not env.cgroups.available else None
+        # node reserves far more address space than it uses (and a command may run node):
+        # their memory is capped by the cgroup alone (where there is one).
+        uncapped = language in ("javascript", "command") and env.cgroups.available
+        address_space = None if uncapped else limits.memory_mb
         jail.apply_rlimits(
             address_space, limits.timeout_s, limits.open_files, limits.file_size_mb, nproc=limits.max_processes
         )

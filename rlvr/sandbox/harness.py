@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rlvr.sandbox import workspace
 from rlvr.sandbox.waiting import wait_for
 from rlvr.sandbox.wire import encode
 
@@ -90,6 +91,9 @@ def run(
     def deadline() -> float:
         return min(time.monotonic() + test_timeout_s, end)
 
+    if language == "command":
+        workspace.run_job(json.loads(code), emit, deadline(), _wait)
+        return
     if language != "python":
         _run_native(code, probes, emit, deadline, end, output_cap, language)
         return

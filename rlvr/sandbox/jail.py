@@ -271,6 +271,7 @@ def build_template(cfg: JailConfig) -> None:
         Path(f"{root}/dev/{dev}").touch()
         _mount(f"/dev/{dev}", f"{root}/dev/{dev}", None, MS_BIND)
     os.symlink("/proc/self/fd", f"{root}/dev/fd")
+    os.mkdir(f"{root}/dev/shm", 0o755)  # a mount point: command runs get a tmpfs there (mount_shm)
     _mount(None, root + "/dev", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     os.chdir(root)
     _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
@@ -340,6 +341,13 @@ def mount_run_dirs(
     for named, real in links_under_tmp:
         _symlink(real, named)
     os.chdir(WORK_DIR)
+
+
+def mount_shm(mb: int, uid: int) -> None:
+    """A fresh, size-capped /dev/shm of the run's own (POSIX semaphores and shared memory:
+    Python's multiprocessing locks need it); still root. Command runs only: a project's
+    test suite may use multiprocessing, a submission's function does not need it."""
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, _tmpfs_options(mb, uid, "1777"))
 
 
 def resize_run(work_mb: int, tmp_mb: int, uid: int) -> None:

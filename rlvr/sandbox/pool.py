@@ -47,8 +47,12 @@ def server_environ(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 class SandboxPool:
-    def __init__(self, max_concurrency: int = 4) -> None:
+    """`show`: directories (beside the system and the interpreter) that this pool's jail
+    shows read-only, as RLVR_SANDBOX_SHOW does: a repository's tree and environment."""
+
+    def __init__(self, max_concurrency: int = 4, show: tuple[str, ...] = ()) -> None:
         self.max_concurrency = max_concurrency
+        self.show = tuple(show)
         self._sem = threading.BoundedSemaphore(max_concurrency)
         self._proc: subprocess.Popen[bytes] | None = None
         self._dir: str | None = None
@@ -70,7 +74,7 @@ class SandboxPool:
                 [sys.executable, "-m", "rlvr.sandbox.server", self._dir, str(self.max_concurrency)],
                 stdout=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
-                env=server_environ(os.environ),
+                env=self._environ(),
             )
             assert self._proc.stdout is not None
             line = self._proc.stdout.readline()
@@ -79,6 +83,13 @@ class SandboxPool:
             self.protections = json.loads(line)
             atexit.register(self.close)
             return self
+
+    def _environ(self) -> dict[str, str]:
+        env = server_environ(os.environ)
+        if self.show:
+            shown = [p for p in env.get("RLVR_SANDBOX_SHOW", "").split(":") if p]
+            env["RLVR_SANDBOX_SHOW"] = ":".join([*shown, *self.show])
+        return env
 
     def run(self, code: str, probes: list[dict[str, str]], limits: Limits, language: str = "python") -> dict[str, Any]:
         """Raw observations of one run (see executor.collect). Blocks for a free slot."""

@@ -60,7 +60,7 @@ def test_a_directory_builds_once_runs_its_suite_and_is_a_cache_hit_the_second_ti
     src = mini(tmp_path / "mini")
     first = add(cache, str(src))
     assert first["kind"] == "dir" and first["name"] == "mini" and first["pythonpath"] == "src"
-    assert first["requirements"] == ["iniconfig", "pytest"]
+    assert first["requirements"] == ["coverage", "iniconfig", "pytest"]
     assert "passed" in run_suite(first, "tests").stdout.splitlines()[-1]
     t0 = time.perf_counter()
     again = add(cache, str(src))

@@ -60,6 +60,7 @@ def test_setup_cfg_setup_py_tox_and_requirement_files_with_includes(tmp_path: Pa
     found = suite_requirements(tmp_path, extra=["pytest==8.0"])
     assert found.name == "legacy"
     assert found.requirements == [
+        "coverage",
         "flake8",
         "freezegun",
         "mock>=4",
@@ -74,10 +75,10 @@ def test_setup_cfg_setup_py_tox_and_requirement_files_with_includes(tmp_path: Pa
     assert "numpy" not in found.requirements  # extra 'x' is not a test extra
 
 
-def test_pytest_is_added_when_nothing_names_it_and_a_missing_include_is_said(tmp_path: Path) -> None:
+def test_pytest_and_coverage_are_added_when_nothing_names_them_and_a_missing_include_is_said(tmp_path: Path) -> None:
     write(tmp_path, {"requirements-dev.txt": "-r missing.txt\n"})
     found = suite_requirements(tmp_path)
-    assert found.requirements == ["pytest"] and found.sources == {"default": ["pytest"]}
+    assert found.requirements == ["coverage", "pytest"] and found.sources == {"default": ["pytest", "coverage"]}
     assert found.skipped == ["missing.txt: an included requirements file is missing"]
     assert found.name is None
 

@@ -1,0 +1,133 @@
+"""A repository's own suite in the sandbox: `rlvr repos add` runs it three times (hash
+seeds 0, 1, 2) and splits its tests into passing, flaky (quarantined), failing and
+skipped; each run works on its own copy of the tree, which nothing survives, with the
+environment read-only; an episode's edits and deletions go over that copy only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlvr.repos import show
+from rlvr.repos.suite import load_baseline, repo_pool, run_suite
+
+TESTS = """\
+import multiprocessing
+import os
+import sys
+
+import pytest
+
+from fix import double
+
+
+def test_double():
+    assert double(2) == 4
+
+
+def test_wrong():
+    assert double(2) == 5
+
+
+@pytest.mark.skip(reason="not today")
+def test_skipped():
+    pass
+
+
+def test_flaky():  # passes under one hash seed of the three: flaky, like a set-order test
+    assert os.environ["PYTHONHASHSEED"] == "1"
+
+
+def test_nothing_survives_a_run():
+    assert not os.path.exists("left.txt")
+    with open("left.txt", "w") as f:  # in the run's copy of the tree
+        f.write("x")
+
+
+def test_the_environment_is_read_only():
+    with pytest.raises(OSError):
+        open(os.path.join(sys.prefix, "written.txt"), "w")
+
+
+def test_multiprocessing_locks():
+    with multiprocessing.Lock():
+        pass
+"""
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # type: ignore[type-arg]
+    root = tmp_path_factory.mktemp("suite-repo")
+    src = root / "proj"
+    files = {
+        "pyproject.toml": '[project]\nname = "fix"\nversion = "0.1"\n'
+        '[project.optional-dependencies]\ntest = ["pytest"]\n',
+        "fix.py": "def double(x):\n    return 2 * x\n",
+        "tests/test_fix.py": TESTS,
+    }
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    cache = root / "cache"
+    done = subprocess.run(
+        [sys.executable, "-m", "rlvr.cli", "repos", "add", str(src), "--cache", str(cache), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return cache, json.loads(done.stdout)
+
+
+def test_the_baseline_splits_the_suite_over_three_runs(repo: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
+    cache, rec = repo
+    b = rec["baseline"]
+    f = "tests/test_fix.py::"
+    assert b["runs"] == 3 and b["passing"] == 4
+    assert b["flaky"] == [f + "test_flaky"] and b["failing"] == [f + "test_wrong"] and b["skipped"] == 1
+    got = load_baseline(show("fix", cache))
+    assert got is not None
+    assert sorted(got.passing) == sorted(
+        f + t
+        for t in (
+            "test_double",
+            "test_nothing_survives_a_run",
+            "test_the_environment_is_read_only",
+            "test_multiprocessing_locks",
+        )
+    )
+    assert set(got.durations) == set(got.passing + got.flaky + got.failing + got.skipped)
+    tree = Path(rec["tree"])
+    assert not (tree / "left.txt").exists() and not (tree / "written.txt").exists()
+    listed = subprocess.run(
+        [sys.executable, "-m", "rlvr.cli", "repos", "list", "--cache", str(cache)], capture_output=True, text=True
+    )
+    assert "4 passing, 1 flaky (quarantined), 1 failing, 1 skipped" in listed.stdout
+
+
+def test_edits_go_over_a_copy_of_the_tree_and_a_selection_runs_alone(repo: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
+    cache, _ = repo
+    r = show("fix", cache)
+    tree = Path(r.tree)
+    before = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*"))
+    f = "tests/test_fix.py::"
+    with repo_pool([r]) as pool:
+        broken = run_suite(
+            r, pool, tests=[f + "test_double", f + "test_wrong"], files={"fix.py": "def double(x):\n    return x + 3\n"}
+        )
+        assert broken.status == "ok", broken.error
+        assert {t: v.outcome for t, v in broken.verdicts.items()} == {
+            f + "test_double": "failed",
+            f + "test_wrong": "passed",
+        }
+        assert "assert 5 == 4" in broken.verdicts[f + "test_double"].message
+        gone = run_suite(r, pool, delete=["fix.py"])
+        assert gone.status == "error" or all(v.outcome == "error" for v in gone.verdicts.values()), gone.output
+        clean = run_suite(r, pool, tests=[f + "test_double"])
+        assert clean.outcome(f + "test_double") == "passed"
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*")) == before
+    assert (tree / "fix.py").read_text() == "def double(x):\n    return 2 * x\n"
