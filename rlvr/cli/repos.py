@@ -24,6 +24,14 @@ def add_parser(sub: Any) -> None:
         if name == "show":
             p.add_argument("name", help="its name, slug or SOURCE")
         p.add_argument("--json", action="store_true")
+    m = rps.add_parser("mine", help="mine bug-injection tasks from a cached repository, each oracle-checked")
+    m.add_argument("name", help="its name, slug or SOURCE")
+    m.add_argument("--per-file", type=int, help="at most this many candidate mutants per module (drawn by --seed)")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--cap", type=float, default=0.2, help="most of the passing set a task may fail (default 0.2)")
+    m.add_argument("--file", action="append", dest="files", help="only this module (repeatable)")
+    m.add_argument("--no-check", action="store_true", help="keep tasks without the oracle check (not for training)")
+    m.add_argument("--json", action="store_true")
     for p in rps.choices.values():
         p.add_argument("--cache", type=Path, help="the cache root (default: $RLVR_REPOS_CACHE or ~/.cache/rlvr/repos)")
 
@@ -57,6 +65,48 @@ def _baseline_dict(b: Any) -> dict[str, Any]:
         "skipped": len(b.skipped),
         "run_wall_s": b.run_wall_s,
     }
+
+
+def _mine(args: argparse.Namespace) -> int:
+    from rlvr.repos import RepoError, show
+    from rlvr.repos.coverage import coverage_map
+    from rlvr.repos.mine import mine, save_tasks
+    from rlvr.repos.reward import oracle_check
+    from rlvr.repos.suite import ensure_baseline, repo_pool
+
+    if not 0 < args.cap <= 1:
+        raise RepoError(f"--cap must be in (0, 1], got {args.cap}")
+    if args.per_file is not None and args.per_file < 1:
+        raise RepoError(f"--per-file must be at least 1, got {args.per_file}")
+    repo = show(args.name, args.cache)
+    with repo_pool([repo], 2) as pool:
+        base, _ = ensure_baseline(repo, pool)
+        cov = coverage_map(repo, pool, base)
+        unknown = sorted(set(args.files or []) - set(cov.source_files()))
+        if unknown:
+            raise RepoError(f"not a covered module of {repo.name}: {', '.join(unknown)}")
+        mined = mine(repo, pool, base, cov, args.cap, files=args.files, per_file=args.per_file, seed=args.seed)
+        checks = [] if args.no_check else [oracle_check(repo, t, base, pool) for t in mined.tasks]
+    failed = {c.task: c.reason for c in checks if not c.ok}
+    kept = [t for t in mined.tasks if t.id not in failed]
+    path = save_tasks(repo, kept)
+    summary = {
+        **mined.summary(),
+        "oracle_checked": len(checks),
+        "oracle_failed": failed,
+        "saved": len(kept),
+        "path": str(path),
+    }
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(f"{repo.slug}: {summary['candidates']} candidates, {len(mined.tasks)} kept by the suite, ", end="")
+    print(f"{len(checks) - len(failed)} of {len(checks)} passed the oracle check; {len(kept)} saved to {path}")
+    for op, counts in summary["per_operator"].items():
+        print(f"  {op:17s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for task, why in failed.items():
+        print(f"  failed the oracle check: {task}: {why}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
                 b = load_baseline(r)
                 print(_baseline_line(b, True) if b else "  suite: no baseline yet (rlvr repos add runs it)")
             return 0
+        if args.repos_command == "mine":
+            return _mine(args)
         repo = show(args.name, args.cache)
         b = load_baseline(repo)
         record = {**repo.to_dict(), "baseline": _baseline_dict(b) if b else None}

@@ -1,0 +1,101 @@
+"""Which test runs which line of a repository: computed once per tree and environment
+(one sandboxed run of the passing set under coverage.py, one context per test node id)
+and kept beside the baseline. Mining mutates only covered lines and runs, for each
+mutant, only the tests that cover it; an episode's test runs can do the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from rlvr.repos.store import Repo
+from rlvr.repos.suite import SUITE_LIMITS, Baseline, BaselineError, run_suite
+from rlvr.sandbox import Limits, SandboxPool
+from rlvr.sandbox.command import WORK_TREE
+
+PLUGIN = "_rlvr_coverage"  # written at the copy's root, loaded with -p
+OUT = "coverage.json"  # in the run's work dir, collected
+PROTECTED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
+TEST_DIRS = {"tests", "test", "testing"}
+
+
+def is_test_file(rel: str) -> bool:
+    """A test module or a file inside a test directory (never mutated, never editable
+    by an agent)."""
+    p = PurePosixPath(rel)
+    return (
+        p.name.startswith("test_")
+        or p.name.endswith("_test.py")
+        or p.name == "conftest.py"
+        or any(part in TEST_DIRS for part in p.parts[:-1])
+    )
+
+
+def is_protected(rel: str) -> bool:
+    """Files a reply may not change: the tests and what configures how they run."""
+    return is_test_file(rel) or PurePosixPath(rel).name in PROTECTED_NAMES
+
+
+@dataclass
+class CoverageMap:
+    tests: list[str]
+    files: dict[str, dict[int, list[int]]]  # file -> line -> indices into tests
+
+    def source_files(self) -> list[str]:
+        """Covered files that are not tests: what mining may mutate."""
+        return sorted(f for f in self.files if f.endswith(".py") and not is_test_file(f) and f != PLUGIN + ".py")
+
+    def lines(self, file: str) -> list[int]:
+        return sorted(self.files.get(file, {}))
+
+    def tests_for(self, file: str, lines: list[int] | tuple[int, ...]) -> set[str]:
+        by_line = self.files.get(file, {})
+        return {self.tests[i] for line in lines for i in by_line.get(line, [])}
+
+    def to_dict(self) -> dict[str, object]:
+        return {"tests": self.tests, "files": {f: {str(k): v for k, v in ls.items()} for f, ls in self.files.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, object]) -> CoverageMap:
+        files = d["files"]
+        assert isinstance(files, dict)
+        tests = d["tests"]
+        assert isinstance(tests, list)
+        return cls(list(tests), {f: {int(k): list(v) for k, v in ls.items()} for f, ls in files.items()})
+
+
+def _path(repo: Repo) -> Path:
+    return Path(repo.tree).parent / "coverage.json"
+
+
+def coverage_map(repo: Repo, pool: SandboxPool, base: Baseline, limits: Limits = SUITE_LIMITS) -> CoverageMap:
+    """The recorded map for this tree and environment, or a new one (recorded): one run of
+    the whole suite (`base` says which of its tests count: the map is read with it)."""
+    path = _path(repo)
+    if path.is_file():
+        data = json.loads(path.read_text())
+        if data.get("digest") == repo.digest and data.get("env_key") == repo.env_key:
+            return CoverageMap.from_dict(data)
+    plugin = (Path(__file__).parent / "coverage_plugin.py").read_text()
+    pythonpath = f"{WORK_TREE}:{WORK_TREE}/{repo.pythonpath}" if repo.pythonpath != "." else WORK_TREE
+    run = run_suite(
+        repo,
+        pool,
+        files={PLUGIN + ".py": plugin},
+        limits=limits,
+        extra_args=["-p", PLUGIN],
+        extra_env={"RLVR_COVERAGE_OUT": f"/sandbox/{OUT}", "PYTHONPATH": pythonpath},
+        collect=[OUT],
+    )
+    text = run.files.get(OUT)
+    if run.status != "ok" or text is None:
+        tail = " | ".join(run.output.strip().splitlines()[-3:])
+        raise BaselineError(f"the coverage run of {repo.name} failed: {run.status} {run.error} {tail}")
+    cov = CoverageMap.from_dict(json.loads(text))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"digest": repo.digest, "env_key": repo.env_key, **cov.to_dict()}) + "\n")
+    os.replace(tmp, path)
+    return cov

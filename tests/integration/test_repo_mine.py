@@ -1,0 +1,164 @@
+"""Tasks mined from a fixture repository and rewarded by its own suite in the sandbox:
+only covered lines are mutated, a kept mutant fails between 1 and the cap of the passing
+set, every kept task passes the oracle check, and the reward pays the FAIL_TO_PASS share
+only while no PASS_TO_PASS test breaks, refusing replies that touch tests or their
+configuration."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlvr.repos import Repo, show
+from rlvr.repos.coverage import coverage_map
+from rlvr.repos.mine import RepoTask, load_tasks, mine, save_tasks
+from rlvr.repos.reward import oracle_check, score
+from rlvr.repos.suite import Baseline, load_baseline, repo_pool
+from rlvr.sandbox import SandboxPool
+from rlvr.tasks.mutate import mutations
+
+CALC = """\
+VERSION = "1.0"
+
+
+def double(x):
+    return 2 * x
+
+
+def quad(x):
+    return double(double(x))
+
+
+def never_tested(x):
+    if x > 3:
+        return x - 1
+    return x
+"""
+
+TESTS = """\
+import calc
+
+
+def test_double():
+    assert calc.double(3) == 6
+
+
+def test_quad():
+    assert calc.quad(1) == 4
+
+
+def test_version():
+    assert calc.VERSION == "1.0"
+
+
+def test_double_zero():
+    assert calc.double(0) == 0
+"""
+
+
+@pytest.fixture(scope="module")
+def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Repo, Baseline]:
+    root = tmp_path_factory.mktemp("mine-repo")
+    src = root / "calcproj"
+    files = {
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "1.0"\n',
+        "calc.py": CALC,
+        "tests/test_calc.py": TESTS,
+    }
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    cache = root / "cache"
+    cmd = [sys.executable, "-m", "rlvr.cli", "repos", "add", str(src), "--cache", str(cache)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    repo = show("calc", cache)
+    base = load_baseline(repo)
+    assert base is not None and len(base.passing) == 4
+    return cache, repo, base
+
+
+@pytest.fixture(scope="module")
+def pool(fixture_repo: tuple[Path, Repo, Baseline]) -> SandboxPool:
+    with repo_pool([fixture_repo[1]], 2) as p:
+        yield p  # type: ignore[misc]
+
+
+F = "tests/test_calc.py::"
+
+
+def test_mining_mutates_covered_lines_only_and_every_kept_task_passes_the_oracle(
+    fixture_repo: tuple[Path, Repo, Baseline], pool: SandboxPool
+) -> None:
+    _, repo, base = fixture_repo
+    cov = coverage_map(repo, pool, base)
+    assert cov.source_files() == ["calc.py"]
+    assert cov.tests_for("calc.py", [5]) == {F + "test_double", F + "test_quad", F + "test_double_zero"}
+    assert not cov.tests_for("calc.py", [13, 14, 15])  # never_tested's body
+    mined = mine(repo, pool, base, cov, cap_share=0.5)
+    assert mined.tasks, mined.summary()
+    for t in mined.tasks:
+        assert all(m["function"] != "never_tested" for m in t.mutations)
+        assert 1 <= len(t.fail_to_pass) <= 2 and set(t.fail_to_pass) <= set(t.covering) <= set(base.passing)
+        assert t.pass_to_pass == 4 - len(t.fail_to_pass)
+    assert sum(c["uncovered"] for c in mined.summary()["per_operator"].values()) >= 1
+    checked = [oracle_check(repo, t, base, pool) for t in mined.tasks]
+    assert all(c.ok for c in checked), [c.reason for c in checked if not c.ok]
+    path = save_tasks(repo, mined.tasks)
+    assert [t.to_dict() for t in load_tasks(path)] == [t.to_dict() for t in mined.tasks]
+    assert path.parent != Path(repo.tree) and not (Path(repo.tree) / path.name).exists()  # never shown in the jail
+
+
+def _task(repo: Repo) -> RepoTask:
+    """double's `2 * x` made `3 * x`: test_double and test_quad fail."""
+    m = next(m for m in mutations(CALC, operators=["constant"]) if m.function == "double" and m.replacement == "3")
+    return RepoTask(
+        id="calc/double",
+        repo=repo.slug,
+        source=repo.source,
+        digest=repo.digest,
+        file="calc.py",
+        mutations=[m.to_dict()],
+        fail_to_pass=[F + "test_double", F + "test_quad"],
+        covering=[F + "test_double", F + "test_quad", F + "test_double_zero"],
+        pass_to_pass=2,
+        operators=["constant"],
+        order=1,
+    )
+
+
+def test_the_reward_pays_the_failing_share_only_while_nothing_else_breaks(
+    fixture_repo: tuple[Path, Repo, Baseline], pool: SandboxPool
+) -> None:
+    _, repo, base = fixture_repo
+    task = _task(repo)
+    broken = task.broken_source(CALC)
+    assert "return 3 * x" in broken
+    assert score(repo, task, base, pool, {"calc.py": CALC}).reward == 1.0
+    unfixed = score(repo, task, base, pool, {})
+    assert unfixed.reward == 0.0 and unfixed.f2p_passed == 0 and unfixed.p2p_broken == []
+    half = score(repo, task, base, pool, {"calc.py": broken.replace("double(double(x))", "4 * x")})
+    assert half.reward == 0.5 and half.f2p_passed == 1
+    collateral = score(repo, task, base, pool, {"calc.py": CALC.replace('"1.0"', '"2.0"')})
+    assert collateral.reward == 0.0 and collateral.f2p_passed == 2 and collateral.p2p_broken == [F + "test_version"]
+    for path in ("tests/test_calc.py", "conftest.py", "pyproject.toml", "pkg/tests/helper.py"):
+        got = score(repo, task, base, pool, {path: "def test_nothing():\n    pass\n"})
+        assert got.status == "refused" and got.reward == 0.0 and path in got.reason
+    gone = score(repo, task, base, pool, {}, deleted=["tests/test_calc.py"])
+    assert gone.status == "refused"
+
+
+def test_rlvr_repos_mine_saves_only_oracle_checked_tasks(fixture_repo: tuple[Path, Repo, Baseline]) -> None:
+    cache = fixture_repo[0]
+    cmd = [sys.executable, "-m", "rlvr.cli", "repos", "mine", "calc", "--cache", str(cache), "--cap", "0.5", "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["oracle_failed"] == {} and summary["saved"] == summary["kept"] >= 1
+    assert len(load_tasks(Path(summary["path"]))) == summary["saved"]
+    bad = subprocess.run([*cmd, "--file", "nope.py"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "not a covered module of calc: nope.py" in bad.stderr
