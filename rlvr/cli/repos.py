@@ -53,6 +53,7 @@ def _baseline_line(b: Any, cached: bool) -> str:
     return (
         f"  suite ({when}): {len(b.passing)} passing, {len(b.flaky)} flaky (quarantined), "
         f"{len(b.failing)} failing, {len(b.skipped)} skipped"
+        + (f", {len(b.unstable)} with ids that follow the hash seed (quarantined)" if b.unstable else "")
     )
 
 
@@ -63,6 +64,7 @@ def _baseline_dict(b: Any) -> dict[str, Any]:
         "flaky": b.flaky,
         "failing": b.failing,
         "skipped": len(b.skipped),
+        "unstable": len(b.unstable),
         "run_wall_s": b.run_wall_s,
     }
 

@@ -61,13 +61,30 @@ class RepoTask:
         return apply(pristine, [Mutation.from_dict(m) for m in self.mutations])
 
 
+@dataclass(frozen=True)
+class CandidateRun:
+    """One candidate's validation run: what was run, what it decided, what it cost."""
+
+    file: str
+    mutant: Mutant
+    covering: tuple[str, ...]
+    outcome: str
+    wall_s: float
+    cpu_s: float
+
+
 @dataclass
 class Mined:
     tasks: list[RepoTask]
     outcomes: dict[str, Counter[str]]  # operator -> outcome -> count
-    run_s: list[float]  # sandbox wall seconds per mutant run
+    runs: list[CandidateRun]
     cpu_s: float
     wall_s: float
+
+    @property
+    def run_s(self) -> list[float]:
+        """Sandbox wall seconds per candidate run (a verdict)."""
+        return [r.wall_s for r in self.runs]
 
     def candidates(self) -> int:
         return sum(sum(c.values()) for c in self.outcomes.values())
@@ -131,11 +148,10 @@ def mine(
             else:
                 outcomes.setdefault(m.operators[0], Counter())["uncovered"] += 1
     tasks: list[RepoTask] = []
-    run_s: list[float] = []
+    runs: list[CandidateRun] = []
     cpu = 0.0
     for k, (file, m, covering) in enumerate(plan):
         run = run_suite(repo, pool, tests=covering, files={file: m.source}, limits=mutant_limits(base, covering))
-        run_s.append(run.wall_s)
         cpu += run.cpu_s
         failed = [t for t in covering if run.outcome(t) != "passed"]
         op = m.operators[0]
@@ -164,9 +180,10 @@ def mine(
                 )
             )
         outcomes.setdefault(op, Counter())[outcome] += 1
+        runs.append(CandidateRun(file, m, tuple(covering), outcome, run.wall_s, run.cpu_s))
         if progress is not None:
             progress(k + 1, len(plan))
-    return Mined(tasks, outcomes, run_s, cpu, time.perf_counter() - t0)
+    return Mined(tasks, outcomes, runs, cpu, time.perf_counter() - t0)
 
 
 def tasks_path(repo: Repo) -> Path:

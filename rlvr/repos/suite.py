@@ -9,7 +9,9 @@ a run writes survives it.
 seed (PYTHONHASHSEED 0, 1, 2: a test that depends on set or dict order shows up), and
 splits the tests: passing every time (the passing set tasks are judged against),
 flaky (passing some of the times: quarantined, never used as a verdict), failing every
-time, skipped. Each test's median duration is kept for scheduling and budgets.
+time, skipped, and unstable (an id present in some runs only, always passing there: a
+parametrization whose ids follow the hash seed; quarantined too). Each test's median
+duration is kept for scheduling and budgets.
 """
 
 from __future__ import annotations
@@ -164,13 +166,16 @@ class Baseline:
     run_wall_s: list[float]
     run_cpu_s: list[float]
     python: str = ""
+    # passed whenever present, but absent from some runs: an id that depends on the hash
+    # seed (a parametrization over a set); quarantined like the flaky ones
+    unstable: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
     def tests(self) -> int:
-        return len(self.passing) + len(self.flaky) + len(self.failing) + len(self.skipped)
+        return len(self.passing) + len(self.flaky) + len(self.failing) + len(self.skipped) + len(self.unstable)
 
 
 class BaselineError(RuntimeError):
@@ -190,10 +195,12 @@ def baseline(repo: Repo, pool: SandboxPool, runs: int = 3, limits: Limits = SUIT
     ids: list[str] = []
     for run in seen:
         ids += [t for t in run.verdicts if t not in set(ids)]
-    passing, flaky, failing, skipped = [], [], [], []
+    passing, flaky, failing, skipped, unstable = [], [], [], [], []
     for t in ids:
         outcomes = [r.outcome(t) for r in seen]
-        if all(o == "passed" for o in outcomes):
+        if "missing" in outcomes and all(o in ("passed", "missing") for o in outcomes):
+            unstable.append(t)
+        elif all(o == "passed" for o in outcomes):
             passing.append(t)
         elif all(o == "skipped" for o in outcomes):
             skipped.append(t)
@@ -213,6 +220,7 @@ def baseline(repo: Repo, pool: SandboxPool, runs: int = 3, limits: Limits = SUIT
         [r.wall_s for r in seen],
         [r.cpu_s for r in seen],
         python=f"{v.major}.{v.minor}.{v.micro}",
+        unstable=unstable,
     )
 
 

@@ -53,6 +53,11 @@ def test_the_environment_is_read_only():
         open(os.path.join(sys.prefix, "written.txt"), "w")
 
 
+@pytest.mark.parametrize("v, expected", [(k, {"x": k}) for k in {"a", "b", "c", "d", "e", "f"}])
+def test_ids_that_follow_set_order(v, expected):  # ids like 'd-expected0': the index moves with the hash seed
+    assert expected["x"] == v
+
+
 def test_multiprocessing_locks():
     with multiprocessing.Lock():
         pass
@@ -89,6 +94,7 @@ def test_the_baseline_splits_the_suite_over_three_runs(repo: tuple[Path, dict]) 
     f = "tests/test_fix.py::"
     assert b["runs"] == 3 and b["passing"] == 4
     assert b["flaky"] == [f + "test_flaky"] and b["failing"] == [f + "test_wrong"] and b["skipped"] == 1
+    assert b["unstable"] >= 6  # each run names the six cases differently
     got = load_baseline(show("fix", cache))
     assert got is not None
     assert sorted(got.passing) == sorted(
@@ -100,13 +106,15 @@ def test_the_baseline_splits_the_suite_over_three_runs(repo: tuple[Path, dict]) 
             "test_multiprocessing_locks",
         )
     )
-    assert set(got.durations) == set(got.passing + got.flaky + got.failing + got.skipped)
+    assert set(got.durations) == set(got.passing + got.flaky + got.failing + got.skipped + got.unstable)
+    assert all("test_ids_that_follow_set_order" in t for t in got.unstable)
     tree = Path(rec["tree"])
     assert not (tree / "left.txt").exists() and not (tree / "written.txt").exists()
     listed = subprocess.run(
         [sys.executable, "-m", "rlvr.cli", "repos", "list", "--cache", str(cache)], capture_output=True, text=True
     )
-    assert "4 passing, 1 flaky (quarantined), 1 failing, 1 skipped" in listed.stdout
+    assert "4 passing, 1 flaky (quarantined), 1 failing, 1 skipped, " in listed.stdout
+    assert "with ids that follow the hash seed (quarantined)" in listed.stdout
 
 
 def test_edits_go_over_a_copy_of_the_tree_and_a_selection_runs_alone(repo: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
