@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import time
 from dataclasses import asdict, dataclass, field
@@ -25,7 +26,7 @@ from rlvr.repos.deps import suite_requirements
 from rlvr.repos.env import EnvSpec, build_env
 from rlvr.repos.source import RepoError, fetch, parse_source
 
-OVERRIDE_KEYS = {"packages", "addopts", "skip"}
+OVERRIDE_KEYS = {"packages", "addopts", "skip", "command", "junit"}
 
 
 def default_cache() -> Path:
@@ -35,11 +36,16 @@ def default_cache() -> Path:
 @dataclass
 class Override:
     """A repository's own adjustments: packages beyond those found, pytest `addopts`,
-    test ids to skip."""
+    test ids to skip; or the repository's own pipeline instead of pytest: `command` (a
+    string, split as a shell would, or a list; run at the tree's root with the
+    environment's bin/ first on PATH) and `junit` (the JUnit XML it writes, relative to
+    the tree)."""
 
     packages: list[str] = field(default_factory=list)
     addopts: str = ""
     skip: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+    junit: str = ""
 
     @classmethod
     def load(cls, path: Path | None) -> Override:
@@ -53,7 +59,16 @@ class Override:
             bad = sorted(set(data) - OVERRIDE_KEYS) if isinstance(data, dict) else [type(data).__name__]
             raise RepoError(f"override file {path}: unknown keys {bad}; valid: {', '.join(sorted(OVERRIDE_KEYS))}")
         packages = [str(p) for p in data.get("packages", [])]
-        return cls(packages, str(data.get("addopts", "")), [str(s) for s in data.get("skip", [])])
+        raw = data.get("command", [])
+        command = shlex.split(raw) if isinstance(raw, str) else [str(a) for a in raw]
+        junit = str(data.get("junit", ""))
+        if bool(command) != bool(junit):
+            raise RepoError(f"override file {path}: 'command' and 'junit' go together (the JUnit XML it writes)")
+        parts = junit.split("/")
+        if junit and (junit.startswith("/") or any(p in ("", ".", "..") for p in parts)):
+            raise RepoError(f"override file {path}: junit {junit!r} must be a plain path relative to the tree")
+        skips = [str(s) for s in data.get("skip", [])]
+        return cls(packages, str(data.get("addopts", "")), skips, command, junit)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from rlvr.repos.junit import ReportError, Verdict, parse
 from rlvr.repos.store import Repo
 from rlvr.sandbox import Limits, SandboxPool
 from rlvr.sandbox.command import WORK_TREE, Job, JobResult, run_job
+from rlvr.sandbox.workspace import TREE
 
 REPORT = "junit.xml"  # written to the run's work dir, beside the tree's copy
 SUITE_LIMITS = Limits(
@@ -119,7 +120,23 @@ def run_suite(
 ) -> SuiteRun:
     """Run the suite (or `tests`, node ids) on a copy of the tree with `files` written
     over it and `delete` removed; `extra_args` go to pytest, `extra_env` over the suite's
-    environment, and `collect` names more files (relative to /sandbox) to bring back."""
+    environment, and `collect` names more files (relative to /sandbox) to bring back.
+    A repository with its own pipeline (the override's `command`) runs that instead,
+    whole: a selection of tests needs pytest."""
+    command = list(repo.override.get("command") or [])
+    if command:
+        if tests or deselect or extra_args:
+            raise BaselineError(f"{repo.name} runs its own command ({' '.join(command)}): tests cannot be selected")
+        env_bin = os.path.join(repo.env_path, "bin")
+        job = Job(
+            argv=command,
+            tree=repo.tree,
+            files=dict(files or {}),
+            delete=list(delete),
+            env={**suite_env(repo, hash_seed), "PATH": f"{env_bin}:/usr/local/bin:/usr/bin:/bin", **(extra_env or {})},
+            collect=[f"{TREE}/{repo.override['junit']}", *collect],
+        )
+        return read_run(run_job(job, limits, pool), report=job.collect[0])
     job = Job(
         argv=pytest_argv(repo, tests, deselect, extra_args),
         tree=repo.tree,
@@ -131,7 +148,7 @@ def run_suite(
     return read_run(run_job(job, limits, pool))
 
 
-def read_run(result: JobResult) -> SuiteRun:
+def read_run(result: JobResult, report: str = REPORT) -> SuiteRun:
     output = (result.stdout + result.stderr)[-8000:]
     run = SuiteRun(
         result.status,
@@ -140,13 +157,13 @@ def read_run(result: JobResult) -> SuiteRun:
         error=result.error,
         wall_s=result.wall_time_s,
         cpu_s=result.cpu_time_s,
-        files={k: v for k, v in result.files.items() if k != REPORT},
+        files={k: v for k, v in result.files.items() if k != report},
     )
     if result.status != "ok":
         return run
-    text = result.files.get(REPORT)
+    text = result.files.get(report)
     if text is None:
-        run.status, run.error = "error", f"no test report was written (pytest exit {result.exit_code})"
+        run.status, run.error = "error", f"no test report was written at {report} (exit {result.exit_code})"
         return run
     try:
         run.verdicts = {v.test: v for v in parse(text)}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.repos import show
-from rlvr.repos.suite import load_baseline, repo_pool, run_suite
+from rlvr.repos.suite import BaselineError, load_baseline, repo_pool, run_suite
 
 TESTS = """\
 import multiprocessing
@@ -139,3 +139,42 @@ def test_edits_go_over_a_copy_of_the_tree_and_a_selection_runs_alone(repo: tuple
         assert clean.outcome(f + "test_double") == "passed"
     assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*")) == before
     assert (tree / "fix.py").read_text() == "def double(x):\n    return 2 * x\n"
+
+
+def test_a_repository_s_own_pipeline_command_is_the_suite(tmp_path: Path) -> None:
+    """`command` + `junit` in the override: the repository's own pipeline (here a
+    Makefile target) runs instead of rlvr's pytest line, with the environment's bin/
+    first on PATH, and its JUnit XML gives the verdicts."""
+    src = tmp_path / "piped"
+    files = {
+        "pyproject.toml": '[project]\nname = "piped"\nversion = "0.1"\n',
+        "Makefile": "test:\n\tmkdir -p build\n"
+        "\tpython -m pytest -q -p no:cacheprovider --junitxml=build/report.xml tests\n",
+        "piped.py": "def one():\n    return 1\n",
+        "tests/test_piped.py": "from piped import one\n\ndef test_one():\n    assert one() == 1\n\n"
+        "def test_two():\n    assert one() + one() == 2\n",
+    }
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    override = tmp_path / "override.yaml"
+    override.write_text("command: make test\njunit: build/report.xml\n")
+    cache = tmp_path / "cache"
+    cmd = [sys.executable, "-m", "rlvr.cli", "repos", "add", str(src), "--cache", str(cache), "--override"]
+    done = subprocess.run([*cmd, str(override), "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rec = json.loads(done.stdout)
+    assert rec["override"]["command"] == ["make", "test"] and rec["baseline"]["passing"] == 2
+    r = show("piped", cache)
+    with repo_pool([r]) as pool:
+        broken = run_suite(r, pool, files={"piped.py": "def one():\n    return 2\n"})
+        assert {t: v.outcome for t, v in broken.verdicts.items()} == {
+            "tests.test_piped::test_one": "failed",  # xunit2: no file attribute, classname::name
+            "tests.test_piped::test_two": "failed",
+        }
+        with pytest.raises(BaselineError, match="tests cannot be selected"):
+            run_suite(r, pool, tests=["tests/test_piped.py::test_one"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("command: make test\n")
+    done = subprocess.run([*cmd, str(bad)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2 and "'command' and 'junit' go together" in done.stderr
