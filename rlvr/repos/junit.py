@@ -64,7 +64,8 @@ def parse(text: str | bytes) -> list[Verdict]:
     out: dict[str, Verdict] = {}
     for suite in _flatten(suites):
         for case in suite:
-            test = node_id(case.classname or "", case.name or "", case._elem.get("file"))
+            # stripped: reporters pad names (jest-junit's default title is "{classname} {title}")
+            test = node_id((case.classname or "").strip(), (case.name or "").strip(), case._elem.get("file"))
             results = list(case.result)
             outcome, message = "passed", ""
             for r in results:

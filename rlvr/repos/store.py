@@ -26,7 +26,7 @@ from rlvr.repos.deps import suite_requirements
 from rlvr.repos.env import EnvSpec, build_env
 from rlvr.repos.source import RepoError, fetch, parse_source
 
-OVERRIDE_KEYS = {"packages", "addopts", "skip", "command", "junit"}
+OVERRIDE_KEYS = {"packages", "addopts", "skip", "command", "junit", "show"}
 
 
 def default_cache() -> Path:
@@ -39,13 +39,15 @@ class Override:
     test ids to skip; or the repository's own pipeline instead of pytest: `command` (a
     string, split as a shell would, or a list; run at the tree's root with the
     environment's bin/ first on PATH) and `junit` (the JUnit XML it writes, relative to
-    the tree)."""
+    the tree); `show`: more directories the jail shows read-only (absolute paths: a
+    node_modules the pipeline runs, a toolchain)."""
 
     packages: list[str] = field(default_factory=list)
     addopts: str = ""
     skip: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
     junit: str = ""
+    show: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: Path | None) -> Override:
@@ -68,7 +70,11 @@ class Override:
         if junit and (junit.startswith("/") or any(p in ("", ".", "..") for p in parts)):
             raise RepoError(f"override file {path}: junit {junit!r} must be a plain path relative to the tree")
         skips = [str(s) for s in data.get("skip", [])]
-        return cls(packages, str(data.get("addopts", "")), skips, command, junit)
+        show = [str(s) for s in data.get("show", [])]
+        for d in show:
+            if not os.path.isabs(d) or not os.path.isdir(d):
+                raise RepoError(f"override file {path}: show {d!r} is not an absolute path to a directory")
+        return cls(packages, str(data.get("addopts", "")), skips, command, junit, show)
 
 
 @dataclass

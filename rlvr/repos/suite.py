@@ -49,7 +49,7 @@ def repo_pool(repos: Sequence[Repo], concurrency: int = 2) -> SandboxPool:
     """A sandbox pool whose jail shows these repositories' trees and environments."""
     show: list[str] = []
     for r in repos:
-        for p in (r.tree, r.env_path):
+        for p in (r.tree, r.env_path, *r.override.get("show", [])):
             if p not in show:
                 show.append(p)
     return SandboxPool(concurrency, show=tuple(show))

@@ -178,3 +178,58 @@ def test_a_repository_s_own_pipeline_command_is_the_suite(tmp_path: Path) -> Non
     bad.write_text("command: make test\n")
     done = subprocess.run([*cmd, str(bad)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 2 and "'command' and 'junit' go together" in done.stderr
+
+
+def _jest(cache: Path) -> Path:
+    """jest and jest-junit from npm, installed once per machine (about 11 s, 37 MiB)."""
+    where = cache / "jest-29.7.0"
+    if not (where / "node_modules" / "jest-junit").is_dir():
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "package.json").write_text('{"name": "rlvr-test-jest", "version": "1.0.0"}\n')
+        cmd = ["npm", "install", "--no-audit", "--no-fund", "jest@29.7.0", "jest-junit@16.0.0"]
+        done = subprocess.run(cmd, cwd=where, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    subprocess.run(["chmod", "-R", "a+rX", str(where)], check=True)
+    return where / "node_modules"
+
+
+def test_a_javascript_pipeline_with_jest_s_junit_reporter(tmp_path: Path) -> None:
+    """The same `command` path on a JavaScript project: jest from npm (shown read-only by
+    the override's `show`) with jest-junit writing the report."""
+    import os
+    import shutil
+
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("node and npm are needed (Debian: apt-get install nodejs npm)")
+        pytest.skip("node and npm are not installed")
+    modules = _jest(Path.home() / ".cache" / "rlvr" / "test-npm")
+    src = tmp_path / "sumjs"
+    files = {
+        "package.json": '{"name": "sumjs", "version": "1.0.0",'
+        ' "jest-junit": {"outputDirectory": "build", "outputName": "report.xml", "classNameTemplate": "{filepath}"}}\n',
+        "sum.js": "function sum(a, b) { return a + b; }\nmodule.exports = sum;\n",
+        "sum.test.js": "const sum = require('./sum');\ntest('adds 1 + 2', () => { expect(sum(1, 2)).toBe(3); });\n"
+        "test('adds zeros', () => { expect(sum(0, 0)).toBe(0); });\n",
+    }
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    jest = f"node {modules}/jest/bin/jest.js --ci --reporters=default --reporters={modules}/jest-junit"
+    override = tmp_path / "override.yaml"
+    override.write_text(f"command: {jest}\njunit: build/report.xml\nshow: [{modules}]\n")
+    cache = tmp_path / "cache"
+    cmd = [sys.executable, "-m", "rlvr.cli", "repos", "add", str(src), "--cache", str(cache), "--override"]
+    done = subprocess.run([*cmd, str(override), "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rec = json.loads(done.stdout)
+    assert rec["baseline"]["passing"] == 2
+    r = show(rec["slug"], cache)
+    with repo_pool([r]) as pool:
+        broken = run_suite(r, pool, files={"sum.js": "function sum(a, b) { return a - b; }\nmodule.exports = sum;\n"})
+    assert broken.status == "ok", broken.error + broken.output
+    assert {t: v.outcome for t, v in broken.verdicts.items()} == {
+        "sum.test.js::adds 1 + 2": "failed",
+        "sum.test.js::adds zeros": "passed",
+    }
+    assert "Expected: 3" in broken.verdicts["sum.test.js::adds 1 + 2"].message

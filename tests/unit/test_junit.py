@@ -40,7 +40,7 @@ def test_node_ids_without_a_file_are_classname_and_name() -> None:
 
 def test_a_single_testsuite_root_and_nested_suites_are_read() -> None:
     jest = (
-        '<testsuite name="math" tests="2"><testcase classname="math adds" name="adds 1 + 2" time="0.003"/>'
+        '<testsuite name="math" tests="2"><testcase classname="math adds" name=" adds 1 + 2" time="0.003"/>'
         '<testcase classname="math adds" name="adds big" time="0.001"><failure message="Expected 4">x</failure>'
         "</testcase></testsuite>"
     )
