@@ -123,8 +123,9 @@ def mine(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> Mined:
-    """Single-site tasks. `per_file` draws that many candidates per file (by `seed`)
-    instead of all; `files` narrows the modules."""
+    """Single-site tasks. `per_file` draws that many candidates per file (by `seed`,
+    among all its mutants, covered or not, so the shares stay fair) instead of all;
+    `files` narrows the modules."""
     t0 = time.perf_counter()
     passing = set(base.passing)
     cap = max(1, int(cap_share * len(passing)))
@@ -134,13 +135,13 @@ def mine(
     for file in files if files is not None else cov.source_files():
         pristine = (tree / file).read_text(encoding="utf-8")
         every = mutants(pristine, operators=operators, family="train")
+        if per_file is not None and len(every) > per_file:  # a sample of all, so shares stay fair
+            every = random.Random(f"{seed}:{file}").sample(every, per_file)
         covered = set(cov.lines(file))
         found = [m for m in every if m.mutations[0].line in covered]
         for m in every:
             if m.mutations[0].line not in covered:  # counted, never run: no test reaches the line
                 outcomes.setdefault(m.operators[0], Counter())["uncovered"] += 1
-        if per_file is not None and len(found) > per_file:
-            found = random.Random(f"{seed}:{file}").sample(found, per_file)
         for m in found:
             covering = sorted(cov.tests_for(file, [x.line for x in m.mutations]) & passing)
             if covering:

@@ -141,6 +141,21 @@ def test_edits_go_over_a_copy_of_the_tree_and_a_selection_runs_alone(repo: tuple
     assert (tree / "fix.py").read_text() == "def double(x):\n    return 2 * x\n"
 
 
+def _add_with_override(src: Path, files: dict[str, str], override: str) -> tuple[Path, dict, list[str]]:  # type: ignore[type-arg]
+    """Write a project, add it with an override; (cache, record, the add command line
+    up to its --override argument)."""
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    path = src.parent / "override.yaml"
+    path.write_text(override)
+    cache = src.parent / "cache"
+    cmd = [sys.executable, "-m", "rlvr.cli", "repos", "add", str(src), "--cache", str(cache), "--override"]
+    done = subprocess.run([*cmd, str(path), "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return cache, json.loads(done.stdout), cmd
+
+
 def test_a_repository_s_own_pipeline_command_is_the_suite(tmp_path: Path) -> None:
     """`command` + `junit` in the override: the repository's own pipeline (here a
     Makefile target) runs instead of rlvr's pytest line, with the environment's bin/
@@ -154,16 +169,7 @@ def test_a_repository_s_own_pipeline_command_is_the_suite(tmp_path: Path) -> Non
         "tests/test_piped.py": "from piped import one\n\ndef test_one():\n    assert one() == 1\n\n"
         "def test_two():\n    assert one() + one() == 2\n",
     }
-    for name, text in files.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text)
-    override = tmp_path / "override.yaml"
-    override.write_text("command: make test\njunit: build/report.xml\n")
-    cache = tmp_path / "cache"
-    cmd = [sys.executable, "-m", "rlvr.cli", "repos", "add", str(src), "--cache", str(cache), "--override"]
-    done = subprocess.run([*cmd, str(override), "--json"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    rec = json.loads(done.stdout)
+    cache, rec, cmd = _add_with_override(src, files, "command: make test\njunit: build/report.xml\n")
     assert rec["override"]["command"] == ["make", "test"] and rec["baseline"]["passing"] == 2
     r = show("piped", cache)
     with repo_pool([r]) as pool:
@@ -212,17 +218,8 @@ def test_a_javascript_pipeline_with_jest_s_junit_reporter(tmp_path: Path) -> Non
         "sum.test.js": "const sum = require('./sum');\ntest('adds 1 + 2', () => { expect(sum(1, 2)).toBe(3); });\n"
         "test('adds zeros', () => { expect(sum(0, 0)).toBe(0); });\n",
     }
-    for name, text in files.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text)
     jest = f"node {modules}/jest/bin/jest.js --ci --reporters=default --reporters={modules}/jest-junit"
-    override = tmp_path / "override.yaml"
-    override.write_text(f"command: {jest}\njunit: build/report.xml\nshow: [{modules}]\n")
-    cache = tmp_path / "cache"
-    cmd = [sys.executable, "-m", "rlvr.cli", "repos", "add", str(src), "--cache", str(cache), "--override"]
-    done = subprocess.run([*cmd, str(override), "--json"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    rec = json.loads(done.stdout)
+    cache, rec, _ = _add_with_override(src, files, f"command: {jest}\njunit: build/report.xml\nshow: [{modules}]\n")
     assert rec["baseline"]["passing"] == 2
     r = show(rec["slug"], cache)
     with repo_pool([r]) as pool:
