@@ -20,11 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-from rlvr.repos import add
+from rlvr.repos import RepoError, add
 from rlvr.repos.coverage import coverage_map
 from rlvr.repos.mine import mine, mutant_limits
 from rlvr.repos.reward import oracle_check
-from rlvr.repos.suite import ensure_baseline, repo_pool, run_suite
+from rlvr.repos.suite import BaselineError, ensure_baseline, repo_pool, run_suite
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -79,6 +79,7 @@ def bench_repo(source: str, per_file: int, unguided: int, seed: int, cache: Path
             "tests": base.tests,
             "passing": len(base.passing),
             "flaky": len(base.flaky),
+            "unstable": len(base.unstable),
             "failing": len(base.failing),
             "skipped": len(base.skipped),
             "run_wall_s": base.run_wall_s,
@@ -122,35 +123,62 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     results = []
     for source in args.repo or ["toolz==1.2.0"]:
-        r = bench_repo(source, args.per_file, args.unguided, args.seed, args.cache)
+        try:
+            r = bench_repo(source, args.per_file, args.unguided, args.seed, args.cache)
+        except (RepoError, BaselineError) as e:
+            print(f"repo_mining: {source}: {e}", file=sys.stderr)
+            return 2
         results.append(r)
-        m, s, u = r["mining"], r["suite"], r["unguided_baseline"]
-        print(
-            f"{source}: env {r['env']['env_build_s']:.1f} s to build ({r['env']['size_mib']:.1f} MiB), "
-            f"add {r['env']['cold_s']:.1f} s, again {r['env']['cached_s']:.1f} s"
-        )
-        print(
-            f"  suite: {s['passing']} passing, {s['flaky']} flaky, {s['failing']} failing, {s['skipped']} skipped; "
-            f"run {statistics.median(s['run_wall_s']):.2f} s; coverage map {r['coverage_s']:.1f} s"
-        )
-        print(
-            f"  mining: {m['kept']} kept of {m['candidates']} candidates ({m['yield']:.0%}; "
-            f"{m['yield_of_run']:.0%} of those run), {m['tasks_per_cpu_hour']:.0f} tasks per CPU-hour, "
-            f"verdict p50 {m['verdict_s_p50']:.2f} s p95 {m['verdict_s_p95']:.2f} s"
-        )
-        for op, c in m["per_operator"].items():
-            print(f"    {op:17s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-        o = r["oracle"]
-        print(f"  oracle check: {o['passed']} of {o['checked']} passed")
-        if u["mutants"]:
-            print(
-                f"  baseline (whole suite per mutant) on {u['mutants']} candidates: {u['cpu_s']:.1f} CPU-s, "
-                f"kept {u['kept']}; coverage-guided {u['guided_cpu_s']:.1f} CPU-s; same decision on {u['agree']}"
-            )
+        _print(r)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": _machine(), "repos": results}, indent=1) + "\n")
     print(f"wrote {args.out}")
+    print(json.dumps({"repos": [_headline(r) for r in results]}))
     return 0
+
+
+def _print(r: dict) -> None:  # type: ignore[type-arg]
+    e, m, s, u, o = r["env"], r["mining"], r["suite"], r["unguided_baseline"], r["oracle"]
+    state = "found cached" if e["env_was_cached"] else "built now"
+    print(
+        f"{r['source']}: env built in {e['env_build_s']:.1f} s ({e['size_mib']:.1f} MiB; {state}); "
+        f"add took {e['cold_s']:.1f} s, the second add {e['cached_s']:.1f} s"
+    )
+    print(
+        f"  suite: {s['passing']} passing, {s['flaky']} flaky, {s['unstable']} unstable ids, {s['failing']} failing, "
+        f"{s['skipped']} skipped; run {statistics.median(s['run_wall_s']):.2f} s; coverage map {r['coverage_s']:.1f} s"
+    )
+    print(
+        f"  mining: {m['kept']} kept of {m['candidates']} candidates ({m['yield']:.0%}; "
+        f"{m['yield_of_run']:.0%} of those run), {m['tasks_per_cpu_hour']:.0f} tasks per CPU-hour, "
+        f"verdict p50 {m['verdict_s_p50']:.2f} s p95 {m['verdict_s_p95']:.2f} s"
+    )
+    for op, c in m["per_operator"].items():
+        print(f"    {op:17s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    print(f"  oracle check: {o['passed']} of {o['checked']} passed")
+    for task, why in o["failures"].items():
+        print(f"    failed: {task}: {why}")
+    if u["mutants"]:
+        print(
+            f"  baseline (whole suite per mutant) on {u['mutants']} candidates: {u['cpu_s']:.1f} CPU-s, "
+            f"kept {u['kept']}; coverage-guided {u['guided_cpu_s']:.1f} CPU-s; same decision on {u['agree']}"
+        )
+
+
+def _headline(r: dict) -> dict:  # type: ignore[type-arg]
+    m, o, u = r["mining"], r["oracle"], r["unguided_baseline"]
+    return {
+        "source": r["source"],
+        "passing": r["suite"]["passing"],
+        "candidates": m["candidates"],
+        "kept": m["kept"],
+        "oracle_passed": o["passed"],
+        "oracle_checked": o["checked"],
+        "tasks_per_cpu_hour": m["tasks_per_cpu_hour"],
+        "unguided_mutants": u["mutants"],
+        "unguided_cpu_s": u["cpu_s"],
+        "guided_cpu_s": u["guided_cpu_s"],
+    }
 
 
 def _machine() -> str:

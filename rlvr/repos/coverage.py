@@ -20,6 +20,7 @@ PLUGIN = "_rlvr_coverage"  # written at the copy's root, loaded with -p
 OUT = "coverage.json"  # in the run's work dir, collected
 PROTECTED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
 TEST_DIRS = {"tests", "test", "testing"}
+COLLECTION = "<collection>"  # code run outside any test: imports, parametrize lists
 
 
 def is_test_file(rel: str) -> bool:
@@ -52,8 +53,10 @@ class CoverageMap:
         return sorted(self.files.get(file, {}))
 
     def tests_for(self, file: str, lines: list[int] | tuple[int, ...]) -> set[str]:
+        """The tests that run these lines; COLLECTION among them when a line also ran
+        while tests were collected (then any test may see it)."""
         by_line = self.files.get(file, {})
-        return {self.tests[i] for line in lines for i in by_line.get(line, [])}
+        return {self.tests[i] or COLLECTION for line in lines for i in by_line.get(line, [])}
 
     def to_dict(self) -> dict[str, object]:
         return {"tests": self.tests, "files": {f: {str(k): v for k, v in ls.items()} for f, ls in self.files.items()}}

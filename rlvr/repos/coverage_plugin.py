@@ -4,6 +4,8 @@ context per test node id), for rlvr.repos.coverage.
 Not imported by rlvr: its text is written into a run's copy of the tree and loaded by the
 sandboxed pytest with `-p _rlvr_coverage`. It writes RLVR_COVERAGE_OUT (JSON):
   {"tests": [node ids], "files": {path relative to the tree: {line: [test index, ...]}}}
+where the id "" stands for what ran outside any test (collection: imports, parametrize
+lists built by calling the code).
 for every measured file under the tree, the test files included (the reader filters).
 """
 
@@ -47,7 +49,7 @@ def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
         by_line = data.contexts_by_lineno(path)
         lines = {}
         for line, contexts in sorted(by_line.items()):
-            ids = sorted({tests.setdefault(c, len(tests)) for c in contexts if c})
+            ids = sorted({tests.setdefault(c, len(tests)) for c in contexts})  # "": collection, imports
             if ids:
                 lines[str(line)] = ids
         if lines:

@@ -40,13 +40,13 @@ class Verdict:
 
 def node_id(classname: str, name: str, file: str | None) -> str:
     """A pytest node id from a case's classname, name and (xunit1) file attribute."""
-    if file and file.endswith(".py"):
-        module = file[:-3].replace("/", ".")
+    if file:  # a module, or a doctest file (semver's docs/usage/x.rst)
+        module = (file[:-3] if file.endswith(".py") else file).replace("/", ".")
         if classname == module:
             return f"{file}::{name}"
         if classname.startswith(module + "."):
             return f"{file}::{classname[len(module) + 1 :].replace('.', '::')}::{name}"
-        return f"{file}::{name}"
+        return f"{file}::{name}" if file.endswith(".py") else f"{classname}::{name}"
     return f"{classname}::{name}" if classname else name
 
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rlvr.repos.coverage import CoverageMap
+from rlvr.repos.coverage import COLLECTION, CoverageMap
 from rlvr.repos.store import Repo
 from rlvr.repos.suite import SUITE_LIMITS, Baseline, run_suite
 from rlvr.sandbox import Limits, SandboxPool
@@ -143,7 +143,9 @@ def mine(
             if m.mutations[0].line not in covered:  # counted, never run: no test reaches the line
                 outcomes.setdefault(m.operators[0], Counter())["uncovered"] += 1
         for m in found:
-            covering = sorted(cov.tests_for(file, [x.line for x in m.mutations]) & passing)
+            reached = cov.tests_for(file, [x.line for x in m.mutations])
+            # a line that runs at collection can change any test (a parametrize list built by it)
+            covering = sorted(passing if COLLECTION in reached else reached & passing)
             if covering:
                 plan.append((file, m, covering))
             else:

@@ -234,3 +234,29 @@ def test_mutation_yield_smoke_runs_mutants_in_the_sandbox_and_a_failing_referenc
     (tmp_path / "t.jsonl").write_text(json.dumps(task) + "\n")
     done = run_bench("bench/mutation_yield.py", "--tasks", str(tmp_path / "t.jsonl"), ok=False)
     assert done.returncode == 1 and "1 reference(s) fail their own tests: py/add_2" in done.stderr
+
+
+def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_bad_source_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """README's repository figures (bench/results/repo_mining.json): the suite, mining
+    yield, the oracle check and the whole-suite baseline, on a small fixture project."""
+    src = tmp_path / "calc"
+    (src / "tests").mkdir(parents=True)
+    (src / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "1.0"\n')
+    (src / "calc.py").write_text(
+        "def double(x):\n    return 2 * x\n\n\ndef inc(x):\n    if x > 0:\n        return x + 1\n    return x\n"
+    )
+    (src / "tests" / "test_calc.py").write_text(
+        "from calc import double, inc\n\ndef test_double():\n    assert double(3) == 6\n\n"
+        "def test_inc():\n    assert inc(1) == 2\n    assert inc(-1) == -1\n"
+    )
+    out = tmp_path / "out.json"
+    args = ["--cache", str(tmp_path / "cache"), "--per-file", "4", "--unguided", "2", "--out", str(out)]
+    r = last_json(run_bench("bench/repo_mining.py", "--repo", str(src), *args).stdout)["repos"][0]
+    assert r["passing"] == 2 and 1 <= r["kept"] <= r["candidates"] <= 4
+    assert r["oracle_passed"] == r["oracle_checked"] == r["kept"]
+    assert r["unguided_mutants"] == 2 and r["unguided_cpu_s"] > 0
+    assert json.loads(out.read_text())["repos"][0]["mining"]["verdict_s_p50"] > 0
+    done = run_bench("bench/repo_mining.py", "--repo", str(tmp_path / "missing"), *args, ok=False)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "missing" in done.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.repos import Repo, show
-from rlvr.repos.coverage import coverage_map
+from rlvr.repos.coverage import COLLECTION, coverage_map
 from rlvr.repos.mine import RepoTask, load_tasks, mine, save_tasks
 from rlvr.repos.reward import oracle_check, score
 from rlvr.repos.suite import Baseline, load_baseline, repo_pool
@@ -33,6 +33,10 @@ def quad(x):
     return double(double(x))
 
 
+def triple(x):
+    return 3 * x
+
+
 def never_tested(x):
     if x > 3:
         return x - 1
@@ -41,6 +45,8 @@ def never_tested(x):
 
 TESTS = """\
 import calc
+
+TRIPLED = calc.triple(2)  # runs while the tests are collected, in no test's context
 
 
 def test_double():
@@ -57,6 +63,10 @@ def test_version():
 
 def test_double_zero():
     assert calc.double(0) == 0
+
+
+def test_tripled():
+    assert TRIPLED == 6
 """
 
 
@@ -78,7 +88,7 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Repo, 
     assert done.returncode == 0, done.stderr[-2000:]
     repo = show("calc", cache)
     base = load_baseline(repo)
-    assert base is not None and len(base.passing) == 4
+    assert base is not None and len(base.passing) == 5
     return cache, repo, base
 
 
@@ -98,14 +108,19 @@ def test_mining_mutates_covered_lines_only_and_every_kept_task_passes_the_oracle
     cov = coverage_map(repo, pool, base)
     assert cov.source_files() == ["calc.py"]
     assert cov.tests_for("calc.py", [5]) == {F + "test_double", F + "test_quad", F + "test_double_zero"}
-    assert not cov.tests_for("calc.py", [13, 14, 15])  # never_tested's body
+    assert cov.tests_for("calc.py", [13]) == {COLLECTION}  # triple: only while collecting
+    assert not cov.tests_for("calc.py", [17, 18, 19])  # never_tested's body
     mined = mine(repo, pool, base, cov, cap_share=0.5)
     assert mined.tasks, mined.summary()
     for t in mined.tasks:
         assert all(m["function"] != "never_tested" for m in t.mutations)
         assert 1 <= len(t.fail_to_pass) <= 2 and set(t.fail_to_pass) <= set(t.covering) <= set(base.passing)
-        assert t.pass_to_pass == 4 - len(t.fail_to_pass)
+        assert t.pass_to_pass == 5 - len(t.fail_to_pass)
     assert sum(c["uncovered"] for c in mined.summary()["per_operator"].values()) >= 1
+    # a mutant of code that runs only at collection is run against every passing test
+    in_triple = [t for t in mined.tasks if t.mutations[0]["function"] == "triple"]
+    assert in_triple and all(t.fail_to_pass == [F + "test_tripled"] for t in in_triple)
+    assert all(len(t.covering) == 5 for t in in_triple)
     checked = [oracle_check(repo, t, base, pool) for t in mined.tasks]
     assert all(c.ok for c in checked), [c.reason for c in checked if not c.ok]
     path = save_tasks(repo, mined.tasks)

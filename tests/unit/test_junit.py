@@ -32,6 +32,14 @@ def test_pytest_xunit1_cases_become_node_ids_with_their_outcomes() -> None:
     }
 
 
+def test_a_doctest_file_s_case_is_its_pytest_node_id() -> None:
+    assert (
+        node_id("docs.usage.compare.rst", "compare.rst", "docs/usage/compare.rst")
+        == "docs/usage/compare.rst::compare.rst"
+    )
+    assert node_id("pkg.mod", "pkg.mod.f", "pkg/mod.py") == "pkg/mod.py::pkg.mod.f"  # a doctest in a module
+
+
 def test_node_ids_without_a_file_are_classname_and_name() -> None:
     assert node_id("tests.test_a", "test_x", None) == "tests.test_a::test_x"
     assert node_id("", "adds numbers", None) == "adds numbers"
