@@ -21,6 +21,7 @@ OUT = "coverage.json"  # in the run's work dir, collected
 PROTECTED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
 TEST_DIRS = {"tests", "test", "testing"}
 COLLECTION = "<collection>"  # code run outside any test: imports, parametrize lists
+MAP_VERSION = 2  # of what the plugin records; a recorded map of another version is made again
 
 
 def is_test_file(rel: str) -> bool:
@@ -80,7 +81,12 @@ def coverage_map(repo: Repo, pool: SandboxPool, base: Baseline, limits: Limits =
     path = _path(repo)
     if path.is_file():
         data = json.loads(path.read_text())
-        if data.get("digest") == repo.digest and data.get("env_key") == repo.env_key:
+        same = (data.get("digest"), data.get("env_key"), data.get("version")) == (
+            repo.digest,
+            repo.env_key,
+            MAP_VERSION,
+        )
+        if same:
             return CoverageMap.from_dict(data)
     plugin = (Path(__file__).parent / "coverage_plugin.py").read_text()
     pythonpath = f"{WORK_TREE}:{WORK_TREE}/{repo.pythonpath}" if repo.pythonpath != "." else WORK_TREE
@@ -99,6 +105,7 @@ def coverage_map(repo: Repo, pool: SandboxPool, base: Baseline, limits: Limits =
         raise BaselineError(f"the coverage run of {repo.name} failed: {run.status} {run.error} {tail}")
     cov = CoverageMap.from_dict(json.loads(text))
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"digest": repo.digest, "env_key": repo.env_key, **cov.to_dict()}) + "\n")
+    record = {"digest": repo.digest, "env_key": repo.env_key, "version": MAP_VERSION, **cov.to_dict()}
+    tmp.write_text(json.dumps(record) + "\n")
     os.replace(tmp, path)
     return cov
