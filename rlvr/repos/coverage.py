@@ -21,7 +21,7 @@ OUT = "coverage.json"  # in the run's work dir, collected
 PROTECTED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
 TEST_DIRS = {"tests", "test", "testing"}
 COLLECTION = "<collection>"  # code run outside any test: imports, parametrize lists
-MAP_VERSION = 2  # of what the plugin records; a recorded map of another version is made again
+MAP_VERSION = 3  # of what the plugin records and the ids; a recorded map of another version is made again
 
 
 def is_test_file(rel: str) -> bool:

@@ -32,6 +32,7 @@ from rlvr.sandbox import Limits, SandboxPool
 from rlvr.sandbox.command import WORK_TREE, Job, JobResult, run_job
 from rlvr.sandbox.workspace import TREE
 
+BASELINE_VERSION = 2  # of the test ids (rlvr.repos.junit.node_id); a baseline of another is taken again
 REPORT = "junit.xml"  # written to the run's work dir, beside the tree's copy
 SUITE_LIMITS = Limits(
     timeout_s=600.0,
@@ -248,18 +249,21 @@ def baseline_path(repo: Repo) -> Path:
 def save_baseline(repo: Repo, b: Baseline) -> Path:
     path = baseline_path(repo)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"digest": repo.digest, "env_key": repo.env_key, **b.to_dict()}, indent=1) + "\n")
+    record = {"digest": repo.digest, "env_key": repo.env_key, "version": BASELINE_VERSION, **b.to_dict()}
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
     os.replace(tmp, path)
     return path
 
 
 def load_baseline(repo: Repo) -> Baseline | None:
-    """The recorded baseline, when it was taken on this tree and this environment."""
+    """The recorded baseline, when it was taken on this tree and this environment, with
+    the test ids of this version."""
     path = baseline_path(repo)
     if not path.is_file():
         return None
     data = json.loads(path.read_text())
-    if data.pop("digest", None) != repo.digest or data.pop("env_key", None) != repo.env_key:
+    key = (data.pop("digest", None), data.pop("env_key", None), data.pop("version", None))
+    if key != (repo.digest, repo.env_key, BASELINE_VERSION):
         return None
     return Baseline(**data)
 
