@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -20,6 +21,10 @@ PLUGIN = "_rlvr_coverage"  # written at the copy's root, loaded with -p
 OUT = "coverage.json"  # in the run's work dir, collected
 PROTECTED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
 TEST_DIRS = {"tests", "test", "testing"}
+# code that is not the library: documentation (a Sphinx conf.py), examples, benchmarks,
+# build scripts; mutating them makes tasks about a docs build, not about the project
+NON_SOURCE_DIRS = {"docs", "doc", "examples", "example", "benchmarks", "bench", "scripts", "tools", "ci"}
+NON_SOURCE_NAMES = {"setup.py", "conf.py", "noxfile.py", "fabfile.py", "tasks.py"}
 COLLECTION = "<collection>"  # code run outside any test: imports, parametrize lists
 MAP_VERSION = 3  # of what the plugin records and the ids; a recorded map of another version is made again
 
@@ -36,9 +41,25 @@ def is_test_file(rel: str) -> bool:
     )
 
 
-def is_protected(rel: str) -> bool:
-    """Files a reply may not change: the tests and what configures how they run."""
-    return is_test_file(rel) or PurePosixPath(rel).name in PROTECTED_NAMES
+def is_protected(rel: str, test_files: Collection[str] = ()) -> bool:
+    """Files a reply may not change: the tests and what configures how they run, and any
+    other file the suite collects tests from (`test_files`: a doctest in docs/usage.rst).
+    A library module whose docstrings are collected (--doctest-modules) stays editable:
+    its bugs are the tasks."""
+    name = PurePosixPath(rel).name
+    return is_test_file(rel) or name in PROTECTED_NAMES or (rel in test_files and not is_library_file(rel))
+
+
+def is_library_file(rel: str) -> bool:
+    """A module of the project itself: what mining may mutate."""
+    p = PurePosixPath(rel)
+    return (
+        p.suffix == ".py"
+        and not is_test_file(rel)
+        and p.name not in NON_SOURCE_NAMES
+        and p.name != PLUGIN + ".py"
+        and not any(part in NON_SOURCE_DIRS for part in p.parts[:-1])
+    )
 
 
 @dataclass
@@ -47,8 +68,8 @@ class CoverageMap:
     files: dict[str, dict[int, list[int]]]  # file -> line -> indices into tests
 
     def source_files(self) -> list[str]:
-        """Covered files that are not tests: what mining may mutate."""
-        return sorted(f for f in self.files if f.endswith(".py") and not is_test_file(f) and f != PLUGIN + ".py")
+        """Covered modules of the project (not tests, docs, examples): what mining may mutate."""
+        return sorted(f for f in self.files if is_library_file(f))
 
     def lines(self, file: str) -> list[int]:
         return sorted(self.files.get(file, {}))

@@ -4,7 +4,8 @@ check every task passes before it is used.
 A reply is a set of whole-file edits and deletions over the unfixed tree (the pristine
 tree with the task's mutations). It is refused, with reward 0 and the reason, when it
 touches a protected file: a test, a conftest, or what configures how tests run
-(rlvr.repos.coverage.is_protected); the tests are what pays, so they are not the reply's
+(rlvr.repos.coverage.is_protected), or any file the suite collects tests from (a doctest
+.rst); the tests are what pays, so they are not the reply's
 to change. Otherwise the whole suite runs on the edited copy and:
     reward = share of FAIL_TO_PASS tests passing, if no PASS_TO_PASS test broke; else 0
 so partial credit is paid only while nothing else breaks. A run that does not end
@@ -39,8 +40,9 @@ class RepoScore:
     wall_s: float = 0.0
 
 
-def protected_edits(edits: dict[str, str], deleted: Sequence[str] = ()) -> list[str]:
-    return sorted(p for p in [*edits, *deleted] if is_protected(p))
+def protected_edits(edits: dict[str, str], deleted: Sequence[str] = (), base: Baseline | None = None) -> list[str]:
+    held = base.test_files() if base is not None else set()
+    return sorted(p for p in [*edits, *deleted] if is_protected(p, held))
 
 
 def unfixed_files(repo: Repo, task: RepoTask) -> dict[str, str]:
@@ -60,7 +62,7 @@ def score(
 ) -> RepoScore:
     """Score a reply (whole-file `edits` and `deleted` paths over the unfixed tree)."""
     f2p = list(task.fail_to_pass)
-    refused = protected_edits(edits, deleted)
+    refused = protected_edits(edits, deleted, base)
     if refused:
         return RepoScore(0.0, "refused", 0, len(f2p), reason=f"the reply changes protected files: {', '.join(refused)}")
     files = {**unfixed_files(repo, task), **edits}

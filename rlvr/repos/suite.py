@@ -195,6 +195,14 @@ class Baseline:
     def tests(self) -> int:
         return len(self.passing) + len(self.flaky) + len(self.failing) + len(self.skipped) + len(self.unstable)
 
+    def test_files(self) -> set[str]:
+        """Every file the suite collected a test from (a .py module, a doctest .rst)."""
+        return {
+            t.split("::")[0]
+            for part in (self.passing, self.flaky, self.failing, self.skipped, self.unstable)
+            for t in part
+        }
+
 
 class BaselineError(RuntimeError):
     """The suite could not be run to a report; the message says why."""

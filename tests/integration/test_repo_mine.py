@@ -70,13 +70,28 @@ def test_tripled():
 """
 
 
+# a doctest in the documentation: a test file that is not Python (never a reply's to edit)
+USAGE = """\
+Usage
+=====
+
+>>> import calc
+>>> calc.never_tested(1)
+1
+"""
+PYPROJECT = '[project]\nname = "calc"\nversion = "1.0"\n\n[tool.pytest.ini_options]\naddopts = "--doctest-glob=*.rst"\n'
+DOC = "docs/usage.rst::usage.rst"
+
+
 @pytest.fixture(scope="module")
 def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Repo, Baseline]:
     root = tmp_path_factory.mktemp("mine-repo")
     src = root / "calcproj"
     files = {
-        "pyproject.toml": '[project]\nname = "calc"\nversion = "1.0"\n',
+        "pyproject.toml": PYPROJECT,
         "calc.py": CALC,
+        "docs/usage.rst": USAGE,
+        "docs/conf.py": "import calc\n\nproject = 'calc'\nrelease = calc.VERSION\n",
         "tests/test_calc.py": TESTS,
     }
     for name, text in files.items():
@@ -88,7 +103,7 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Repo, 
     assert done.returncode == 0, done.stderr[-2000:]
     repo = show("calc", cache)
     base = load_baseline(repo)
-    assert base is not None and len(base.passing) == 5
+    assert base is not None and len(base.passing) == 6 and DOC in base.passing
     return cache, repo, base
 
 
@@ -106,21 +121,25 @@ def test_mining_mutates_covered_lines_only_and_every_kept_task_passes_the_oracle
 ) -> None:
     _, repo, base = fixture_repo
     cov = coverage_map(repo, pool, base)
-    assert cov.source_files() == ["calc.py"]
+    assert cov.source_files() == ["calc.py"]  # not docs/conf.py, whatever covers it
     assert cov.tests_for("calc.py", [5]) == {F + "test_double", F + "test_quad", F + "test_double_zero"}
     assert cov.tests_for("calc.py", [13]) == {COLLECTION}  # triple: only while collecting
-    assert not cov.tests_for("calc.py", [17, 18, 19])  # never_tested's body
+    assert cov.tests_for("calc.py", [17, 19]) == {DOC}  # never_tested(1), in the docs only
+    assert not cov.tests_for("calc.py", [18])
     mined = mine(repo, pool, base, cov, cap_share=0.5)
     assert mined.tasks, mined.summary()
     for t in mined.tasks:
-        assert all(m["function"] != "never_tested" for m in t.mutations)
-        assert 1 <= len(t.fail_to_pass) <= 2 and set(t.fail_to_pass) <= set(t.covering) <= set(base.passing)
-        assert t.pass_to_pass == 5 - len(t.fail_to_pass)
-    assert sum(c["uncovered"] for c in mined.summary()["per_operator"].values()) >= 1
+        assert all(m["line"] != 18 for m in t.mutations)
+        assert 1 <= len(t.fail_to_pass) <= 3 and set(t.fail_to_pass) <= set(t.covering) <= set(base.passing)
+        assert t.pass_to_pass == 6 - len(t.fail_to_pass)
+    assert sum(c.get("uncovered", 0) for c in mined.summary()["per_operator"].values()) >= 1
     # a mutant of code that runs only at collection is run against every passing test
     in_triple = [t for t in mined.tasks if t.mutations[0]["function"] == "triple"]
     assert in_triple and all(t.fail_to_pass == [F + "test_tripled"] for t in in_triple)
-    assert all(len(t.covering) == 5 for t in in_triple)
+    assert all(len(t.covering) == 6 for t in in_triple)
+    # a bug only the documentation's doctest catches: rewriting the .rst is refused too
+    in_docs = [t for t in mined.tasks if t.mutations[0]["function"] == "never_tested"]
+    assert in_docs and all(t.fail_to_pass == [DOC] for t in in_docs)
     checked = [oracle_check(repo, t, base, pool) for t in mined.tasks]
     assert all(c.ok for c in checked), [c.reason for c in checked if not c.ok]
     path = save_tasks(repo, mined.tasks)
@@ -140,7 +159,7 @@ def _task(repo: Repo) -> RepoTask:
         mutations=[m.to_dict()],
         fail_to_pass=[F + "test_double", F + "test_quad"],
         covering=[F + "test_double", F + "test_quad", F + "test_double_zero"],
-        pass_to_pass=2,
+        pass_to_pass=4,
         operators=["constant"],
         order=1,
     )
@@ -160,7 +179,7 @@ def test_the_reward_pays_the_failing_share_only_while_nothing_else_breaks(
     assert half.reward == 0.5 and half.f2p_passed == 1
     collateral = score(repo, task, base, pool, {"calc.py": CALC.replace('"1.0"', '"2.0"')})
     assert collateral.reward == 0.0 and collateral.f2p_passed == 2 and collateral.p2p_broken == [F + "test_version"]
-    for path in ("tests/test_calc.py", "conftest.py", "pyproject.toml", "pkg/tests/helper.py"):
+    for path in ("tests/test_calc.py", "conftest.py", "pyproject.toml", "pkg/tests/helper.py", "docs/usage.rst"):
         got = score(repo, task, base, pool, {path: "def test_nothing():\n    pass\n"})
         assert got.status == "refused" and got.reward == 0.0 and path in got.reason
     gone = score(repo, task, base, pool, {}, deleted=["tests/test_calc.py"])
