@@ -32,6 +32,13 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--file", action="append", dest="files", help="only this module (repeatable)")
     m.add_argument("--no-check", action="store_true", help="keep tasks without the oracle check (not for training)")
     m.add_argument("--json", action="store_true")
+    t = rps.add_parser("tasks", help="write a repository's mined tasks as repo_agent training tasks (JSONL)")
+    t.add_argument("name", help="its name, slug or SOURCE")
+    t.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    t.add_argument("--tier", type=int, default=0, choices=[0, 1], help="0: failing tests with messages; 1: names only")
+    t.add_argument("--seed", type=int, default=0, help="draws which failing tests are held out")
+    t.add_argument("--calls", type=int, default=30, help="tool calls an episode may make (default 30)")
+    t.add_argument("--wall", type=float, default=1800.0, help="seconds an episode may take (default 1800)")
     for p in rps.choices.values():
         p.add_argument("--cache", type=Path, help="the cache root (default: $RLVR_REPOS_CACHE or ~/.cache/rlvr/repos)")
 
@@ -111,6 +118,31 @@ def _mine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tasks(args: argparse.Namespace) -> int:
+    from rlvr.repos import RepoError, show
+    from rlvr.repos.agent import Budget, episode_task
+    from rlvr.repos.mine import load_tasks, tasks_path
+
+    repo = show(args.name, args.cache)
+    path = tasks_path(repo)
+    if not path.is_file():
+        raise RepoError(f"{repo.slug} has no mined tasks yet: rlvr repos mine {args.name}")
+    budget = {"calls": args.calls, "wall_s": args.wall}
+    try:
+        Budget.from_task(budget)
+    except ValueError as e:
+        raise RepoError(f"--calls/--wall: {e}") from None
+    mined = [t for t in load_tasks(path) if t.digest == repo.digest]
+    cache = str(args.cache.resolve()) if args.cache else None
+    out = [episode_task(repo, t, args.tier, args.seed, budget, cache=cache) for t in mined]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(t.to_dict(), sort_keys=True) + "\n" for t in out))
+    held = sum(len(t.tests["held_out"]) for t in out)
+    print(f"{len(out)} tasks of {repo.slug} (tier {args.tier}, {held} failing tests held out) written to {args.out}")
+    print("  train on them with the plugin that registers the domain: plugins: [rlvr.repos.agent]")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from rlvr.repos import RepoError, add, list_repos, show
     from rlvr.repos.suite import BaselineError, ensure_baseline, load_baseline
@@ -148,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.repos_command == "mine":
             return _mine(args)
+        if args.repos_command == "tasks":
+            return _tasks(args)
         repo = show(args.name, args.cache)
         b = load_baseline(repo)
         record = {**repo.to_dict(), "baseline": _baseline_dict(b) if b else None}

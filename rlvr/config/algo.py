@@ -57,6 +57,10 @@ class AlgoConfig(_Section):
     """Extra sampling rounds allowed per step with dynamic_sampling 'refill'."""
     overlong_filter: bool = False
     """DAPO overlong filtering: completions truncated at max_new_tokens get no loss."""
+    compact_filter: bool = False
+    """DeepSWE's compact filtering: a multi-turn episode cut by a budget (finish_reason
+    'turns', 'context' or 'budget': out of turns, context, or the environment's own tool
+    calls or time) gets no loss instead of being taught as a failure."""
     importance: Literal["none", "token", "sequence"] = "none"
     """Importance correction from the behaviour policy (that generated the tokens) to the
     proximal one (the policy at the start of this update), truncated at is_cap: needed

@@ -143,6 +143,7 @@ class RunConfig(_Section):
             (r, ("max_context_tokens", "feedback_chars"), r.max_turns == 1,
              "used only for multi-turn episodes (rollout.max_turns > 1)"),
             (self.sandbox, ("token_env",), self.sandbox.url is None, "used only with a remote sandbox.url"),
+            (a, ("compact_filter",), r.max_turns == 1, "used only for multi-turn episodes (rollout.max_turns > 1)"),
         ]  # fmt: skip
         problems = []
         for section, names, unused, why in inert:

@@ -225,7 +225,7 @@ class Learner:
         `advantage`) and importance weights: one `Prepared` row per trajectory."""
         ac = self.cfg.algo
         needs = Needs.of(ac)
-        masks = loss_masks(trajs, overlong_filter=ac.overlong_filter)
+        masks = loss_masks(trajs, overlong_filter=ac.overlong_filter, compact_filter=ac.compact_filter)
         prox, values, kl = self.passes(trajs, needs)
         adv = token_advantages(trajs, masks, ac, kl=kl, values=values if needs.values else None)
         for t, a in zip(trajs, adv.sequence, strict=True):

@@ -28,7 +28,7 @@ import torch
 
 from rlvr.algos import ADVANTAGES
 from rlvr.algos.advantages import whiten
-from rlvr.algos.filtering import overlong_loss_mask
+from rlvr.algos.filtering import budget_cut_loss_mask, overlong_loss_mask
 from rlvr.algos.importance import importance_weights
 from rlvr.algos.kl import KLFn
 from rlvr.algos.names import estimator_needs
@@ -118,11 +118,15 @@ def group_advantages(trajs: list[Trajectory], estimator: str, rewards: list[floa
     return out
 
 
-def loss_masks(trajs: list[Trajectory], *, overlong_filter: bool) -> list[list[float]]:
+def loss_masks(trajs: list[Trajectory], *, overlong_filter: bool, compact_filter: bool = False) -> list[list[float]]:
     """[L] per row: 1.0 for a token the loss counts. A trajectory's own loss mask (0 on
     environment tokens) applies when it covers the completion; the overlong filter
-    zeroes every token of a completion cut off at the token limit."""
-    keep = overlong_loss_mask([t.finish_reason for t in trajs]) if overlong_filter else [1] * len(trajs)
+    zeroes every token of a completion cut off at the token limit, the compact filter
+    every token of an episode a budget cut (turns, context, the environment's budget)."""
+    reasons = [t.finish_reason for t in trajs]
+    keep = overlong_loss_mask(reasons) if overlong_filter else [1] * len(trajs)
+    if compact_filter:
+        keep = [k * c for k, c in zip(keep, budget_cut_loss_mask(reasons), strict=True)]
     masks = []
     for t, k in zip(trajs, keep, strict=True):
         lm = t.loss_mask if len(t.loss_mask) == len(t.completion_ids) else [1] * len(t.completion_ids)

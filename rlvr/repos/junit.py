@@ -72,7 +72,8 @@ def parse(text: str | bytes) -> list[Verdict]:
                 kind = _KINDS.get(type(r), "")
                 if kind and (outcome == "passed" or kind in ("error", "failed")):
                     outcome = kind
-                    message = (r.message or r.text or "").strip()
+                    # the one-line message, then the body (pytest: the traceback, whose frames name file:line)
+                    message = "\n".join(x.strip() for x in (r.message, r.text) if x and x.strip())
             out.pop(test, None)
             out[test] = Verdict(test, outcome, float(case.time or 0.0), message[-4000:])
     return list(out.values())

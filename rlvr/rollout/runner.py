@@ -13,7 +13,10 @@ so the learner sees exactly the sequence the policy saw.
 Context budget: before another turn, if the context plus `max_new_tokens` would exceed
 `max_context_tokens`, the episode ends there (finish_reason "context") with the reward
 of its last attempt. That is the truncation policy: never cut inside a turn, never
-drop the start of the conversation.
+drop the start of the conversation. An episode of several turns that wanted another and
+had none left ends with finish_reason "turns"; one that its environment ended on its own
+budget (a step's `info["cut"]`: tool calls, wall time) with "budget". The three are the
+budget cuts `algo.compact_filter` masks from the loss.
 
 Failures: generation is retried up to `max_retries` times, then raises `RolloutError`.
 An environment step that raises, or whose sandbox run ends in SANDBOX_ERROR
@@ -252,7 +255,12 @@ async def _advance(
         break
     e.env_s += time.perf_counter() - t1
     e.last, e.error = step, error
+    if step is not None and step.info.get("cut"):
+        e.finish_reason = "budget"  # the environment's own budget (tool calls, wall time) ended it
     if error or step is None or step.done or not step.messages or not may_continue:
+        wanted_more = step is not None and not step.done and step.messages and not error
+        if wanted_more and es.max_turns > 1 and e.finish_reason != "length":
+            e.finish_reason = "turns"  # it wanted another turn and had none left
         e.done = True
         return
     # another attempt: render the conversation with the feedback, append only the new tokens

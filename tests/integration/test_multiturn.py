@@ -71,6 +71,7 @@ def test_single_turn_stops_after_one_attempt() -> None:
     _, engine, t = _run([WRONG, RIGHT], max_turns=1)
     assert len(engine.prompts) == 1 and t.reward is not None and t.reward.total == 0.5
     assert t.loss_mask == [1] * len(t.completion_ids)
+    assert t.finish_reason == "eos"  # one attempt was all it had: not a budget cut
 
 
 def test_context_budget_ends_the_episode_with_its_last_reward() -> None:
@@ -83,3 +84,4 @@ def test_every_attempt_wrong_keeps_every_turn() -> None:
     _, engine, t = _run([WRONG], max_turns=3)
     assert len(engine.prompts) == 3 and sum(turn.role == "assistant" for turn in t.turns) == 3
     assert t.reward is not None and t.reward.total == 0.5
+    assert t.finish_reason == "turns"  # it wanted another attempt: a budget cut (algo.compact_filter)

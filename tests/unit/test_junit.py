@@ -25,9 +25,10 @@ def test_pytest_xunit1_cases_become_node_ids_with_their_outcomes() -> None:
     got = {v.test: (v.outcome, v.duration_s, v.message) for v in parse(PYTEST_XUNIT1)}
     assert got == {
         "tests/test_a.py::test_ok": ("passed", 0.01, ""),
-        "tests/test_a.py::TestBox::test_in[1-2]": ("failed", 0.25, "assert 3 == 4"),
-        "tests/test_a.py::test_err": ("error", 0.0, 'failed on setup with "KeyError"'),
-        "tests/test_a.py::test_skip": ("skipped", 0.0, "not today"),
+        # the message, then the body (pytest's traceback)
+        "tests/test_a.py::TestBox::test_in[1-2]": ("failed", 0.25, "assert 3 == 4\ndef test_in(...)"),
+        "tests/test_a.py::test_err": ("error", 0.0, 'failed on setup with "KeyError"\ntrace'),
+        "tests/test_a.py::test_skip": ("skipped", 0.0, "not today\nreason"),
         "tests/sub/test_b.py::TestX::TestY::test_deep": ("passed", 0.5, ""),
     }
 

@@ -21,7 +21,8 @@ of rlvr's):
     sft                       + train
     feedback                  rewards and below (registers its terms there)
     report                    trace and below
-    tasks.generators, repos   envs, sandbox and below (never imported at run time)
+    tasks.generators, repos   envs, sandbox and below (imported at run time only as a plugin:
+                              rlvr.repos.agent registers the repo_agent domain)
     dist                      everything but cli
     cli                       everything; nothing imports cli
 """

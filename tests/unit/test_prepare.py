@@ -78,6 +78,20 @@ def test_loss_masks() -> None:
     assert loss_masks(trajs, overlong_filter=True) == [[1.0, 0.0, 1.0], [1.0, 1.0], [0.0, 0.0]]
 
 
+def test_compact_filter_masks_episodes_a_budget_cut() -> None:
+    trajs = [
+        traj("a", [5, 6, 7], loss_mask=[1, 0, 1]),  # submitted: trained
+        traj("a", [5, 6], finish="turns"),  # wanted another turn, had none
+        traj("a", [5, 6], finish="budget"),  # the environment's own budget (calls, wall time)
+        traj("a", [5, 6], finish="context"),  # the context limit
+        traj("a", [5, 6], finish="length"),  # cut at the token limit: the overlong filter's, not this one's
+    ]
+    both = loss_masks(trajs, overlong_filter=False, compact_filter=True)
+    assert both == [[1.0, 0.0, 1.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
+    assert loss_masks(trajs, overlong_filter=False) == [[1.0, 0.0, 1.0]] + [[1.0, 1.0]] * 4
+    assert loss_masks(trajs, overlong_filter=True, compact_filter=True)[4] == [0.0, 0.0]
+
+
 def test_pad_rows() -> None:
     assert pad_rows([[1.0, 2.0, 3.0], [4.0], []], 2).tolist() == [[1.0, 2.0], [4.0, 0.0], [0.0, 0.0]]
 
