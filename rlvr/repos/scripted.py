@@ -69,7 +69,10 @@ async def solve(task: Task, settings: EnvSettings | None = None) -> ScriptedEpis
 
     def finish(step: StepResult, located: str) -> ScriptedEpisode:
         reward = step.reward.total if step.reward else 0.0
-        times = step.reward.details.get("tool_s", {}) if step.reward else {}
+        details = step.reward.details if step.reward else {}
+        times = {k: list(v) for k, v in details.get("tool_s", {}).items()}
+        if "submit_s" in details:
+            times["submit"] = [details["submit_s"]]
         return ScriptedEpisode(task.id, reward, env.calls, located, step.done, replies, times)
 
     step = await call(tool="run_tests")

@@ -260,3 +260,27 @@ def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_ba
     assert json.loads(out.read_text())["repos"][0]["mining"]["verdict_s_p50"] > 0
     done = run_bench("bench/repo_mining.py", "--repo", str(tmp_path / "missing"), *args, ok=False)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "missing" in done.stderr
+
+
+def test_repo_agent_smoke_solves_a_fixture_repository_through_the_tools(tmp_path: Path) -> None:
+    """README's agent figures (bench/results/repo_agent.json): the scripted policy's solve
+    rate beside the submit-at-once baseline, tool and verdict seconds, on a fixture."""
+    src = tmp_path / "calc"
+    (src / "tests").mkdir(parents=True)
+    (src / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "1.0"\n')
+    (src / "calc.py").write_text(
+        "def double(x):\n    return 2 * x\n\n\ndef inc(x):\n    if x > 0:\n        return x + 1\n    return x\n"
+    )
+    (src / "tests" / "test_calc.py").write_text(
+        "from calc import double, inc\n\ndef test_double():\n    assert double(3) == 6\n\n"
+        "def test_inc():\n    assert inc(1) == 2\n    assert inc(-1) == -1\n"
+    )
+    out = tmp_path / "out.json"
+    args = ["--cache", str(tmp_path / "cache"), "--per-file", "4", "--tasks", "3", "--out", str(out)]
+    r = last_json(run_bench("bench/repo_agent.py", "--repo", str(src), *args).stdout)["repos"][0]
+    assert 1 <= r["episodes"] <= 3 and r["solve_rate"] == 1.0 and r["noop_reward"] == 0.0
+    assert r["run_tests_p50_s"] > 0 and r["submit_p50_s"] > 0 and r["host_read_s"] > 0
+    full = json.loads(out.read_text())["repos"][0]
+    assert full["scripted"]["located_traceback"] + full["scripted"]["located_search"] == r["episodes"]
+    done = run_bench("bench/repo_agent.py", "--repo", str(tmp_path / "missing"), *args, ok=False)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "missing" in done.stderr
