@@ -13,7 +13,8 @@ def add_parser(sub: Any) -> None:
     rp = sub.add_parser("repos", help="fetch a repository and build its test environment once; list the cache")
     rps = rp.add_subparsers(dest="repos_command", required=True)
     a = rps.add_parser("add", help="add SOURCE: a directory, a git repository PATH[@REV], or name==version")
-    a.add_argument("source")
+    a.add_argument("source", nargs="?", help="omit with --bundled")
+    a.add_argument("--bundled", action="store_true", help="every project of the shipped set (bundled:repos)")
     a.add_argument("--override", type=Path, help="YAML: packages (extra requirements), addopts, skip (test ids)")
     a.add_argument("--lock", type=Path, help="the lock file of sdist sha256s (default: the cache's repos.lock)")
     a.add_argument("--json", action="store_true", help="print the record as one JSON object")
@@ -31,7 +32,16 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--cap", type=float, default=0.2, help="most of the passing set a task may fail (default 0.2)")
     m.add_argument("--file", action="append", dest="files", help="only this module (repeatable)")
     m.add_argument("--no-check", action="store_true", help="keep tasks without the oracle check (not for training)")
+    m.add_argument("--history", action="store_true", help="tasks from fix commits (a git repository), not mutants")
+    m.add_argument("--limit", type=int, default=200, help="--history: the last N commits looked at (default 200)")
+    u = rps.add_parser("import", help="add tasks written by a user: FILE (YAML) of {issue, fix (a revision), tests}")
+    u.add_argument("name", help="its name, slug or SOURCE (a git repository)")
+    u.add_argument("file", type=Path)
     m.add_argument("--json", action="store_true")
+    b = rps.add_parser("bundle", help="(maintainers) mine the shipped set again and write rlvr/tasks/data/repos.*")
+    b.add_argument("--per-file", type=int, default=6, help="at least this many candidate mutants a module (default 6)")
+    b.add_argument("--per-project", type=int, default=80, help="most oracle-checked tasks kept a project (default 80)")
+    b.add_argument("--seed", type=int, default=0)
     t = rps.add_parser("tasks", help="write a repository's mined tasks as repo_agent training tasks (JSONL)")
     t.add_argument("name", help="its name, slug or SOURCE")
     t.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
@@ -88,6 +98,8 @@ def _mine(args: argparse.Namespace) -> int:
     if args.per_file is not None and args.per_file < 1:
         raise RepoError(f"--per-file must be at least 1, got {args.per_file}")
     repo = show(args.name, args.cache)
+    if args.history:
+        return _mine_history(args, repo)
     with repo_pool([repo], 2) as pool:
         base, _ = ensure_baseline(repo, pool)
         cov = coverage_map(repo, pool, base)
@@ -115,6 +127,100 @@ def _mine(args: argparse.Namespace) -> int:
         print(f"  {op:17s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     for task, why in failed.items():
         print(f"  failed the oracle check: {task}: {why}")
+    return 0
+
+
+def _checked(repo: Any, pool: Any, base: Any, tasks: list[Any]) -> tuple[list[Any], dict[str, str]]:
+    from rlvr.repos.reward import oracle_check
+
+    checks = [oracle_check(repo, t, base, pool) for t in tasks]
+    failed = {c.task: c.reason for c in checks if not c.ok}
+    return [t for t in tasks if t.id not in failed], failed
+
+
+def _mine_history(args: argparse.Namespace, repo: Any) -> int:
+    from rlvr.repos.history import mine_history
+    from rlvr.repos.mine import merge_tasks
+    from rlvr.repos.suite import ensure_baseline, repo_pool
+
+    with repo_pool([repo], 2) as pool:
+        base, _ = ensure_baseline(repo, pool)
+        got = mine_history(repo, pool, base, args.cap, args.limit)
+        kept, failed = (got.tasks, {}) if args.no_check else _checked(repo, pool, base, got.tasks)
+    path = merge_tasks(repo, kept)
+    summary = {"outcomes": dict(got.outcomes), "oracle_failed": failed, "saved": len(kept), "path": str(path)}
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(got.outcomes.items()))
+    print(f"{repo.slug}: history of the last {args.limit} commits: {counts}; {len(kept)} tasks saved to {path}")
+    for task, why in failed.items():
+        print(f"  failed the oracle check: {task}: {why}")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    import yaml
+
+    from rlvr.repos import RepoError, show
+    from rlvr.repos.history import user_task
+    from rlvr.repos.mine import merge_tasks
+    from rlvr.repos.suite import ensure_baseline, repo_pool
+
+    try:
+        entries = yaml.safe_load(args.file.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise RepoError(f"{args.file}: {err}") from None
+    if not isinstance(entries, list) or not all(isinstance(x, dict) for x in entries):
+        raise RepoError(f"{args.file}: a list of tasks, each {{issue, fix, tests}}, is needed")
+    for n, entry in enumerate(entries, 1):
+        if set(entry) != {"issue", "fix", "tests"} or not isinstance(entry["tests"], list):
+            raise RepoError(f"{args.file}: task {n}: keys issue, fix (a revision) and tests (a list) are needed")
+    repo = show(args.name, args.cache)
+    tasks = []
+    with repo_pool([repo], 2) as pool:
+        base, _ = ensure_baseline(repo, pool)
+        for n, entry in enumerate(entries, 1):
+            tests = [str(t) for t in entry["tests"]]
+            try:
+                tasks.append(user_task(repo, pool, base, str(entry["fix"]), tests, str(entry["issue"])))
+            except RepoError as err:
+                raise RepoError(f"{args.file}: task {n}: {err}") from None
+        kept, failed = _checked(repo, pool, base, tasks)
+    if failed:
+        raise RepoError(f"{args.file}: failed the oracle check: {'; '.join(f'{k}: {v}' for k, v in failed.items())}")
+    path = merge_tasks(repo, kept)
+    print(f"{len(kept)} tasks of {repo.slug} checked and saved to {path}")
+    return 0
+
+
+def _add_bundled(args: argparse.Namespace) -> int:
+    from rlvr.repos import RepoError
+    from rlvr.repos.bundle import add_bundled
+
+    if args.source or not args.bundled:
+        raise RepoError("give a SOURCE or --bundled (every project of bundled:repos), not both or neither")
+    if args.override or args.lock:
+        raise RepoError("--bundled uses the set's own overrides and lock file (rlvr/tasks/data/repos.lock)")
+    repos = add_bundled(args.cache, progress=None if args.json else print)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in repos]))
+    else:
+        print(f"{len(repos)} projects ready for bundled:repos (train with plugins: [rlvr.repos.agent])")
+    return 0
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    from rlvr.repos import RepoError
+    from rlvr.repos.bundle import build, write
+
+    if args.per_file < 1 or args.per_project < 1:
+        raise RepoError("--per-file and --per-project must be at least 1")
+    tasks, manifest = build(args.cache, args.per_file, args.per_project, args.seed, progress=print)
+    write(tasks, manifest)
+    splits = {s: sum(t.metadata["split"] == s for t in tasks) for s in ("train", "eval")}
+    n = len(manifest["projects"])
+    print(f"{len(tasks)} tasks from {n} projects ({splits['train']} train, {splits['eval']} eval)")
     return 0
 
 
@@ -151,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         if args.repos_command == "add":
             if args.runs < 1:
                 raise RepoError(f"--runs must be at least 1, got {args.runs}")
+            if args.bundled or not args.source:
+                return _add_bundled(args)
             repo = add(args.source, args.cache, args.override, args.lock)
             base = None if args.no_baseline else ensure_baseline(repo, runs=args.runs)
             if args.json:
@@ -182,6 +290,10 @@ def run(args: argparse.Namespace) -> int:
             return _mine(args)
         if args.repos_command == "tasks":
             return _tasks(args)
+        if args.repos_command == "import":
+            return _import(args)
+        if args.repos_command == "bundle":
+            return _bundle(args)
         repo = show(args.name, args.cache)
         b = load_baseline(repo)
         record = {**repo.to_dict(), "baseline": _baseline_dict(b) if b else None}

@@ -132,7 +132,7 @@ def episode_task(
     return Task(
         id=f"{task.id}@t{tier}",
         domain=DOMAIN,
-        prompt=prompt(repo, task, tier, held, issue),
+        prompt=prompt(repo, task, tier, held, issue or task.issue),
         tests=spec,
         difficulty=1 + tier + (task.order - 1),
         metadata={"repo": repo.slug, "file": task.file, "operators": task.operators},

@@ -48,6 +48,12 @@ class RepoTask:
     operators: list[str]
     order: int  # mutations in the task: 1 (tier of bug injection), 2 or 3 (harder)
     messages: dict[str, str] = field(default_factory=dict)  # F2P test -> its failure message (tier 0 prompts)
+    # "mutation" (the broken file is the mutations over the pristine one) | "history" (a
+    # commit's source change reverted) | "user" (a fix a user named, with their issue text)
+    kind: str = "mutation"
+    broken: dict[str, str] = field(default_factory=dict)  # history/user: path -> the file in the unfixed tree
+    issue: str = ""  # history: the commit's message; user: their issue text (tier 2 prompts)
+    commit: str = ""  # history/user: the fixing commit
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +65,16 @@ class RepoTask:
     def broken_source(self, pristine: str) -> str:
         """The mutated file: the mutations reapplied to the pristine file's text."""
         return apply(pristine, [Mutation.from_dict(m) for m in self.mutations])
+
+    def changed_files(self) -> list[str]:
+        """The files the unfixed tree changes (the fix's files)."""
+        return sorted(self.broken) if self.broken else [self.file]
+
+    def unfixed(self, tree: Path) -> dict[str, str]:
+        """The unfixed tree's changed files, as whole-file edits over the pristine `tree`."""
+        if self.broken:
+            return dict(self.broken)
+        return {self.file: self.broken_source((tree / self.file).read_text(encoding="utf-8"))}
 
 
 @dataclass(frozen=True)
@@ -200,6 +216,14 @@ def save_tasks(repo: Repo, tasks: list[RepoTask]) -> Path:
     tmp.write_text("".join(json.dumps(t.to_dict(), sort_keys=True) + "\n" for t in tasks))
     tmp.replace(path)
     return path
+
+
+def merge_tasks(repo: Repo, tasks: list[RepoTask]) -> Path:
+    """Add `tasks` to the repository's saved tasks (replacing those with the same id)."""
+    path = tasks_path(repo)
+    old = load_tasks(path) if path.is_file() else []
+    ids = {t.id for t in tasks}
+    return save_tasks(repo, [t for t in old if t.id not in ids] + tasks)
 
 
 def load_tasks(path: Path) -> list[RepoTask]:

@@ -46,9 +46,13 @@ def protected_edits(edits: dict[str, str], deleted: Sequence[str] = (), base: Ba
 
 
 def unfixed_files(repo: Repo, task: RepoTask) -> dict[str, str]:
-    """The task's broken file, as an edit over the pristine tree."""
-    pristine = (Path(repo.tree) / task.file).read_text(encoding="utf-8")
-    return {task.file: task.broken_source(pristine)}
+    """The task's broken files, as edits over the pristine tree."""
+    return task.unfixed(Path(repo.tree))
+
+
+def reference_edits(repo: Repo, task: RepoTask) -> dict[str, str]:
+    """The reference fix: the pristine versions of the files the task breaks."""
+    return {f: (Path(repo.tree) / f).read_text(encoding="utf-8") for f in task.changed_files()}
 
 
 def score(
@@ -93,8 +97,7 @@ class OracleResult:
 def oracle_check(repo: Repo, task: RepoTask, base: Baseline, pool: SandboxPool) -> OracleResult:
     """The four cases. The unfixed tree's run also checks the coverage map's promise:
     every passing test outside FAIL_TO_PASS still passes with the mutant in place."""
-    pristine = (Path(repo.tree) / task.file).read_text(encoding="utf-8")
-    ref = score(repo, task, base, pool, {task.file: pristine})
+    ref = score(repo, task, base, pool, reference_edits(repo, task))
     unfixed = score(repo, task, base, pool, {})
     empty = unfixed  # an empty reply leaves the unfixed tree as it is: the same run
     test_file = task.fail_to_pass[0].split("::")[0] if task.fail_to_pass else "tests/test_x.py"

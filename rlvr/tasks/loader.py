@@ -186,10 +186,24 @@ def is_eval(task_id: str, eval_fraction: float) -> bool:
     return (h / 2**64) < eval_fraction
 
 
+SPLITS = ("train", "eval")
+
+
+def in_eval(task: Task, eval_fraction: float) -> bool:
+    """A task set that ships its own split says so in `metadata.split` ('train' or
+    'eval': held-out repositories, not only held-out bugs); otherwise the hash of the id."""
+    fixed = task.metadata.get("split")
+    if fixed is None:
+        return is_eval(task.id, eval_fraction)
+    if fixed not in SPLITS:
+        raise TaskLoadError(f"task {task.id}: field 'metadata.split' must be 'train' or 'eval', got {fixed!r}")
+    return bool(fixed == "eval")
+
+
 def split_tasks(tasks: list[Task], eval_fraction: float) -> tuple[list[Task], list[Task]]:
     """(train, eval), each sorted by id."""
-    train = sorted((t for t in tasks if not is_eval(t.id, eval_fraction)), key=lambda t: t.id)
-    evals = sorted((t for t in tasks if is_eval(t.id, eval_fraction)), key=lambda t: t.id)
+    train = sorted((t for t in tasks if not in_eval(t, eval_fraction)), key=lambda t: t.id)
+    evals = sorted((t for t in tasks if in_eval(t, eval_fraction)), key=lambda t: t.id)
     return train, evals
 
 

@@ -8,6 +8,7 @@ from rlvr.curriculum import Curriculum
 from rlvr.envs.base import run_sync
 from rlvr.tasks import TaskLoadError, load_tasks, split_tasks
 from rlvr.tasks.generators.pyfuncs import DATA, build_tasks
+from rlvr.types import Task
 
 
 def test_bundled_set_size_and_fields() -> None:
@@ -30,6 +31,20 @@ def test_split_is_deterministic_and_disjoint() -> None:
     assert [t.id for t in tr] == [t.id for t in tr2] and [t.id for t in ev] == [t.id for t in ev2]
     assert not {t.id for t in tr} & {t.id for t in ev}
     assert 0.12 < len(ev) / len(tasks) < 0.28
+
+
+def test_a_set_that_ships_its_own_split_keeps_it() -> None:
+    """metadata.split (held-out repositories) wins over the id hash, whatever eval_fraction."""
+    tasks = [Task(id=f"r{i}/t", domain="python", prompt="p") for i in range(40)]
+    fixed = [Task(id=f"held/{i}", domain="python", prompt="p", metadata={"split": "eval"}) for i in range(3)]
+    kept = [Task(id=f"kept/{i}", domain="python", prompt="p", metadata={"split": "train"}) for i in range(3)]
+    tr, ev = split_tasks(tasks + fixed + kept, 0.5)
+    assert {t.id for t in fixed} <= {t.id for t in ev} and {t.id for t in kept} <= {t.id for t in tr}
+    hashed = {t.id for t in ev} - {t.id for t in fixed}
+    assert hashed == {t.id for t in split_tasks(tasks, 0.5)[1]}  # the others split as before
+    bad = Task(id="x", domain="python", prompt="p", metadata={"split": "test"})
+    with pytest.raises(TaskLoadError, match=r"task x: field 'metadata.split' must be 'train' or 'eval', got 'test'"):
+        split_tasks([bad], 0.2)
 
 
 def test_difficulty_filter() -> None:
