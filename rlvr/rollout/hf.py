@@ -75,6 +75,13 @@ class HFEngine:
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else next(iter(self.eos_ids), 0))
 
+    @property
+    def context_limit(self) -> int | None:
+        """The most positions the model takes (its config's max_position_embeddings): an
+        episode's context never grows past it (rlvr.rollout.runner)."""
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        return int(limit) if isinstance(limit, int) else None
+
     def load_version(self, version: int, weights: Mapping[str, Any] | None) -> None:
         if weights is not None:
             if self.shares_weights:

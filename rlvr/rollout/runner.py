@@ -16,7 +16,9 @@ of its last attempt. That is the truncation policy: never cut inside a turn, nev
 drop the start of the conversation. An episode of several turns that wanted another and
 had none left ends with finish_reason "turns"; one that its environment ended on its own
 budget (a step's `info["cut"]`: tool calls, wall time) with "budget". The three are the
-budget cuts `algo.compact_filter` masks from the loss.
+budget cuts `algo.compact_filter` masks from the loss. The context budget is never above
+the policy's own limit (an engine's `context_limit`: the model's position limit for HF,
+vLLM's max_model_len), whatever `max_context_tokens` says.
 
 Failures: generation is retried up to `max_retries` times, then raises `RolloutError`.
 An environment step that raises, or whose sandbox run ends in SANDBOX_ERROR
@@ -152,6 +154,9 @@ async def _run(
 ) -> list[Trajectory]:
     report = on_progress or (lambda phase, done, total: None)
     gate = asyncio.Semaphore(es.workers)
+    limit = getattr(engine, "context_limit", None)  # the policy's own position limit, where the engine knows it
+    if limit is not None and (es.max_context_tokens is None or es.max_context_tokens > limit):
+        es = replace(es, max_context_tokens=int(limit))
     episodes: list[_Episode] = []
     for ti, task in enumerate(tasks):
         opening = await make_env(task.domain, es.env).reset(task)

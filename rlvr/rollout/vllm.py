@@ -234,6 +234,7 @@ class VLLMEngine:
             kwargs["enable_sleep_mode"] = True
         kwargs.update(llm_kwargs or {})
         self.llm = vllm.LLM(**kwargs)
+        self.context_limit = int(self.llm.llm_engine.model_config.max_model_len)
         if from_disk:  # built from the files on disk: adopt the tensors in memory
             self._load(model.state_dict())
 

@@ -85,3 +85,30 @@ def test_every_attempt_wrong_keeps_every_turn() -> None:
     assert len(engine.prompts) == 3 and sum(turn.role == "assistant" for turn in t.turns) == 3
     assert t.reward is not None and t.reward.total == 0.5
     assert t.finish_reason == "turns"  # it wanted another attempt: a budget cut (algo.compact_filter)
+
+
+def test_the_policy_s_own_context_limit_bounds_an_episode() -> None:
+    """No max_context_tokens set: the engine's context_limit (the model's positions) is the budget."""
+    tok = load_tokenizer("tiny-random")
+    engine = ScriptedEngine(tok, [WRONG, RIGHT])
+    engine.context_limit = 120  # type: ignore[attr-defined]
+    trajs = run_episodes(
+        [TASK], engine=engine, tokenizer=tok, params=SamplingParams(max_new_tokens=32),
+        episodes=EpisodeSettings(EnvSettings(), response_prefix="```python\n", max_turns=3),
+    )  # fmt: skip
+    assert len(engine.prompts) == 1 and trajs[0].finish_reason == "context"
+    engine = ScriptedEngine(tok, [WRONG, RIGHT])
+    engine.context_limit = 120  # type: ignore[attr-defined]
+    looser = EpisodeSettings(EnvSettings(), response_prefix="```python\n", max_turns=3, max_context_tokens=4096)
+    trajs = run_episodes(
+        [TASK], engine=engine, tokenizer=tok, params=SamplingParams(max_new_tokens=32), episodes=looser
+    )
+    assert len(engine.prompts) == 1 and trajs[0].finish_reason == "context"  # a looser setting does not lift it
+
+
+def test_the_hf_engine_states_its_model_s_position_limit() -> None:
+    from rlvr.rollout.hf import HFEngine
+    from rlvr.rollout.models import load_policy
+
+    model, tok = load_policy("tiny-random", seed=0)
+    assert HFEngine(model, tok).context_limit == model.config.max_position_embeddings > 0
