@@ -32,6 +32,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--cap", type=float, default=0.2, help="most of the passing set a task may fail (default 0.2)")
     m.add_argument("--file", action="append", dest="files", help="only this module (repeatable)")
     m.add_argument("--no-check", action="store_true", help="keep tasks without the oracle check (not for training)")
+    m.add_argument("--order", type=int, default=1, help="2 or 3: combine the saved single-site tasks of a module")
     m.add_argument("--history", action="store_true", help="tasks from fix commits (a git repository), not mutants")
     m.add_argument("--limit", type=int, default=200, help="--history: the last N commits looked at (default 200)")
     u = rps.add_parser("import", help="add tasks written by a user: FILE (YAML) of {issue, fix (a revision), tests}")
@@ -100,6 +101,8 @@ def _mine(args: argparse.Namespace) -> int:
     repo = show(args.name, args.cache)
     if args.history:
         return _mine_history(args, repo)
+    if args.order != 1:
+        return _mine_combined(args, repo)
     with repo_pool([repo], 2) as pool:
         base, _ = ensure_baseline(repo, pool)
         cov = coverage_map(repo, pool, base)
@@ -136,6 +139,34 @@ def _checked(repo: Any, pool: Any, base: Any, tasks: list[Any]) -> tuple[list[An
     checks = [oracle_check(repo, t, base, pool) for t in tasks]
     failed = {c.task: c.reason for c in checks if not c.ok}
     return [t for t in tasks if t.id not in failed], failed
+
+
+def _mine_combined(args: argparse.Namespace, repo: Any) -> int:
+    from rlvr.repos import RepoError
+    from rlvr.repos.coverage import coverage_map
+    from rlvr.repos.mine import load_tasks, merge_tasks, mine_combined, tasks_path
+    from rlvr.repos.suite import ensure_baseline, repo_pool
+
+    if args.order not in (2, 3):
+        raise RepoError(f"--order must be 1, 2 or 3, got {args.order}")
+    path = tasks_path(repo)
+    singles = [t for t in load_tasks(path) if t.order == 1 and t.kind == "mutation"] if path.is_file() else []
+    if not singles:
+        raise RepoError(f"{repo.slug} has no single-site tasks to combine: rlvr repos mine {args.name} first")
+    with repo_pool([repo], 2) as pool:
+        base, _ = ensure_baseline(repo, pool)
+        cov = coverage_map(repo, pool, base)
+        got = mine_combined(repo, pool, base, cov, singles, args.order, args.per_file or 4, args.cap, args.seed)
+        kept, failed = (got.tasks, {}) if args.no_check else _checked(repo, pool, base, got.tasks)
+    path = merge_tasks(repo, kept)
+    summary = {**got.summary(), "oracle_failed": failed, "saved": len(kept), "path": str(path)}
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(
+        f"{repo.slug}: {summary['candidates']} order-{args.order} candidates, {len(kept)} checked tasks saved to {path}"
+    )
+    return 0
 
 
 def _mine_history(args: argparse.Namespace, repo: Any) -> int:

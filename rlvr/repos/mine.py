@@ -29,7 +29,7 @@ from rlvr.repos.coverage import COLLECTION, CoverageMap
 from rlvr.repos.store import Repo
 from rlvr.repos.suite import SUITE_LIMITS, Baseline, run_suite
 from rlvr.sandbox import Limits, SandboxPool
-from rlvr.tasks.mutate import Mutant, Mutation, apply, mutants
+from rlvr.tasks.mutate import Mutant, Mutation, apply, combine, mutants
 
 OUTCOMES = ("kept", "survived", "too_many", "broken", "uncovered")
 
@@ -166,6 +166,20 @@ def mine(
                 plan.append((file, m, covering))
             else:
                 outcomes.setdefault(m.operators[0], Counter())["uncovered"] += 1
+    return _validate(repo, pool, base, plan, cap, outcomes, progress, t0)
+
+
+def _validate(
+    repo: Repo,
+    pool: SandboxPool,
+    base: Baseline,
+    plan: list[tuple[str, Mutant, list[str]]],
+    cap: int,
+    outcomes: dict[str, Counter[str]],
+    progress: Callable[[int, int], None] | None,
+    t0: float,
+) -> Mined:
+    """Run each candidate against its covering tests and keep those that fail 1..cap."""
     tasks: list[RepoTask] = []
     runs: list[CandidateRun] = []
     cpu = 0.0
@@ -173,7 +187,7 @@ def mine(
         run = run_suite(repo, pool, tests=covering, files={file: m.source}, limits=mutant_limits(base, covering))
         cpu += run.cpu_s
         failed = [t for t in covering if run.outcome(t) != "passed"]
-        op = m.operators[0]
+        op = m.operators[0] if len(m.mutations) == 1 else f"order{len(m.mutations)}"
         if run.status != "ok":
             outcome = "broken"
         elif not failed:
@@ -192,7 +206,7 @@ def mine(
                     mutations=[x.to_dict() for x in m.mutations],
                     fail_to_pass=failed,
                     covering=covering,
-                    pass_to_pass=len(passing) - len(failed),
+                    pass_to_pass=len(base.passing) - len(failed),
                     operators=list(m.operators),
                     order=len(m.mutations),
                     messages={t: run.verdicts[t].message[-1000:] for t in failed if t in run.verdicts},
@@ -203,6 +217,40 @@ def mine(
         if progress is not None:
             progress(k + 1, len(plan))
     return Mined(tasks, outcomes, runs, cpu, time.perf_counter() - t0)
+
+
+def mine_combined(
+    repo: Repo,
+    pool: SandboxPool,
+    base: Baseline,
+    cov: CoverageMap,
+    singles: Sequence[RepoTask],
+    order: int = 2,
+    per_file: int = 4,
+    cap_share: float = 0.2,
+    seed: int = 0,
+) -> Mined:
+    """Harder tasks: `order` of a module's single-site tasks (each validated on its own)
+    combined in one mutant (rlvr.tasks.mutate.combine: sites that do not overlap, a
+    result that differs from each single one), at most `per_file` a module, validated
+    against the union of the tests covering their lines."""
+    t0 = time.perf_counter()
+    passing = set(base.passing)
+    cap = max(1, int(cap_share * len(passing)))
+    tree = Path(repo.tree)
+    by_file: dict[str, list[RepoTask]] = {}
+    for t in singles:
+        if t.kind == "mutation" and t.order == 1 and t.digest == repo.digest:
+            by_file.setdefault(t.file, []).append(t)
+    plan: list[tuple[str, Mutant, list[str]]] = []
+    for file, ts in sorted(by_file.items()):
+        pristine = (tree / file).read_text(encoding="utf-8")
+        firsts = [Mutant((Mutation.from_dict(t.mutations[0]),), t.broken_source(pristine)) for t in ts]
+        for m in combine(pristine, firsts, order, per_file, seed):
+            reached = cov.tests_for(file, [x.line for x in m.mutations])
+            covering = sorted(passing if COLLECTION in reached else reached & passing)
+            plan.append((file, m, covering))
+    return _validate(repo, pool, base, plan, cap, {}, None, t0)
 
 
 def tasks_path(repo: Repo) -> Path:

@@ -15,11 +15,11 @@ import pytest
 
 from rlvr.repos import Repo, show
 from rlvr.repos.coverage import COLLECTION, coverage_map
-from rlvr.repos.mine import RepoTask, load_tasks, mine, save_tasks
+from rlvr.repos.mine import RepoTask, load_tasks, mine, mine_combined, save_tasks
 from rlvr.repos.reward import oracle_check, score
 from rlvr.repos.suite import Baseline, load_baseline, repo_pool
 from rlvr.sandbox import SandboxPool
-from rlvr.tasks.mutate import mutations
+from rlvr.tasks.mutate import Mutation, apply, mutations
 
 CALC = """\
 VERSION = "1.0"
@@ -142,6 +142,13 @@ def test_mining_mutates_covered_lines_only_and_every_kept_task_passes_the_oracle
     assert in_docs and all(t.fail_to_pass == [DOC] for t in in_docs)
     checked = [oracle_check(repo, t, base, pool) for t in mined.tasks]
     assert all(c.ok for c in checked), [c.reason for c in checked if not c.ok]
+    # harder tiers: two single-site tasks of the module in one mutant; fixing one is not enough
+    pairs = mine_combined(repo, pool, base, cov, mined.tasks, order=2, per_file=3, cap_share=0.5)
+    assert pairs.tasks and all(t.order == 2 and len(t.mutations) == 2 for t in pairs.tasks)
+    pair = pairs.tasks[0]
+    assert oracle_check(repo, pair, base, pool).ok
+    one = apply(CALC, [Mutation.from_dict(pair.mutations[0])])  # the second mutation fixed, the first left in
+    assert score(repo, pair, base, pool, {"calc.py": one}).reward < 1.0
     path = save_tasks(repo, mined.tasks)
     assert [t.to_dict() for t in load_tasks(path)] == [t.to_dict() for t in mined.tasks]
     assert path.parent != Path(repo.tree) and not (Path(repo.tree) / path.name).exists()  # never shown in the jail
@@ -194,5 +201,10 @@ def test_rlvr_repos_mine_saves_only_oracle_checked_tasks(fixture_repo: tuple[Pat
     summary = json.loads(done.stdout)
     assert summary["oracle_failed"] == {} and summary["saved"] == summary["kept"] >= 1
     assert len(load_tasks(Path(summary["path"]))) == summary["saved"]
+    pairs = subprocess.run([*cmd, "--order", "2", "--per-file", "2"], capture_output=True, text=True, timeout=600)
+    assert pairs.returncode == 0, pairs.stderr[-2000:]
+    assert json.loads(pairs.stdout)["oracle_failed"] == {}
+    orders = sorted({t.order for t in load_tasks(Path(summary["path"]))})
+    assert orders == ([1, 2] if json.loads(pairs.stdout)["saved"] else [1])
     bad = subprocess.run([*cmd, "--file", "nope.py"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "not a covered module of calc: nope.py" in bad.stderr
