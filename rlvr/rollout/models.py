@@ -119,6 +119,7 @@ def tiny_model(
     pad_token_id: int = 2,
     heads: int = 4,
     kv_heads: int = 2,
+    max_positions: int = 2048,
 ) -> LlamaForCausalLM:
     """A 2-layer Llama (hidden size 64) with random weights, deterministic in `seed`. The
     default 4 heads are 16 wide; vLLM's CPU attention needs at least 32 (heads=2, kv_heads=1)."""
@@ -129,7 +130,7 @@ def tiny_model(
         num_hidden_layers=2,
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,
-        max_position_embeddings=2048,
+        max_position_embeddings=max_positions,
         tie_word_embeddings=True,
         eos_token_id=eos_token_id,
         pad_token_id=pad_token_id,

@@ -284,3 +284,14 @@ def test_repo_agent_smoke_solves_a_fixture_repository_through_the_tools(tmp_path
     assert full["scripted"]["located_traceback"] + full["scripted"]["located_search"] == r["episodes"]
     done = run_bench("bench/repo_agent.py", "--repo", str(tmp_path / "missing"), *args, ok=False)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "missing" in done.stderr
+
+
+def test_long_context_smoke_measures_memory_per_context_length(tmp_path: Path) -> None:
+    """docs/repos.md's memory per context length (bench/results/long_context.json)."""
+    out = tmp_path / "lc.json"
+    r = last_json(run_bench("bench/long_context.py", "--lengths", "256", "512", "--new", "2", "--out", str(out)).stdout)
+    assert r["model"] == "tiny-random" and [row[0] for row in r["rows"]] == [256, 512]
+    full = json.loads(out.read_text())
+    assert full["floor_mib"] > 0 and all(row["kv_cache_mib"] > 0 for row in full["rows"])
+    done = run_bench("bench/long_context.py", "--lengths", "40000", "--out", str(out), ok=False)
+    assert done.returncode == 2 and "past the model's 32768 positions" in done.stderr
