@@ -19,9 +19,11 @@ query per row with two batched products instead of the flash kernel
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import nullcontext
 from typing import Any
 
@@ -30,10 +32,51 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.rollout.attention import decode_attention
 from rlvr.rollout.engine import Completion, Report, SamplingParams, check_prompts
-from rlvr.rollout.kvcache import preallocated_cache
+from rlvr.rollout.kvcache import RowKV, cache_from_rows, kv_bytes, preallocated_cache, row_kv
 from rlvr.rollout.models import autocast
 from rlvr.rollout.packed import packed_linears
 from rlvr.rollout.padding import distinct_prompts
+
+EPISODE_CACHE_MIB = 2048
+
+
+class EpisodeStore:
+    """Contexts kept between calls, by their tokens: the previous call's (looked up) and
+    this call's (kept for the next). `prefilled` counts the prompt tokens run through the
+    model, `hits` the rows that resumed a kept context."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.prev: dict[int, dict[tuple[int, ...], RowKV]] = {}  # by length, then tokens
+        self.cur: dict[int, dict[tuple[int, ...], RowKV]] = {}
+        self.cur_bytes = 0
+        self.prefilled = self.hits = self.misses = self.not_kept = 0
+
+    def next_call(self) -> None:
+        self.prev, self.cur, self.cur_bytes = self.cur, {}, 0
+
+    def lookup(self, prompts: list[list[int]]) -> list[tuple[RowKV, int] | None]:
+        """For each prompt, the longest kept context it extends (keys and values, length)."""
+        lengths = sorted(self.prev, reverse=True)
+        out: list[tuple[RowKV, int] | None] = []
+        for p in prompts:
+            found = ((self.prev[n][k], n) for n in lengths if n < len(p) and (k := tuple(p[:n])) in self.prev[n])
+            hit = next(found, None)
+            out.append(hit)
+            self.hits += hit is not None
+            self.misses += hit is None
+        return out
+
+    def put(self, key: list[int], take: Callable[[], RowKV]) -> None:
+        if not key or tuple(key) in self.cur.get(len(key), {}):
+            return
+        kv = take()
+        size = kv_bytes(kv)
+        if self.cur_bytes + size > self.max_bytes:
+            self.not_kept += 1
+            return
+        self.cur.setdefault(len(key), {})[tuple(key)] = kv
+        self.cur_bytes += size
 
 
 class HFEngine:
@@ -74,6 +117,7 @@ class HFEngine:
             self.eos_ids.update(int(e) for e in gen_eos)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else next(iter(self.eos_ids), 0))
+        self._episodes: EpisodeStore | None = None
 
     @property
     def context_limit(self) -> int | None:
@@ -94,6 +138,8 @@ class HFEngine:
     ) -> list[Completion]:
         if not check_prompts(prompts):
             return []
+        if self._episodes is not None:
+            self._episodes.next_call()
         gen = torch.Generator()
         gen.manual_seed(params.seed if params.seed is not None else int(torch.randint(0, 2**31, ()).item()))
         # Longest first, so batches hold prompts of similar length (less padding).
@@ -122,34 +168,26 @@ class HFEngine:
         self.model.eval()
         device = next(self.model.parameters()).device
         B = len(prompts)
-        row_to_u, input_ids, attn, positions = distinct_prompts(prompts, self.pad_id)  # [U, P] each
-        input_ids, attn, positions = input_ids.to(device), attn.to(device), positions.to(device)
-        P = input_ids.shape[1]
-        expand = torch.tensor(row_to_u, device=device) if input_ids.shape[0] < B else None
+        cache, logits, attn, step_pos = self._prefill(prompts, params, device)
 
         tokens: list[list[int]] = [[] for _ in range(B)]
         logps: list[list[float]] = [[] for _ in range(B)]
         finish = [""] * B
         live = list(range(B))  # original row of each row still in the batch
-        n_layers = getattr(self.model.config, "num_hidden_layers", None)
-        cache = preallocated_cache(n_layers, P + params.max_new_tokens) if n_layers else None
-        step_ids, step_pos = input_ids, positions
         max_stop = max((len(s) for s in params.stop), default=0)
-        for _ in range(params.max_new_tokens):
-            out = self.model(
-                input_ids=step_ids,
-                attention_mask=attn,
-                position_ids=step_pos,
-                past_key_values=cache,
-                use_cache=True,
-                logits_to_keep=1,
-            )
-            cache = out.past_key_values
-            logits = out.logits[:, -1, :]
-            if expand is not None:  # the shared prefill: one row per distinct prompt -> every row
-                cache.batch_select_indices(expand)
-                attn, step_pos, logits = attn[expand], step_pos[expand], logits[expand]
-                expand = None
+        step_ids = torch.empty((B, 0), dtype=torch.long, device=device)  # [b, 1] once a token is drawn
+        for step in range(params.max_new_tokens):
+            if step:  # a decoding step: every live row's last token
+                out = self.model(
+                    input_ids=step_ids,
+                    attention_mask=attn,
+                    position_ids=step_pos,
+                    past_key_values=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
+                cache = out.past_key_values
+                logits = out.logits[:, -1, :]
             logits = logits.float().cpu()  # [b, V]; sampled with the CPU generator
             next_tok, next_logp = self._sample(logits, params, gen)
             next_tok = next_tok.to(device)
@@ -166,6 +204,9 @@ class HFEngine:
                     keep.append(j)
             if progress is not None and len(keep) < len(live):
                 progress(B - len(keep))
+            if self._episodes is not None and len(keep) < len(live):  # keep the context of the rows that ended
+                ended = set(range(len(live))) - set(keep)
+                self._store_rows(cache, attn, [(j, prompts[live[j]] + tokens[live[j]][:-1]) for j in sorted(ended)])
             if not keep:
                 break
             if len(keep) < len(live):
@@ -176,6 +217,9 @@ class HFEngine:
             step_ids = next_tok.unsqueeze(1)  # [b, 1]
             step_pos = step_pos[:, -1:] + 1  # [b, 1]
             attn = torch.cat([attn, torch.ones((len(live), 1), dtype=attn.dtype, device=device)], dim=1)
+        cut = [j for j, row in enumerate(live) if not finish[row]]
+        if self._episodes is not None and cut:
+            self._store_rows(cache, attn, [(j, prompts[live[j]] + tokens[live[j]][:-1]) for j in cut])
         for row in range(B):
             if not finish[row]:
                 finish[row] = "length"
@@ -194,6 +238,95 @@ class HFEngine:
             )
             for r in range(B)
         ]
+
+    def _prefill(
+        self, prompts: list[list[int]], params: SamplingParams, device: torch.device
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Run the prompts through the model: (cache, last logits [B, V], attention mask
+        [B, T], positions [B, T or 1]). Rows with the same prompt share one prefill. Inside
+        `episode_cache`, a prompt that extends a context kept from the previous call
+        prefills only its new tokens on that context."""
+        B = len(prompts)
+        hits = self._episodes.lookup(prompts) if self._episodes is not None else [None] * B
+        if any(h is not None for h in hits):
+            return self._resume(prompts, hits, params, device)
+        row_to_u, input_ids, attn, positions = distinct_prompts(prompts, self.pad_id)  # [U, P] each
+        input_ids, attn, positions = input_ids.to(device), attn.to(device), positions.to(device)
+        P = input_ids.shape[1]
+        n_layers = getattr(self.model.config, "num_hidden_layers", None)
+        cache = preallocated_cache(n_layers, P + params.max_new_tokens) if n_layers else None
+        if self._episodes is not None:
+            self._episodes.prefilled += int(attn.sum())
+        out = self.model(
+            input_ids=input_ids,
+            attention_mask=attn,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        cache, logits = out.past_key_values, out.logits[:, -1, :]
+        if input_ids.shape[0] < B:  # the shared prefill: one row per distinct prompt -> every row
+            expand = torch.tensor(row_to_u, device=device)
+            cache.batch_select_indices(expand)
+            attn, positions, logits = attn[expand], positions[expand], logits[expand]
+        return cache, logits, attn, positions
+
+    def _resume(
+        self, prompts: list[list[int]], hits: list[Any], params: SamplingParams, device: torch.device
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Each row on its own: its kept context (none for a miss) and its new tokens, then
+        the rows right-aligned into one batch cache for decoding."""
+        assert self._episodes is not None
+        n_layers = int(self.model.config.num_hidden_layers)
+        rows, logits = [], []
+        for p, hit in zip(prompts, hits, strict=True):
+            kv, n = hit if hit is not None else (None, 0)
+            delta = p[n:]  # [d]; never empty: a kept context is shorter than the prompt
+            if kv is not None:
+                cache = cache_from_rows([kv], n + len(delta))[0]
+            else:
+                cache = preallocated_cache(n_layers, len(delta))
+            out = self.model(
+                input_ids=torch.tensor([delta], device=device),
+                attention_mask=torch.ones((1, n + len(delta)), dtype=torch.long, device=device),
+                position_ids=torch.arange(n, n + len(delta), device=device).unsqueeze(0),
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
+            self._episodes.prefilled += len(delta)
+            rows.append(row_kv(out.past_key_values, 0, 0))
+            logits.append(out.logits[:, -1, :])
+        lengths = [len(p) for p in prompts]
+        T = max(lengths)
+        cache, pads = cache_from_rows(rows, T + params.max_new_tokens)
+        attn = torch.zeros((len(prompts), T), dtype=torch.long, device=device)
+        for i, pad in enumerate(pads):
+            attn[i, pad:] = 1
+        positions = torch.tensor([[n - 1] for n in lengths], device=device)  # [B, 1]: each row's last position
+        return cache, torch.cat(logits), attn, positions
+
+    def _store_rows(self, cache: Any, attn: torch.Tensor, rows: list[tuple[int, list[int]]]) -> None:
+        """Keep rows' contexts (batch row j, the tokens its cache holds) for the next call."""
+        assert self._episodes is not None
+        for j, key in rows:
+            pad = int((attn[j] == 0).sum())  # padding is only ever on the left
+            self._episodes.put(key, functools.partial(row_kv, cache, j, pad))
+
+    @contextlib.contextmanager
+    def episode_cache(self, max_mib: int = EPISODE_CACHE_MIB) -> Iterator[EpisodeStore]:
+        """Within the block, each call keeps every row's context (its keys and values), and
+        the next call's prompts that extend one prefill only their new tokens: a
+        multi-turn episode's history is encoded once, not once a turn. Kept contexts hold
+        at most `max_mib` (the previous call's and the current one's: twice that at the
+        peak); past it a context is not kept and its row is prefilled whole. The weights
+        must not change inside the block (the runner opens it for one batch of episodes)."""
+        self._episodes = EpisodeStore(max_mib * 2**20)
+        try:
+            yield self._episodes
+        finally:
+            self._episodes = None
 
     def _hit_stop(self, toks: list[int], stop: tuple[str, ...], max_stop: int) -> bool:
         # Decode a tail long enough to contain any stop string plus a token boundary.

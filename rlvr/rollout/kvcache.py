@@ -87,3 +87,48 @@ def preallocated_cache(num_layers: int, capacity: int) -> DynamicCache:
     cache = DynamicCache()
     cache.layers = [PreallocatedLayer(capacity) for _ in range(num_layers)]
     return cache
+
+
+RowKV = list[tuple[torch.Tensor, torch.Tensor]]
+"""One row's keys and values per layer, each [H, T, D]: what an episode's context holds."""
+
+
+def row_kv(cache: DynamicCache, row: int, start: int) -> RowKV:
+    """Row `row`'s keys and values from position `start` (after its left padding) to the
+    cache's current length, copied out of the batch."""
+    out: RowKV = []
+    for layer in cache.layers:
+        assert isinstance(layer, PreallocatedLayer)
+        out.append((layer._k[row, :, start : layer.length].clone(), layer._v[row, :, start : layer.length].clone()))
+    return out
+
+
+def kv_bytes(kv: RowKV) -> int:
+    return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in kv)
+
+
+def cache_from_rows(rows: list[RowKV], capacity: int) -> tuple[DynamicCache, list[int]]:
+    """A batch cache holding `rows`, each right-aligned at the longest row's length (its
+    left padding zeros, masked by the caller's attention mask), with room for `capacity`
+    positions; and each row's padding. Zeros, not empty memory: a masked position gets
+    weight 0, and 0 times a garbage infinity would still be NaN."""
+    lengths = [r[0][0].shape[1] for r in rows]
+    T = max(lengths)
+    cache = DynamicCache()
+    layers: list[Any] = []
+    for li in range(len(rows[0])):
+        k0, v0 = rows[0][li]
+        layer = PreallocatedLayer(capacity)
+        layer.dtype, layer.device = k0.dtype, k0.device
+        layer._k = k0.new_zeros((len(rows), k0.shape[0], max(capacity, T), k0.shape[2]))
+        layer._v = v0.new_zeros((len(rows), v0.shape[0], max(capacity, T), v0.shape[2]))
+        for i, r in enumerate(rows):
+            k, v = r[li]
+            layer._k[i, :, T - lengths[i] : T] = k
+            layer._v[i, :, T - lengths[i] : T] = v
+        layer.length = T
+        layer.is_initialized = True
+        layer._views()
+        layers.append(layer)
+    cache.layers = layers
+    return cache, [T - n for n in lengths]

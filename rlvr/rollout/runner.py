@@ -18,7 +18,9 @@ had none left ends with finish_reason "turns"; one that its environment ended on
 budget (a step's `info["cut"]`: tool calls, wall time) with "budget". The three are the
 budget cuts `algo.compact_filter` masks from the loss. The context budget is never above
 the policy's own limit (an engine's `context_limit`: the model's position limit for HF,
-vLLM's max_model_len), whatever `max_context_tokens` says.
+vLLM's max_model_len), whatever `max_context_tokens` says. An engine with an
+`episode_cache` (HF) keeps each episode's keys and values between its turns for the
+batch, so a turn prefills only the tokens it adds.
 
 Failures: generation is retried up to `max_retries` times, then raises `RolloutError`.
 An environment step that raises, or whose sandbox run ends in SANDBOX_ERROR
@@ -31,6 +33,7 @@ caller's policy (drop or fail).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -169,6 +172,27 @@ async def _run(
             episodes.append(
                 _Episode(task, f"{group_prefix}{ti}:{task.id}", env, list(opening), prompt_ids, text, prompt_ids, turns)
             )
+    # an engine that can keep each episode's context between turns does so for this batch
+    keep = getattr(engine, "episode_cache", None) if es.max_turns > 1 else None
+    with keep() if keep is not None else contextlib.nullcontext():
+        gen_s = await _turns(episodes, engine, tokenizer, es, params, gate, report, on_progress)
+    trajs = [_trajectory(e, policy_version, gen_s) for e in episodes]
+    if es.scorer is not None:
+        await _score(es.scorer, episodes, trajs, report)
+    return trajs
+
+
+async def _turns(
+    episodes: list[_Episode],
+    engine: Engine,
+    tokenizer: PreTrainedTokenizerBase,
+    es: EpisodeSettings,
+    params: SamplingParams,
+    gate: asyncio.Semaphore,
+    report: PhaseReport,
+    on_progress: PhaseReport | None,
+) -> float:
+    """Every turn of every live episode; the seconds spent generating."""
     gen_s = 0.0
     for turn in range(es.max_turns):
         live = [e for e in episodes if not e.done]
@@ -190,10 +214,7 @@ async def _run(
         report("executing", 0, n)
         count = [0]
         await asyncio.gather(*(advance(e, c, more, n, count) for e, c in zip(live, completions, strict=True)))
-    trajs = [_trajectory(e, policy_version, gen_s) for e in episodes]
-    if es.scorer is not None:
-        await _score(es.scorer, episodes, trajs, report)
-    return trajs
+    return gen_s
 
 
 async def _score(scorer: Scorer, episodes: list[_Episode], trajs: list[Trajectory], report: PhaseReport) -> None:
