@@ -37,6 +37,7 @@ from rlvr.envs.toolcalls import parse_tool_calls
 from rlvr.repos import tools
 from rlvr.repos.mine import RepoTask
 from rlvr.repos.reward import score, unfixed_files
+from rlvr.repos.source import RepoError
 from rlvr.repos.store import Repo, show
 from rlvr.repos.suite import Baseline, load_baseline, repo_pool
 from rlvr.sandbox import SandboxPool
@@ -149,7 +150,12 @@ def resources(slug: str, cache: str | None) -> tuple[Repo, Baseline, SandboxPool
     key = (slug, cache or "")
     with _LOCK:
         if key not in _OPEN:
-            repo = show(slug, Path(cache) if cache else None)
+            try:
+                repo = show(slug, Path(cache) if cache else None)
+            except RepoError as e:
+                raise RepoError(
+                    f"{e}: build it with rlvr repos add --bundled (bundled:repos) or rlvr repos add SOURCE"
+                ) from None
             base = load_baseline(repo)
             if base is None:
                 raise RuntimeError(f"{slug} has no baseline for its tree and environment: run rlvr repos add again")

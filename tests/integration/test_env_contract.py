@@ -30,7 +30,9 @@ SETS = {
     "itops": "bundled:itops",
     "repository": "bundled:repository",
 }
-BUILTIN = sorted(d for d, cls in ENVS.items() if getattr(cls, "__module__", "").startswith("rlvr."))
+# the domains rlvr.envs registers; repo_agent (rlvr.repos.agent, a plugin that needs a built
+# repository) runs the same contract in tests/integration/test_repo_agent.py
+BUILTIN = sorted(d for d, cls in ENVS.items() if getattr(cls, "__module__", "").startswith("rlvr.envs."))
 PER_DOMAIN = 2  # tasks per domain
 
 

@@ -222,6 +222,21 @@ def test_submit_pays_nothing_when_a_passing_test_breaks(shop: tuple[Path, Repo, 
     assert final.reward.details["p2p_broken"] == 2 and final.reward.details["f2p_passed"] == 3
 
 
+def test_the_domain_contract_an_empty_reply_earns_nothing_and_a_task_without_tests_is_refused(
+    shop: tuple[Path, Repo, Baseline],
+) -> None:
+    cache, repo, _ = shop
+    task = episode_task(repo, discount_task(repo), cache=str(cache))
+    env = RepoAgentEnv(EnvSettings())
+    opening = asyncio.run(env.reset(task))
+    assert opening[-1]["content"] == task.prompt and RepoAgentEnv.components == ()
+    empty = asyncio.run(env.step('{"tool": "submit"}'))  # the unfixed tree, as it was given
+    assert empty.done and empty.reward is not None and empty.reward.total == 0.0
+    assert set(empty.reward.components) == {"completion"}
+    with pytest.raises(ValueError, match=r"tests\.format"):
+        RepoAgentEnv.check_task(Task(id="x", domain=DOMAIN, prompt="p", tests={}))
+
+
 def test_an_episode_out_of_tool_calls_is_cut_not_scored(shop: tuple[Path, Repo, Baseline]) -> None:
     cache, repo, _ = shop
     env = _env(episode_task(repo, discount_task(repo), budget={"calls": 2}, cache=str(cache)))
