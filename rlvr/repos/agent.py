@@ -24,6 +24,7 @@ Tasks come from `rlvr repos tasks NAME` (`episode_task` here).
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import threading
 import time
@@ -58,6 +59,60 @@ calls exactly one tool with one JSON object, and the tool's answer comes back to
 {"tool": "run_tests", "tests": ["tests/test_mod.py::test_case"]}   (no tests: the relevant ones)
 {"tool": "submit"}                                  when the failing tests pass
 Tests and test configuration cannot be changed. An edit must keep the file parsing."""
+
+
+def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    params = {"type": "object", "properties": properties, "required": required}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": params}}
+
+
+_PATH = {"type": "string", "description": "relative to the repository root"}
+TOOL_SCHEMAS = [
+    _fn("list", "List the files under a directory.", {"path": _PATH, "depth": {"type": "integer"}}, []),
+    _fn("read", "Read numbered lines of a file (at most 120 a call).",
+        {"path": _PATH, "start": {"type": "integer"}, "end": {"type": "integer"}}, ["path"]),
+    _fn("search", "Lines matching a regular expression, as path:line: text.",
+        {"pattern": {"type": "string"}, "path": _PATH, "glob": {"type": "string"}}, ["pattern"]),
+    _fn("edit", "Replace the one occurrence of `old` in a file by `new`.",
+        {"path": _PATH, "old": {"type": "string"}, "new": {"type": "string"}}, ["path", "old", "new"]),
+    _fn("run_tests", "Run tests (node ids or files; none: the tests relevant to the task).",
+        {"tests": {"type": "array", "items": {"type": "string"}}}, []),
+    _fn("submit", "Submit the repository as it is now; the episode ends.", {}, []),
+]  # fmt: skip
+"""The tools as function schemas, for a chat template that renders tools (the runner
+passes them); the JSON format in SYSTEM is the same calls written by hand."""
+
+
+def tool_calls(reply: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reply's calls: `{"tool": NAME, ...arguments}` objects, or where there are none,
+    the function-call shape chat templates teach (`{"name": NAME, "arguments": {...}}`,
+    arguments possibly a JSON string, inside <tool_call> tags or not), made the same."""
+    calls, problems = parse_tool_calls(reply)
+    if calls:
+        return calls, problems
+    found: list[dict[str, Any]] = []
+    shaped: list[str] = []  # problems with calls of the function shape
+    decoder = json.JSONDecoder()
+    i = reply.find("{")
+    while i >= 0:
+        try:
+            value, end = decoder.raw_decode(reply, i)
+        except json.JSONDecodeError:
+            i = reply.find("{", i + 1)
+            continue
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            args = value.get("arguments", value.get("parameters", {}))
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError:
+                    args = None
+            if isinstance(args, dict):
+                found.append({**args, "tool": value["name"]})
+            else:
+                shaped.append(f"the arguments of {value['name']!r} are not a JSON object")
+        i = reply.find("{", end)
+    return (found, shaped) if found or shaped else ([], problems)
 
 
 @dataclass(frozen=True)
@@ -166,6 +221,7 @@ def resources(slug: str, cache: str | None) -> tuple[Repo, Baseline, SandboxPool
 @register_env(DOMAIN)
 class RepoAgentEnv:
     components = ()
+    tools = TOOL_SCHEMAS
 
     def __init__(self, settings: EnvSettings) -> None:
         self.settings = settings
@@ -215,7 +271,7 @@ class RepoAgentEnv:
     async def step(self, reply: str) -> StepResult:
         if self.task is None:
             raise RuntimeError("step() before reset()")
-        calls, problems = parse_tool_calls(reply)
+        calls, problems = tool_calls(reply)
         call = calls[0] if calls else None
         name = str(call.get("tool")) if call else ""
         took = 0.0

@@ -37,6 +37,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from transformers import PreTrainedTokenizerBase
 
@@ -56,8 +57,21 @@ class RolloutError(RuntimeError):
     """Generation failed after its retries."""
 
 
-def render(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]], response_prefix: str) -> str:
-    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+def render(
+    tokenizer: PreTrainedTokenizerBase,
+    messages: list[dict[str, str]],
+    response_prefix: str,
+    tools: list[dict[str, Any]] | None = None,
+) -> str:
+    """The chat template over the messages, the assistant turn opened. `tools` (an
+    environment's function schemas) go to a template that renders tools, in the model's
+    own tool format; a template without them never sees them (the environment's prompt
+    documents its format then)."""
+    if tools and "tools" in str(getattr(tokenizer, "chat_template", "") or ""):
+        schemas: list[dict[Any, Any] | Callable[..., Any]] = list(tools)
+        text = tokenizer.apply_chat_template(messages, tools=schemas, add_generation_prompt=True, tokenize=False)
+    else:
+        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     if not isinstance(text, str):
         raise TypeError("the tokenizer's chat template did not return text")
     return text + response_prefix
@@ -162,8 +176,10 @@ async def _run(
         es = replace(es, max_context_tokens=int(limit))
     episodes: list[_Episode] = []
     for ti, task in enumerate(tasks):
-        opening = await make_env(task.domain, es.env).reset(task)
-        text = render(tokenizer, opening, es.response_prefix)
+        first = make_env(task.domain, es.env)
+        opening = await first.reset(task)
+        tools = getattr(first, "tools", None)
+        text = render(tokenizer, opening, es.response_prefix, tools)
         prompt_ids: list[int] = tokenizer(text, add_special_tokens=False)["input_ids"]
         for _ in range(es.group_size):
             env = make_env(task.domain, es.env)
@@ -291,7 +307,7 @@ async def _advance(
         return
     # another attempt: render the conversation with the feedback, append only the new tokens
     messages = [*e.messages, {"role": "assistant", "content": reply}, *step.messages]
-    full = render(tokenizer, messages, es.response_prefix)
+    full = render(tokenizer, messages, es.response_prefix, getattr(e.env, "tools", None))
     base = e.text + comp.text
     if not full.startswith(base):
         e.done, e.finish_reason = True, "template"  # a chat template that rewrites history: stop here
