@@ -234,11 +234,18 @@ class VLLMEngine:
             kwargs["enable_sleep_mode"] = True
         kwargs.update(llm_kwargs or {})
         self.llm = vllm.LLM(**kwargs)
-        self.context_limit = int(self.llm.llm_engine.model_config.max_model_len)
         if from_disk:  # built from the files on disk: adopt the tensors in memory
             self._load(model.state_dict())
 
     # -- weights -------------------------------------------------------------------------
+
+    @property
+    def context_limit(self) -> int | None:
+        """The most positions vLLM serves (its max_model_len): an episode's context never
+        grows past it (rlvr.rollout.runner)."""
+        config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
+        limit = getattr(config, "max_model_len", None)
+        return int(limit) if isinstance(limit, int) else None
 
     def load_version(self, version: int, weights: Mapping[str, Any] | None) -> None:
         if weights is not None:
