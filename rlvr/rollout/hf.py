@@ -178,16 +178,7 @@ class HFEngine:
         step_ids = torch.empty((B, 0), dtype=torch.long, device=device)  # [b, 1] once a token is drawn
         for step in range(params.max_new_tokens):
             if step:  # a decoding step: every live row's last token
-                out = self.model(
-                    input_ids=step_ids,
-                    attention_mask=attn,
-                    position_ids=step_pos,
-                    past_key_values=cache,
-                    use_cache=True,
-                    logits_to_keep=1,
-                )
-                cache = out.past_key_values
-                logits = out.logits[:, -1, :]
+                cache, logits = self._forward(step_ids, attn, step_pos, cache)
             logits = logits.float().cpu()  # [b, V]; sampled with the CPU generator
             next_tok, next_logp = self._sample(logits, params, gen)
             next_tok = next_tok.to(device)
@@ -239,6 +230,20 @@ class HFEngine:
             for r in range(B)
         ]
 
+    def _forward(
+        self, ids: torch.Tensor, attn: torch.Tensor, positions: torch.Tensor, cache: Any
+    ) -> tuple[Any, torch.Tensor]:
+        """One pass over `ids` [b, n] on `cache`: (the cache, the last position's logits [b, V])."""
+        out = self.model(
+            input_ids=ids,
+            attention_mask=attn,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return out.past_key_values, out.logits[:, -1, :]
+
     def _prefill(
         self, prompts: list[list[int]], params: SamplingParams, device: torch.device
     ) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -257,15 +262,7 @@ class HFEngine:
         cache = preallocated_cache(n_layers, P + params.max_new_tokens) if n_layers else None
         if self._episodes is not None:
             self._episodes.prefilled += int(attn.sum())
-        out = self.model(
-            input_ids=input_ids,
-            attention_mask=attn,
-            position_ids=positions,
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        cache, logits = out.past_key_values, out.logits[:, -1, :]
+        cache, logits = self._forward(input_ids, attn, positions, cache)
         if input_ids.shape[0] < B:  # the shared prefill: one row per distinct prompt -> every row
             expand = torch.tensor(row_to_u, device=device)
             cache.batch_select_indices(expand)
@@ -287,17 +284,15 @@ class HFEngine:
                 cache = cache_from_rows([kv], n + len(delta))[0]
             else:
                 cache = preallocated_cache(n_layers, len(delta))
-            out = self.model(
-                input_ids=torch.tensor([delta], device=device),
-                attention_mask=torch.ones((1, n + len(delta)), dtype=torch.long, device=device),
-                position_ids=torch.arange(n, n + len(delta), device=device).unsqueeze(0),
-                past_key_values=cache,
-                use_cache=True,
-                logits_to_keep=1,
+            cache, last = self._forward(
+                torch.tensor([delta], device=device),
+                torch.ones((1, n + len(delta)), dtype=torch.long, device=device),
+                torch.arange(n, n + len(delta), device=device).unsqueeze(0),
+                cache,
             )
             self._episodes.prefilled += len(delta)
-            rows.append(row_kv(out.past_key_values, 0, 0))
-            logits.append(out.logits[:, -1, :])
+            rows.append(row_kv(cache, 0, 0))
+            logits.append(last)
         lengths = [len(p) for p in prompts]
         T = max(lengths)
         cache, pads = cache_from_rows(rows, T + params.max_new_tokens)

@@ -236,11 +236,8 @@ def test_mutation_yield_smoke_runs_mutants_in_the_sandbox_and_a_failing_referenc
     assert done.returncode == 1 and "1 reference(s) fail their own tests: py/add_2" in done.stderr
 
 
-def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_bad_source_is_one_line(
-    tmp_path: Path,
-) -> None:
-    """README's repository figures (bench/results/repo_mining.json): the suite, mining
-    yield, the oracle check and the whole-suite baseline, on a small fixture project."""
+def calc_project(tmp_path: Path) -> Path:
+    """A two-function project with its tests: what the repository benches' smoke runs mine."""
     src = tmp_path / "calc"
     (src / "tests").mkdir(parents=True)
     (src / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "1.0"\n')
@@ -251,6 +248,15 @@ def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_ba
         "from calc import double, inc\n\ndef test_double():\n    assert double(3) == 6\n\n"
         "def test_inc():\n    assert inc(1) == 2\n    assert inc(-1) == -1\n"
     )
+    return src
+
+
+def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_bad_source_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """README's repository figures (bench/results/repo_mining.json): the suite, mining
+    yield, the oracle check and the whole-suite baseline, on a small fixture project."""
+    src = calc_project(tmp_path)
     out = tmp_path / "out.json"
     args = ["--cache", str(tmp_path / "cache"), "--per-file", "4", "--unguided", "2", "--out", str(out)]
     r = last_json(run_bench("bench/repo_mining.py", "--repo", str(src), *args).stdout)["repos"][0]
@@ -265,16 +271,7 @@ def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_ba
 def test_repo_agent_smoke_solves_a_fixture_repository_through_the_tools(tmp_path: Path) -> None:
     """README's agent figures (bench/results/repo_agent.json): the scripted policy's solve
     rate beside the submit-at-once baseline, tool and verdict seconds, on a fixture."""
-    src = tmp_path / "calc"
-    (src / "tests").mkdir(parents=True)
-    (src / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "1.0"\n')
-    (src / "calc.py").write_text(
-        "def double(x):\n    return 2 * x\n\n\ndef inc(x):\n    if x > 0:\n        return x + 1\n    return x\n"
-    )
-    (src / "tests" / "test_calc.py").write_text(
-        "from calc import double, inc\n\ndef test_double():\n    assert double(3) == 6\n\n"
-        "def test_inc():\n    assert inc(1) == 2\n    assert inc(-1) == -1\n"
-    )
+    src = calc_project(tmp_path)
     out = tmp_path / "out.json"
     args = ["--cache", str(tmp_path / "cache"), "--per-file", "4", "--tasks", "3", "--out", str(out)]
     r = last_json(run_bench("bench/repo_agent.py", "--repo", str(src), *args).stdout)["repos"][0]
