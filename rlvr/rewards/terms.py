@@ -47,9 +47,13 @@ def format_term(task: Task, traj: Trajectory, ctx: TermContext) -> RewardCompone
 @register_reward("length", applies=lambda task, traj, ctx: bool(traj.completion_ids) or not traj.completion_text)
 def length_term(task: Task, traj: Trajectory, ctx: TermContext) -> RewardComponent:
     """DAPO's overlong penalty: truncated replies, ramped over reward.overlong_cache tokens
-    (not computed for a reply scored as text, whose token count is unknown)."""
+    (not computed for a reply scored as text, whose token count is unknown). In a
+    multi-turn episode the reply is the last assistant turn (each turn has its own token
+    limit), not the whole episode with the environment's messages."""
     limit = ctx.max_new_tokens
-    return overlong_penalty(len(traj.completion_ids), limit, min(ctx.cfg.overlong_cache, limit))
+    last = next((t for t in reversed(traj.turns) if t.role == "assistant" and t.token_ids), None)
+    n = len(last.token_ids) if last is not None else len(traj.completion_ids)
+    return overlong_penalty(n, limit, min(ctx.cfg.overlong_cache, limit))
 
 
 @register_reward("security", applies=_code_task)

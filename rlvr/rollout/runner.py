@@ -301,8 +301,8 @@ async def _advance(
         e.finish_reason = "budget"  # the environment's own budget (tool calls, wall time) ended it
     if error or step is None or step.done or not step.messages or not may_continue:
         wanted_more = step is not None and not step.done and step.messages and not error
-        if wanted_more and es.max_turns > 1 and e.finish_reason != "length":
-            e.finish_reason = "turns"  # it wanted another turn and had none left
+        if wanted_more and es.max_turns > 1:
+            e.finish_reason = "turns"  # it wanted another turn and had none left (its last reply cut or not)
         e.done = True
         return
     # another attempt: render the conversation with the feedback, append only the new tokens

@@ -119,3 +119,17 @@ def test_a_plugin_term_is_computed_weighed_and_its_name_valid(docstring_term: st
 def test_an_unknown_term_lists_the_registered_ones(docstring_term: str) -> None:
     with pytest.raises(ConfigError, match=r"reward\.terms\[1\]\.name: no component 'speed'; valid: .*has_docstring"):
         check_reward(RunConfig(reward=RewardConfig(terms=[{"name": "completion"}, {"name": "speed"}])))
+
+
+def test_the_length_term_reads_the_last_reply_of_a_multi_turn_episode() -> None:
+    """Each turn has its own token limit: 64 here. An episode of two 40-token replies and a
+    200-token tool answer is not overlong; a last reply of 64 tokens is."""
+    task = Task(id="t", domain="python", prompt="p")
+    turns = [Turn("user", "p"), Turn("assistant", "a", token_ids=[1] * 40, trainable=True), Turn("user", "tool")]
+    long_episode = Trajectory(task_id="t", domain="python", group_id="g", completion_ids=[1] * 280)
+    long_episode.turns = [*turns, Turn("assistant", "b", token_ids=[1] * 40, trainable=True)]
+    term = REWARDS["length"].fn
+    ctx = TermContext(RewardConfig(overlong_cache=16), 64, frozenset({"length"}), lambda task: None)
+    assert term(task, long_episode, ctx).value == 0.0  # 40 tokens: before the ramp (48..64)
+    long_episode.turns[-1] = Turn("assistant", "b", token_ids=[1] * 56, trainable=True)
+    assert term(task, long_episode, ctx).value == pytest.approx(-0.5)  # (56 - 48) / 16
