@@ -250,6 +250,26 @@ class RepoAgentEnv:
         except ValueError as e:
             raise ValueError(f"task {task.id}: field 'tests.budget': {e}") from None
 
+    @staticmethod
+    def preflight(tasks: list[Task]) -> None:
+        """Every repository the tasks name is built here, with its suite's baseline (read
+        from the cache, nothing run): a run answers in a second instead of at its first
+        episode, after the model has loaded."""
+        missing = []
+        for slug, cache in sorted({(str(t.tests["repo"]), str(t.tests.get("cache") or "")) for t in tasks}):
+            try:
+                repo = show(slug, Path(cache) if cache else None)
+            except RepoError:
+                missing.append(slug)
+                continue
+            if load_baseline(repo) is None:
+                missing.append(f"{slug} (no baseline for its tree)")
+        if missing:
+            raise ValueError(
+                f"repo_agent: not built here: {', '.join(missing)}; build them with rlvr repos add --bundled "
+                "(bundled:repos) or rlvr repos add SOURCE"
+            )
+
     async def reset(self, task: Task) -> list[dict[str, str]]:
         self.check_task(task)
         t = task.tests

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlvr.config import ConfigError, RunConfig, load_plugins
-from rlvr.envs.base import check_task
+from rlvr.envs.base import ENVS, check_task
 from rlvr.envs.settings import check_reward
 from rlvr.rollout.model_names import check_model
 from rlvr.rollout.registry import check_engine_kind
@@ -74,6 +74,7 @@ def check_run(
         _read.clear()
         _read[key] = load_tasks(tc.source, tc.min_difficulty, tc.max_difficulty, check=check_task)
     tasks = list(_read[key])
+    check_ready(tasks)
     train, held_out = split_tasks(tasks, tc.eval_fraction)
     evals = pick_eval_tasks(held_out, cfg.eval.num_tasks)
     if evaluating is None:
@@ -103,6 +104,20 @@ def check_run(
         except RuntimeError as e:
             raise ConfigError(str(e)) from None
     return RunInputs(train, evals, _suites(cfg) if evaluating else {})
+
+
+def check_ready(tasks: list[Task]) -> None:
+    """What an environment needs beyond its tasks (a built repository, say) is there: an
+    environment class may name a `preflight(tasks)` that reads, runs nothing, and raises
+    ValueError naming what is missing; answered here as a ConfigError."""
+    for domain in sorted({t.domain for t in tasks}):
+        ready = getattr(ENVS.get(domain), "preflight", None)
+        if ready is None:
+            continue
+        try:
+            ready([t for t in tasks if t.domain == domain])
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
 
 
 def _suites(cfg: RunConfig) -> dict[str, list[Task]]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,6 +237,24 @@ def test_the_domain_contract_an_empty_reply_earns_nothing_and_a_task_without_tes
     assert set(empty.reward.components) == {"completion"}
     with pytest.raises(ValueError, match=r"tests\.format"):
         RepoAgentEnv.check_task(Task(id="x", domain=DOMAIN, prompt="p", tests={}))
+
+
+def test_a_run_whose_repository_is_not_built_is_answered_before_the_model_loads(
+    shop: tuple[Path, Repo, Baseline], tmp_path: Path
+) -> None:
+    cache, repo, _ = shop
+    task = episode_task(repo, discount_task(repo), cache=str(cache))
+    RepoAgentEnv.preflight([task])  # built: nothing to say
+    gone = Task(id="g", domain=DOMAIN, prompt="p", tests={**task.tests, "repo": "nope-1.0"})
+    with pytest.raises(ValueError, match=r"not built here: nope-1\.0; build them with rlvr repos add"):
+        RepoAgentEnv.preflight([task, gone])
+    source = tmp_path / "gone.jsonl"
+    source.write_text(json.dumps(gone.to_dict()) + "\n")
+    example = str(Path(__file__).parents[2] / "examples" / "repos.yaml")
+    cmd = [sys.executable, "-m", "rlvr.cli", "train", example, f"tasks.source={source}", "eval.before_training=false"]
+    done = subprocess.run([*cmd, "eval.after_training=false"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "not built here: nope-1.0" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_an_episode_out_of_tool_calls_is_cut_not_scored(shop: tuple[Path, Repo, Baseline]) -> None:
