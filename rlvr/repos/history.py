@@ -28,17 +28,10 @@ from pathlib import Path
 
 from rlvr.repos.coverage import is_library_file, is_test_file
 from rlvr.repos.mine import RepoTask
-from rlvr.repos.source import RepoError, last_line, parse_source
+from rlvr.repos.source import RepoError, git, last_line, parse_source
 from rlvr.repos.store import Repo
 from rlvr.repos.suite import SUITE_LIMITS, Baseline, run_suite
 from rlvr.sandbox import SandboxPool
-
-
-def _git(path: str, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(["git", "-C", path, *args], capture_output=True, text=True, input=stdin, check=False)
-    if done.returncode != 0:
-        raise RepoError(f"git {' '.join(args[:3])} failed: {last_line(done.stderr)}")
-    return done.stdout
 
 
 def git_dir(repo: Repo) -> tuple[str, str]:
@@ -60,11 +53,11 @@ class Change:
 def fix_commits(path: str, rev: str, limit: int = 200) -> tuple[list[Change], Counter[str]]:
     """Commits reachable from `rev` (first parent, no merges, newest first) that change
     modules and tests together; the rest counted by why they were passed over."""
-    log = _git(path, "log", "--first-parent", "--no-merges", f"-n{limit}", "--format=%H", rev)
+    log = git(path, "log", "--first-parent", "--no-merges", f"-n{limit}", "--format=%H", rev)
     out: list[Change] = []
     skipped: Counter[str] = Counter()
     for commit in log.split():
-        status = _git(path, "show", "--no-renames", "--name-status", "--format=", commit)
+        status = git(path, "show", "--no-renames", "--name-status", "--format=", commit)
         rows = [ln.split("\t") for ln in status.splitlines() if ln.strip()]
         modules = [p for s, p in rows if is_library_file(p)]
         tests = [p for s, p in rows if is_test_file(p)]
@@ -74,7 +67,7 @@ def fix_commits(path: str, rev: str, limit: int = 200) -> tuple[list[Change], Co
         if any(s != "M" for s, p in rows if is_library_file(p)):
             skipped["adds or deletes a module"] += 1
             continue
-        message = _git(path, "show", "-s", "--format=%B", commit).strip()
+        message = git(path, "show", "-s", "--format=%B", commit).strip()
         out.append(Change(commit, message, sorted(modules), sorted(tests)))
     return out, skipped
 
@@ -82,7 +75,7 @@ def fix_commits(path: str, rev: str, limit: int = 200) -> tuple[list[Change], Co
 def reverted(repo: Repo, path: str, commit: str, modules: Sequence[str]) -> dict[str, str]:
     """The cached tree's `modules` with `commit`'s change to them reverted; RepoError when
     the reverse patch does not apply (the code moved on since)."""
-    diff = _git(path, "diff", "--no-renames", f"{commit}^", commit, "--", *modules)
+    diff = git(path, "diff", "--no-renames", f"{commit}^", commit, "--", *modules)
     with tempfile.TemporaryDirectory() as tmp:
         for m in modules:
             dest = Path(tmp) / m
@@ -175,8 +168,8 @@ def user_task(repo: Repo, pool: SandboxPool, base: Baseline, fix: str, tests: Se
         raise RepoError("a user task needs its issue text")
     if not tests:
         raise RepoError("a user task needs the tests that must pass once it is fixed")
-    commit = _git(path, "rev-parse", "--verify", f"{fix}^{{commit}}").strip()
-    status = _git(path, "show", "--no-renames", "--name-status", "--format=", commit)
+    commit = git(path, "rev-parse", "--verify", f"{fix}^{{commit}}").strip()
+    status = git(path, "show", "--no-renames", "--name-status", "--format=", commit)
     modules = [p for s, p in (ln.split("\t") for ln in status.splitlines() if ln.strip()) if is_library_file(p)]
     if not modules:
         raise RepoError(f"revision {fix} changes none of the project's modules: nothing to revert")

@@ -80,7 +80,7 @@ def fetch(source: Source, cache: Path, lock_path: Path) -> Fetched:
             _unpack(archive, tree)
         return Fetched(source, slug, digest, tree)
     if source.kind == "git":
-        commit = _git(source.path, "rev-parse", "--verify", f"{source.rev}^{{commit}}").strip()
+        commit = git(source.path, "rev-parse", "--verify", f"{source.rev}^{{commit}}").strip()
         slug = f"{Path(source.path).name}-{commit[:10]}"
         tree = cache / "repos" / slug / "tree"
         if not tree.exists():
@@ -190,7 +190,8 @@ def _dir_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def _git(path: str, *args: str) -> str:
+def git(path: str, *args: str) -> str:
+    """`git -C path ARGS`'s output, or RepoError with git's last line."""
     done = subprocess.run(["git", "-C", path, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RepoError(f"git {' '.join(args)} in {path} failed: {last_line(done.stderr)}")

@@ -153,6 +153,7 @@ def _summary(trajs: list[Trajectory]) -> dict[str, float]:
         "rollout/completion_tokens": float(sum(len(t.completion_ids) for t in trajs)),
         "rollout/completion_len_mean": sum(len(t.completion_ids) for t in trajs) / n,
         "rollout/truncated_frac": sum(t.finish_reason == "length" for t in trajs) / n,
+        # rlvr.algos.filtering.BUDGET_CUTS (trace sits below algos in the import order)
         "rollout/budget_cut_frac": sum(t.finish_reason in ("turns", "context", "budget") for t in trajs) / n,
     }
     comps: dict[str, list[float]] = {}
