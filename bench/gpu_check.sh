@@ -4,7 +4,8 @@
 # folder is there; the SmolLM2 tokenizer and config come from .gpu/smol/, see
 # bench/gpu_train.py). It runs the model-level tests with the tiny model on the GPU
 # (log-probs against full logits, the 8 vs 8x1 invariant for every algorithm, gradients,
-# generation, a short training run), then times the training loop on the GPU beside the CPU.
+# generation, a short training run; the episode cache), then times the training loop on the GPU beside
+# the CPU, and runs the sharded learner (FSDP2, NCCL) under torchrun beside one plain process.
 # Preparing the two folders on a machine with pip (both are git-ignored locally):
 #   mkdir -p .gpu/smol && cp ~/.cache/rlvr/models/smollm2-135m-instruct/{*.json,*.jinja} .gpu/smol/
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 -d .whl \
@@ -25,7 +26,11 @@ python3 -c "import torch, transformers; print('torch', torch.__version__, 'trans
 python3 -c "from rlvr.cli import main; main(['sandbox', 'check'])" 2>&1 | tail -20
 RLVR_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider -x \
   tests/integration/test_learner.py tests/integration/test_generation.py 2>&1 | tee "$OUT/pytest_cuda.txt" | tail -25
+RLVR_TEST_DEVICE=cuda timeout 120 python3 -m pytest -q -p no:cacheprovider tests/integration/test_episode_cache.py 2>&1 \
+  | tee "$OUT/pytest_cuda_episode_cache.txt" | tail -15
 timeout 270 python3 bench/gpu_train.py --smol-dir .gpu/smol --out "$OUT/gpu_train.json" "$@" 2>&1 | grep -v "Loading weights" | tail -30
+# The sharded learner (FSDP2) under torchrun with NCCL beside one plain process (bench/gpu_sharded.py).
+timeout 300 python3 bench/gpu_sharded.py --smol-dir .gpu/smol --out "$OUT/gpu_sharded.json" 2>&1 | grep -v "Loading weights" | tail -40
 # vLLM engine (only where this Python has vLLM: pip install 'rlvr[vllm]'): the engine contract on the GPU,
 # then vLLM vs HF on the TRL-bench configuration (bench/vllm_vs_hf.py; copy the JSON to bench/results/).
 if python3 -c "import vllm" 2>/dev/null; then

@@ -3,6 +3,8 @@
 A model of SmolLM2-135M-Instruct's exact shape (its config.json and tokenizer, random
 weights: the real weights are not needed to time the loop, and a random model writes
 every completion to the token limit, the worst case), 4 prompts x 4 generations a step,
+an entropy bonus of 0.01 (a random model's rewards are all 0, so GRPO's advantages are 0
+and the learner would skip every row as inert: the bonus gives each row a gradient),
 at most 128 new tokens, full fine-tuning, no reference model — the configuration of
 bench/trl_vs_rlvr.py — trained for a few steps with `model.device=cuda`, then with
 `model.device=cpu`. Reported for each: completion tokens per second over the training
@@ -53,7 +55,7 @@ def run(model_dir: Path | str, device: str, steps: int, domain_source: str, max_
                 f"output_dir={tmp}", "name=gpu", f"model.name_or_path={model_dir}", f"model.device={device}",
                 f"tasks.source={domain_source}", f"train.steps={steps}", "train.prompts_per_step=4",
                 "algo.group_size=4", f"generation.max_new_tokens={max_new}", "generation.temperature=1.0",
-                "algo.kl_coef=0", "eval.before_training=false", "eval.after_training=false",
+                "algo.kl_coef=0", "algo.entropy_coef=0.01", "eval.before_training=false", "eval.after_training=false",
                 "train.checkpoint_every=0", "train.keep_checkpoints=1",
             ],
         )  # fmt: skip
@@ -117,7 +119,9 @@ def main() -> None:
         ap.error("--smol-dir is required (or --smoke)")
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = make_model(args.smol_dir, Path(tmp) / "smol-random")
-        result: dict = {"source": args.source}
+        import torch
+
+        result: dict = {"source": args.source, "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}
         result["logprob_cpu_vs_cuda_max_abs"] = cpu_vs_cuda_logprobs(model_dir)
         print(json.dumps(result), flush=True)
         result["cuda"] = run(model_dir, "cuda", args.steps, args.source)

@@ -48,6 +48,18 @@ def test_gpu_bench_smoke_runs_its_training_loop_on_the_cpu() -> None:
     assert done.returncode == 2 and "--smol-dir is required" in done.stderr
 
 
+def test_sharded_gpu_bench_smoke_runs_torchrun_beside_one_process_on_the_cpu() -> None:
+    """bench/gpu_sharded.py on the CPU (gloo, one rank): both runs train, the first step's
+    reward is equal and its loss and grad norm agree (an entropy bonus gives the random
+    model's rows a gradient), so a GPU run's figures are read by code the suite runs."""
+    r = last_json(run_bench("bench/gpu_sharded.py", "--smoke").stdout)
+    assert r["backend"] == "gloo" and r["nproc"] == 1 and r["agrees"] is True
+    assert r["plain"]["grad_norm"][0] > 0 and r["first_step_grad_norm_rel_diff"] < 1e-3
+    assert set(r["wall_s"]) == {"plain", "sharded"} and r["train_s_ratio_sharded_over_plain"] > 0
+    done = run_bench("bench/gpu_sharded.py", ok=False)
+    assert done.returncode == 2 and "--smol-dir is required" in done.stderr
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs Debian's bubblewrap")
 def test_the_bwrap_baseline_runs_from_an_interpreter_under_tmp_and_a_failed_run_is_an_error(tmp_path: Path) -> None:
     from rlvr.sandbox.bench import SCRIPT, BaselineFailed, bwrap, bwrap_argv

@@ -7,6 +7,7 @@ an engine without it."""
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import ClassVar
@@ -23,7 +24,8 @@ from rlvr.types import Task
 
 @pytest.fixture(scope="module")
 def policy():  # type: ignore[no-untyped-def]
-    return load_policy("tiny-random", seed=0)
+    # RLVR_TEST_DEVICE=cuda: on a GPU (bench/gpu_check.sh)
+    return load_policy("tiny-random", seed=0, device=os.environ.get("RLVR_TEST_DEVICE", "cpu"))
 
 
 def _close(a, b) -> None:  # type: ignore[no-untyped-def]

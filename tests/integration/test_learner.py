@@ -59,7 +59,7 @@ def test_prompts_shared_across_micro_batches(tiny, plain) -> None:  # type: igno
     model, _ = tiny
     prompts = [[1, 5, 7, 9], [3, 4], [1, 5, 7, 9], [8, 8, 8, 8, 8, 2], [3, 4]]
     comps = [[10, 11, 12, 13, 14], [13], [15, 16], [], [17, 18, 19, 20]]
-    weights = torch.arange(1.0, 6.0)[:, None] * torch.arange(1.0, 6.0)[None, :]  # [5, 5]
+    weights = (torch.arange(1.0, 6.0)[:, None] * torch.arange(1.0, 6.0)[None, :]).to(model.device)  # [5, 5]
     model.zero_grad()
     full, _, m = sequence_logprobs(model, prompts, comps, pad_id=2, temperature=0.9, share_prompts=False)
     (full * m * weights).sum().backward()
@@ -69,7 +69,7 @@ def test_prompts_shared_across_micro_batches(tiny, plain) -> None:  # type: igno
     if not plain:  # what a sliding-window cache gets: the graph kept, the cache read in place
         ctx.plain = False
     chunks = [[0, 4], [2, 1], [3]] if plain else [[0, 1, 2, 3, 4]]
-    got = torch.zeros(5, 5)
+    got = torch.zeros(5, 5, device=model.device)
     for rows in chunks:
         st = token_stats(
             model, [prompts[r] for r in rows], [comps[r] for r in rows], pad_id=2, temperature=0.9, shared=(ctx, rows)
