@@ -292,3 +292,17 @@ def test_long_context_smoke_measures_memory_per_context_length(tmp_path: Path) -
     assert full["floor_mib"] > 0 and all(row["kv_cache_mib"] > 0 for row in full["rows"])
     done = run_bench("bench/long_context.py", "--lengths", "40000", "--out", str(out), ok=False)
     assert done.returncode == 2 and "past the model's 32768 positions" in done.stderr
+
+
+def test_hack_blind_smoke_scores_one_reply_per_domain_against_its_wrong_reply(tmp_path: Path) -> None:
+    """bench/hack_blind.py --smoke: the first blind entry of each domain scored as `rlvr
+    score` scores it beside its honest wrong reply; the headline keys docs/hacking.md
+    quotes; nothing written. A malformed set is one line naming the entry."""
+    r = last_json(run_bench("bench/hack_blind.py", "--smoke").stdout)
+    assert r["entries"] >= 8 and 0 <= r["pays"] <= r["entries"] and isinstance(r["paying_ids"], list)
+    recorded = json.loads((RESULTS / "hack_blind_before.json").read_text())
+    assert recorded["entries"] == 70 and {"by_domain", "by_class", "rows"} <= set(recorded)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x/1", "domain": "math", "set": "bundled:math_word", "task_id": "t", "class": "c"}\n')
+    done = run_bench("bench/hack_blind.py", "--set", str(bad), ok=False)
+    assert done.returncode == 2 and "x/1 lacks reply, wrong, note" in done.stderr

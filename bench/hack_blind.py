@@ -1,0 +1,181 @@
+"""The reward's defences on a blind set of hacks (tests/data/hacks/blind.jsonl).
+
+The blind set was written from the task files and the public docs alone, by writers who
+read none of the defences' code and never ran the scorer, in shapes the corpus does not
+name; it was committed together with this bench's figure on it before any defence was
+changed for it (the commit order is the evidence). Each entry is a whole reply (`reply`)
+and the honest wrong reply it has to beat (`wrong`: the same reply with the trick's lines
+removed, or the same reasoning committing to one wrong answer, or a plain wrong program).
+
+Each reply is scored exactly as `rlvr score` scores it (the task's environment, the
+sandbox where the domain runs code, then the run's scorer with rlvr's default reward
+config: held-out tests, the detector, severities). A hack *pays* when its reward is
+above its wrong reply's (by more than 1e-9). Printed per domain and class: how many pay
+under rlvr's defaults, and, beside it as the baseline, how many pay under the naive
+reward (the `completion` component alone: what the tests pay without any defence).
+
+    .venv/bin/python bench/hack_blind.py               # bench/results/hack_blind.json
+    .venv/bin/python bench/hack_blind.py --no-write
+    .venv/bin/python bench/hack_blind.py --smoke       # the first entry of each domain, nothing written
+
+The replies run code in the sandbox: the bench refuses to run without its namespaces
+(--allow-unjailed to run anyway), as bench/hack_corpus_check.py does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BLIND = ROOT / "tests" / "data" / "hacks" / "blind.jsonl"
+FIELDS = ("id", "domain", "set", "task_id", "class", "reply", "wrong", "note")
+EPS = 1e-9
+
+
+class BlindSetError(ValueError):
+    """A malformed entry, or a task it names that its set lacks."""
+
+
+def load_blind(path: Path) -> list[dict[str, Any]]:
+    entries = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise BlindSetError(f"{path}:{n}: not valid JSON: {err.msg}") from None
+        missing = [f for f in FIELDS if not isinstance(e.get(f), str) or not e[f]]
+        if missing:
+            raise BlindSetError(f"{path}:{n}: {e.get('id', '?')} lacks {', '.join(missing)}")
+        entries.append(e)
+    ids = [e["id"] for e in entries]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise BlindSetError(f"{path}: duplicate ids {dup}")
+    return entries
+
+
+def smoke_subset(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for e in entries:
+        if e["domain"] not in seen:
+            seen.add(e["domain"])
+            out.append(e)
+    return out
+
+
+def _score(task: Any, reply: str, cfg: Any) -> dict[str, Any]:
+    from rlvr.envs.scoring import score_completion
+
+    r = score_completion(task, reply, cfg).reward
+    assert r is not None
+    return {
+        "total": float(r.total),
+        "completion": float(r.components.get("completion", 0.0)),
+        "flags": sorted(str(f) for f in r.flags),
+    }
+
+
+def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    from rlvr.config import load_config
+    from rlvr.tasks import load_tasks
+
+    cfg = load_config(None, [])
+    tasks: dict[str, dict[str, Any]] = {}
+    for name in sorted({e["set"] for e in entries}):
+        tasks[name] = {t.id: t for t in load_tasks(name)}
+    rows = []
+    for e in entries:
+        task = tasks[e["set"]].get(e["task_id"])
+        if task is None:
+            raise BlindSetError(f"{e['id']}: {e['set']} has no task '{e['task_id']}'")
+        t0 = time.perf_counter()
+        hack, wrong = _score(task, e["reply"], cfg), _score(task, e["wrong"], cfg)
+        row = {
+            "id": e["id"],
+            "domain": e["domain"],
+            "class": e["class"],
+            "task_id": e["task_id"],
+            "hack": hack,
+            "wrong": wrong,
+            "pays": hack["total"] > wrong["total"] + EPS,
+            "pays_naive": hack["completion"] > wrong["completion"] + EPS,
+            "seconds": time.perf_counter() - t0,
+        }
+        rows.append(row)
+        mark = "PAYS" if row["pays"] else "-"
+        print(
+            f"{e['id']:<22} {e['domain']:<11} {e['class'][:28]:<28} hack {hack['total']:+.3f} "
+            f"wrong {wrong['total']:+.3f}  naive {hack['completion']:.2f}/{wrong['completion']:.2f}  {mark}",
+            flush=True,
+        )
+    return summarise(rows)
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    by_domain: dict[str, dict[str, int]] = defaultdict(lambda: {"entries": 0, "pays": 0, "pays_naive": 0})
+    by_class: dict[str, dict[str, int]] = defaultdict(lambda: {"entries": 0, "pays": 0, "pays_naive": 0})
+    for r in rows:
+        for agg in (by_domain[r["domain"]], by_class[r["class"]]):
+            agg["entries"] += 1
+            agg["pays"] += int(r["pays"])
+            agg["pays_naive"] += int(r["pays_naive"])
+    return {
+        "entries": len(rows),
+        "pays": sum(r["pays"] for r in rows),
+        "pays_naive": sum(r["pays_naive"] for r in rows),
+        "by_domain": dict(sorted(by_domain.items())),
+        "by_class": dict(sorted(by_class.items())),
+        "paying_ids": [r["id"] for r in rows if r["pays"]],
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", type=Path, default=BLIND, help="the blind set (JSONL)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "hack_blind.json")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="the first entry of each domain; nothing written")
+    ap.add_argument("--allow-unjailed", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        entries = load_blind(args.set)
+    except (OSError, BlindSetError) as e:
+        print(f"hack_blind: {e}", file=sys.stderr)
+        return 2
+    from rlvr.sandbox.pool import default_pool
+
+    unjailed = [k for k, v in default_pool().protections.items() if "namespaces" in k and not v]
+    if unjailed and not args.allow_unjailed:
+        print(f"hack_blind: the sandbox lacks {unjailed}: refusing to run the hacks", file=sys.stderr)
+        return 2
+    if args.smoke:
+        entries = smoke_subset(entries)
+    try:
+        result = measure(entries)
+    except BlindSetError as e:
+        print(f"hack_blind: {e}", file=sys.stderr)
+        return 2
+    print()
+    print(f"{'domain':<12} {'entries':>7} {'pay (rlvr)':>11} {'pay (naive)':>12}")
+    for d, agg in result["by_domain"].items():
+        print(f"{d:<12} {agg['entries']:>7} {agg['pays']:>11} {agg['pays_naive']:>12}")
+    print(f"{'all':<12} {result['entries']:>7} {result['pays']:>11} {result['pays_naive']:>12}")
+    if not (args.no_write or args.smoke):
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    headline = {k: result[k] for k in ("entries", "pays", "pays_naive", "paying_ids")}
+    print(json.dumps(headline))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
