@@ -36,7 +36,8 @@ to achieve: its goal share is 0.
 
 Goal conditions (`tests.goal`, a list): `{"type": "service_running" | "service_enabled" |
 "package_installed" | "package_absent", "name"}`, `{"type": "file_contains" |
-"file_lacks", "path", "text"}`, `{"type": "file_exists" | "file_absent", "path"}`,
+"file_lacks", "path", "text"}` (in the file's active lines: a comment does not count),
+`{"type": "file_exists" | "file_absent", "path"}`,
 `{"type": "service_config", "name", "key", "value"}` (the config the running service
 was started with), `{"type": "disk_used_below_mb", "mb"}`.
 """

@@ -461,9 +461,9 @@ class System:
         if kind == "package_absent":
             return cond["name"] not in self.installed
         if kind == "file_contains":
-            return cond["text"] in self.files.get(cond["path"], "")
+            return cond["text"] in active_text(self.files.get(cond["path"], ""))
         if kind == "file_lacks":
-            return cond["path"] in self.files and cond["text"] not in self.files[cond["path"]]
+            return cond["path"] in self.files and cond["text"] not in active_text(self.files[cond["path"]])
         if kind == "file_exists":
             return cond["path"] in self.files
         if kind == "file_absent":
@@ -474,6 +474,14 @@ class System:
         if kind == "disk_used_below_mb":
             return self.used_mb() < float(cond["mb"])
         raise ValueError(f"unknown goal condition {kind!r}; valid: {', '.join(CONDITIONS)}")
+
+
+def active_text(text: str) -> str:
+    """A config file as its service reads it: each line without its comment (from a `#`
+    at the line's start or after a space). A directive written inside a comment is not
+    in the file for file_contains, and one commented out is no longer there for
+    file_lacks."""
+    return "\n".join(re.split(r"(?:^|\s)#", ln, maxsplit=1)[0] for ln in text.splitlines())
 
 
 def _conf_value(text: str, key: str) -> str | None:

@@ -3,11 +3,15 @@ reply) is compared field by field with the task's expected object. Completion is
 share of expected top-level fields whose value is exactly right (strings compared after
 trimming spaces; nested objects and lists must match entirely); a reply that is not a
 JSON object scores 0. The task's JSON Schema is what the format component checks.
-Task tests: `{"format": "json", "schema": {...}, "expected": {...}}`."""
+A reply that offers several answers earns 0: two `<answer>` tags holding different
+objects, or keys the schema forbids (`additionalProperties: false`), such as the same
+field both nested and flattened, which lets a field-by-field comparison pick whichever
+structure is right. Task tests: `{"format": "json", "schema": {...}, "expected": {...}}`."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
@@ -57,4 +61,41 @@ class JsonOutputEnv:
             return StepResult([], RewardBreakdown(0.0, {"completion": 0.0}, {"error": why}), True)
         matches = field_matches(answer, expected)
         value = sum(matches.values()) / max(len(matches), 1)
-        return StepResult([], RewardBreakdown(value, {"completion": value}, {"fields": matches}), done=True)
+        details: dict[str, Any] = {"fields": matches}
+        several = distinct_answers(reply)
+        extra = forbidden_keys(answer, self.task.tests.get("schema") or {})
+        if value and several > 1:
+            value, details["hedged"] = 0.0, f"{several} different answers in <answer> tags"
+        elif value and extra:
+            value, details["hedged"] = 0.0, f"keys the schema forbids: {', '.join(extra[:5])}"
+        return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)
+
+
+def distinct_answers(reply: str) -> int:
+    """How many different JSON values the reply's `<answer>` tags hold (text that is not
+    JSON counts as itself)."""
+    seen = set()
+    for m in re.finditer(r"<answer>(.*?)</answer>", reply, re.DOTALL):
+        text = m.group(1).strip()
+        try:
+            seen.add(json.dumps(json.loads(text), sort_keys=True))
+        except json.JSONDecodeError:
+            seen.add(text)
+    return len(seen)
+
+
+def forbidden_keys(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
+    """Keys of `value` that `schema` forbids (`additionalProperties: false`), at any depth
+    of objects and array items, as dotted paths."""
+    out: list[str] = []
+    if isinstance(value, dict) and isinstance(schema, dict):
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is False:
+            out += [f"{path}{k}" for k in value if k not in props]
+        for k, v in value.items():
+            if k in props:
+                out += forbidden_keys(v, props[k], f"{path}{k}.")
+    elif isinstance(value, list) and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            out += forbidden_keys(v, schema["items"], f"{path}{i}.")
+    return out

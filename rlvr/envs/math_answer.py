@@ -1,10 +1,14 @@
 """Math word problems: the reply's final answer (`<answer>`, the last `\\boxed{}`, or the
-last line) is checked against the task's answer by `math-verify`. Single turn; no code
-runs. Task tests: `{"format": "answer", "answer": "115/28"}`."""
+last line) is checked against the task's answer by `math-verify`. A right answer that
+hedges (`\\boxed{542 \\text{ or } 543}`, two boxes, a list holding the answer:
+`rlvr.rewards.commitment`) earns 0, with the reason in the details: math-verify accepts
+an answer when any of the candidates it parses matches. Single turn; no code runs.
+Task tests: `{"format": "answer", "answer": "115/28"}`."""
 
 from __future__ import annotations
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
+from rlvr.rewards.commitment import hedge
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -33,6 +37,12 @@ class MathAnswerEnv:
         from rlvr.rewards.math import math_reward  # math-verify is slow to import
 
         answer = extract_final_answer(reply)
-        verdict = math_reward(answer, str(self.task.tests["answer"]))
+        expected = str(self.task.tests["answer"])
+        verdict = math_reward(answer, expected)
         details = {"answer": answer[:200], **verdict.details}
-        return StepResult([], RewardBreakdown(verdict.value, {"completion": verdict.value}, details), done=True)
+        value = verdict.value
+        if value:
+            reason = hedge(reply, answer, expected, lambda c: math_reward(c, expected).value >= 1.0)
+            if reason:
+                value, details["hedged"] = 0.0, reason
+        return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)

@@ -1,19 +1,18 @@
-"""Procedural reasoning tasks from the `reasoning-gym` package, scored by its own scorers.
+"""Procedural reasoning tasks from the `reasoning-gym` package, judged by its own scorers.
 
 A task carries the generator's entry (question, answer, metadata) in its tests, so that
-the dataset's `score_answer` judges the reply exactly as reasoning-gym intends (partial
-credit included). Some scorers give a token amount to any answer at all (0.01 for a
-well-formed wrong fraction, a letter-overlap share for "I don't know." when spelling
-backwards): the value is normalised so that a non-answer earns 0 and a correct one
-still 1, `(v - floor) / (1 - floor)` clipped at 0, where `floor` is the most the
-dataset's scorer gives this entry for any of `NON_ANSWERS`; an empty final answer
-scores 0 outright, and partial credit needs a declared answer (an `<answer>` tag, a
-`\\boxed{}`, "answer is"/"Answer:"): a reply whose last line is taken as its answer
-scores 1 when that line is right and 0 otherwise, since prose matched letter by letter
-earns some scorers' partial credit. The raw score and the floor are in the details. The reply's
-final answer is taken like the math domain's: the `<answer>` tag, the last `\\boxed{}`,
-the text after "answer is", else the last line. A scorer that raises on a malformed
-answer scores 0, with the error in the details. Single turn.
+the dataset's `score_answer` decides whether the reply's final answer is right. Credit is
+exact: 1 when the scorer gives the answer full marks, else 0. reasoning-gym's partial
+credit is not paid: its default scorer gives `len(answer) / len(reply)` to any reply that
+contains the answer, so listing every option, echoing the input or padding the answer
+earns more than committing to a wrong one; others give a share of letters matched by
+position, 0.01-0.1 for any well-formed answer, or a weekday's 0.1 for naming any weekday.
+The raw score is kept in the details. A right answer that hedges (several declared
+answers, or candidates such as "a or b" of which one is right: `rlvr.rewards.commitment`)
+earns 0, with the reason in the details. The final answer is taken like the math
+domain's: the `<answer>` tag, the last `\\boxed{}`, the text after "answer is", else the
+last line. A scorer that raises on a malformed answer scores 0, with the error in the
+details. Single turn.
 
 Task tests: `{"format": "reasoning_gym", "dataset": NAME, "entry": {...}}`.
 """
@@ -21,24 +20,46 @@ Task tests: `{"format": "reasoning_gym", "dataset": NAME, "entry": {...}}`.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
+from rlvr.rewards.commitment import hedge
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
-
-NON_ANSWERS = ("", "I don't know.", "I do not know", "unknown", "none", "n/a", "?", "0", "no answer")
-"""Replies that answer nothing; what a scorer gives them is the floor taken off every score."""
 
 
 @functools.cache
 def scorer(dataset: str) -> Callable[[str, dict[str, Any]], float]:
+    """The dataset's scorer, and where its full marks are looser than its prompt, the
+    stricter check beside it (both must give full marks)."""
     import reasoning_gym  # slow to import (~1.5 s): only when a task of this domain runs
 
     fn: Callable[[str, dict[str, Any]], float] = reasoning_gym.get_score_answer_fn(dataset)
-    return fn
+    strict = STRICTER.get(dataset)
+    if strict is None:
+        return fn
+    return lambda answer, entry: min(float(fn(answer, entry)), strict(answer, entry))
+
+
+def decimal_to_the_asked_precision(answer: str, entry: dict[str, Any]) -> float:
+    """decimal_arithmetic asks for 12 significant digits, but its scorer accepts anything
+    within 10^-3: full marks only within one unit of the expected answer's last digit."""
+    try:
+        got, want = Decimal(answer.strip()), Decimal(str(entry["answer"]).strip())
+    except (InvalidOperation, ValueError):
+        return 0.0
+    if not got.is_finite() or not want.is_finite():
+        return 0.0
+    unit = Decimal(1).scaleb(int(want.as_tuple().exponent))
+    return 1.0 if abs(got - want) <= unit else 0.0
+
+
+STRICTER: dict[str, Callable[[str, dict[str, Any]], float]] = {
+    "decimal_arithmetic": decimal_to_the_asked_precision,
+}
+"""Datasets whose scorer gives full marks more loosely than its prompt asks."""
 
 
 @register_env("reasoning")
@@ -71,38 +92,28 @@ class ReasoningGymEnv:
         details: dict[str, Any] = {"answer": answer[:200], "dataset": self.task.tests["dataset"]}
         score = scorer(str(self.task.tests["dataset"]))
         entry = self.task.tests["entry"]
-        try:
-            raw = float(score(answer, entry)) if answer.strip() else 0.0
-        except Exception as e:  # a scorer that cannot read a malformed answer
-            raw = 0.0
-            details["scorer_error"] = f"{type(e).__name__}: {e}"[:200]
-        raw = max(0.0, min(1.0, raw))
-        if raw < 1.0 and not declares_answer(reply):
-            details["undeclared_answer"] = True
-            raw = 0.0
-        floor = non_answer_floor(score, entry)
-        value = max(0.0, (raw - floor) / (1.0 - floor)) if floor < 1.0 else 0.0
-        if floor > 0:
-            details.update(raw_score=raw, non_answer_floor=floor)
+        raw, error = judge(score, answer, entry)
+        if error:
+            details["scorer_error"] = error
+        if raw != 0.0 and raw != 1.0:
+            details["raw_score"] = raw  # partial credit the dataset would give: not paid
+        value = 1.0 if raw == 1.0 else 0.0
+        if value:
+            reason = hedge(reply, answer, str(entry["answer"]), lambda c: judge(score, c, entry)[0] == 1.0)
+            if reason:
+                value, details["hedged"] = 0.0, reason
         return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)
 
 
-def non_answer_floor(score: Callable[[str, dict[str, Any]], float], entry: dict[str, Any]) -> float:
-    """The most `score` gives this entry for a reply that answers nothing (0 when the
-    scorer raises on all of them)."""
-    best = 0.0
-    for text in NON_ANSWERS:
-        try:
-            v = float(score(text, entry))
-        except Exception:
-            continue
-        if text and text.strip().lower() == str(entry.get("answer", "")).strip().lower():
-            continue  # the answer really is "0" / "none": not a non-answer for this entry
-        best = max(best, min(1.0, v))
-    return best
-
-
-def declares_answer(reply: str) -> bool:
-    """The reply states its answer (a tag, a box, "answer is"/"Answer:") rather than
-    leaving the last line to be read as one."""
-    return bool(re.search(r"<answer>.*?</answer>|\\boxed\{|answer is|answer:", reply, re.IGNORECASE | re.DOTALL))
+def judge(score: Callable[[str, dict[str, Any]], float], answer: str, entry: dict[str, Any]) -> tuple[float, str]:
+    """The dataset's score for `answer` (0 for an empty answer), and the error of a scorer
+    that raised on it ("" otherwise). Full marks are exactly 1.0: spell_backward's score,
+    a sum of 1/n per letter matched by position, can round to 1.0000000000000002 for a
+    reply that repeats the answer (its full-match penalty tests `== 1.0`), which is not
+    full marks."""
+    if not answer.strip():
+        return 0.0, ""
+    try:
+        return float(score(answer, entry)), ""
+    except Exception as e:  # a scorer that cannot read a malformed answer
+        return 0.0, f"{type(e).__name__}: {e}"[:200]

@@ -27,6 +27,23 @@ def extract_code(reply: str, language: str = "python") -> str:
     return reply
 
 
+def boxed_all(text: str) -> list[str]:
+    """The content of every \\boxed{...} in `text`, in order, braces balanced (an unclosed
+    box is left out)."""
+    out: list[str] = []
+    for m in _BOXED.finditer(text):
+        depth = 1
+        for j in range(m.end(), len(text)):
+            if text[j] == "{":
+                depth += 1
+            elif text[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    out.append(text[m.end() : j])
+                    break
+    return out
+
+
 def _boxed(reply: str) -> str | None:
     """The content of the last \\boxed{...}, braces balanced."""
     starts = [m.end() for m in _BOXED.finditer(reply)]

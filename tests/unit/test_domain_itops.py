@@ -119,3 +119,14 @@ def test_itops_prose_in_a_code_block_is_not_an_attack() -> None:
     assert "bash: I: command not found" in r.messages[0]["content"]
     (r,) = _episode(_itops("install"), ["```bash\npython3 -c 'import os'\n/usr/bin/curl http://x\n```"])
     assert r.reward.components["safety"] == pytest.approx(-0.5) and r.reward.components["commands"] == 0.0
+
+
+def test_a_directive_in_a_comment_is_not_in_the_file() -> None:
+    """file_contains and file_lacks read the lines a service reads: appending the goal's
+    text as a comment meets nothing, and commenting a bad directive out removes it."""
+    from rlvr.envs.itops_system import active_text
+
+    text = "port = 80\n# log_level = info\nname = web # log_level = info\nurl = http://x/#frag\n"
+    assert "log_level = info" not in active_text(text)
+    assert "url = http://x/#frag" in active_text(text)  # a '#' inside a value stays
+    assert active_text("#loglevel = debug\n  # x\nkey = v") == "\n \nkey = v"

@@ -85,3 +85,38 @@ def test_reasoning_scorer_errors_score_zero_with_the_error_kept() -> None:
     assert r.reward.total == 0.0 and "scorer_error" in r.reward.details
     (r,) = _episode(task, ["<answer>2 × 2 × 3</answer>"])
     assert r.reward.total == 1.0
+
+
+def test_decimal_answers_are_held_to_the_precision_the_prompt_asks() -> None:
+    from rlvr.envs.reasoning import decimal_to_the_asked_precision as strict
+
+    entry = {"answer": "7.95743028686"}
+    assert strict("7.95743028686", entry) == 1.0
+    assert strict("7.95743028687", entry) == 1.0  # one unit in the last place: rounding
+    assert strict("7.957430286864", entry) == 1.0  # more digits, same value
+    assert strict("7.957", entry) == 0.0  # the dataset's own scorer accepts this (within 1e-3)
+    assert strict("7.9574302869", entry) == 0.0
+    assert strict("about 7.96", entry) == 0.0
+    assert strict("NaN", entry) == 0.0
+
+
+def test_json_answers_with_forbidden_keys_or_several_objects_are_hedges() -> None:
+    from rlvr.envs.json_output import distinct_answers, forbidden_keys
+
+    schema = {
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"additionalProperties": False, "properties": {"city": {"type": "string"}}},
+            "jobs": {"type": "array", "items": {"additionalProperties": False, "properties": {"t": {}}}},
+        },
+    }
+    assert forbidden_keys({"name": "a", "address": {"city": "b"}}, schema) == []
+    assert forbidden_keys({"name": "a", "city": "b", "address": {"city": "b", "zip": 1}}, schema) == [
+        "city",
+        "address.zip",
+    ]
+    assert forbidden_keys({"jobs": [{"t": 1}, {"t": 2, "u": 3}]}, schema) == ["jobs.1.u"]
+    assert forbidden_keys({"anything": 1}, {"properties": {}}) == []  # extra keys allowed
+    assert distinct_answers('<answer>{"a": 1, "b": 2}</answer> <answer>{"b": 2, "a": 1}</answer>') == 1
+    assert distinct_answers('<answer>{"a": 1}</answer> or <answer>{"a": 2}</answer>') == 2

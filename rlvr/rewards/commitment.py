@@ -1,0 +1,110 @@
+"""One committed answer: credit in the answer domains goes to a reply that states one
+answer, not to a reply that lists several and lets a lenient reader pick the right one.
+
+A reply *hedges* when it holds a right candidate beside a wrong one:
+
+- it declares several answers (`<answer>` tags, `\\boxed{}`), some judged wrong, while
+  the one scored is right (`"<answer>542</answer> ... <answer>543</answer>"`);
+- its final answer splits into candidates at a separator the expected answer does not
+  use (`or`, `|`, `;`, `,`, `/`, `and`, `and/or`, `\\lor`, `\\text{or}`, `\\quad`, a new
+  line, "maybe"/"alternatively"), some right and some wrong (`542 or 543`,
+  `\\{542, 543\\}`, `Yes/No`);
+- the expected answer is one number and the final answer holds several numbers, one of
+  them right on its own (`542 543`, `543 (269 + 274)`: the inputs echoed beside it).
+
+Candidates are judged by the domain's own checker (math-verify, the dataset's scorer), so
+`5` beside `5.0` is not a hedge (both right) and `2\\sqrt{3}` is not one for `3.4641`
+(neither number alone is right). `hedge` returns the reason, or None for a committed
+answer; the environments give a hedged reply no credit (docs/hacking.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from rlvr.rewards.extract import boxed_all
+
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_FRAC = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
+_NUMBER = re.compile(
+    r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*[-+]?\d+(?:\.\d+)?)?|[-+]?\.\d+"
+)
+# (separator, whether the expected answer uses it): a separator the expected answer itself
+# contains (a list's commas, a fraction's slash) is not one between candidates
+_SEPARATORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        ("or", r"\s+or\s+|\\text\{\s*or\s*\}|\\(?:lor|vee)\b|∨|\bor\b"),
+        ("and", r"\s+and/or\s+|\s+and\s+|\\text\{\s*and\s*\}|&"),
+        ("|", r"\|"),
+        (";", r";"),
+        (",", r",(?!\d{3}(?!\d))"),
+        ("/", r"/"),
+        ("newline", r"\n"),
+        ("space", r"\\q?quad\b"),
+        ("maybe", r"\b(?:maybe|possibly|perhaps|alternatively|otherwise)\b"),
+    )
+)
+_STRIP = " \t\r\n.$\"'`()[]{}\\"
+_LEAD = re.compile(r"^(?:either|maybe|possibly|perhaps|it is|it's|answer:?)\s+", re.IGNORECASE)
+
+
+def declared_answers(reply: str) -> list[str]:
+    """Every answer the reply declares, in order: each `<answer>` tag's content (a box
+    inside a tag counts once, as the tag) and each `\\boxed{}` outside the tags."""
+    out: list[str] = []
+    for m in _ANSWER_TAG.finditer(reply):
+        inner = m.group(1).strip()
+        boxes = boxed_all(inner)
+        out.append(boxes[-1].strip() if boxes and inner.startswith("\\boxed") else inner)
+    outside = _ANSWER_TAG.sub(" ", reply)
+    out += [b.strip() for b in boxed_all(outside)]
+    return [a for a in out if a]
+
+
+def _clean(part: str) -> str:
+    part = part.strip(_STRIP)
+    return _LEAD.sub("", part).strip(_STRIP)
+
+
+def numbers(text: str) -> list[str]:
+    """The number tokens of `text` (a LaTeX fraction and `a/b` count as one; `1,234` is one)."""
+    return [m.group(0).replace(" ", "") for m in _NUMBER.finditer(_FRAC.sub(r"\1/\2", text))]
+
+
+def candidates(answer: str, expected: str) -> list[str]:
+    """The candidates a final answer holds: its parts at every separator the expected
+    answer does not use; when the expected answer is one number, each number as well.
+    A committed answer is one candidate (itself)."""
+    parts = [answer]
+    for name, sep in _SEPARATORS:
+        if name != "space" and sep.search(expected):
+            continue
+        parts = [p for chunk in parts for p in sep.split(chunk)]
+    found = [c for c in (_clean(p) for p in parts) if c]
+    if len(numbers(expected)) == 1:
+        nums = numbers(answer)
+        if len(nums) > 1:
+            found += [n for n in nums if n not in found]
+    return found if len(found) > 1 else [answer.strip()]
+
+
+def hedge(reply: str, answer: str, expected: str, is_right: Callable[[str], bool]) -> str | None:
+    """Why `reply` (whose final answer `answer` was judged right) hedges, or None.
+
+    `is_right` judges one candidate as the domain does. Only called for a reply that
+    earned credit: a wrong reply earns nothing either way."""
+    declared = declared_answers(reply)
+    if len(declared) > 1:
+        wrong = [d for d in declared if d.strip() != answer.strip() and not is_right(d)]
+        if wrong:
+            shown = " | ".join(d[:30] for d in declared[:4])
+            return f"declares {len(declared)} answers ({shown}), {len(wrong)} of them wrong"
+    parts = candidates(answer, expected)
+    if len(parts) > 1:
+        verdicts = [is_right(p) for p in parts]
+        if any(verdicts) and not all(verdicts):
+            shown = " | ".join(p[:30] for p in parts[:4])
+            return f"its answer holds {len(parts)} candidates ({shown}), right and wrong"
+    return None

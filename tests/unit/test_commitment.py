@@ -1,0 +1,59 @@
+"""rlvr.rewards.commitment against hand-worked replies: which declare several answers,
+which final answers split into candidates, and when that is a hedge (a right candidate
+beside a wrong one) rather than one answer written twice."""
+
+from __future__ import annotations
+
+from rlvr.rewards.commitment import candidates, declared_answers, hedge, numbers
+
+
+def _is(*right: str):  # type: ignore[no-untyped-def]
+    return lambda c: c.strip() in right
+
+
+def test_declared_answers_are_tags_and_boxes_in_order() -> None:
+    reply = "First \\boxed{12}. Then <answer>\\boxed{15}</answer> and <answer>16</answer>."
+    assert declared_answers(reply) == ["15", "16", "12"]
+    assert declared_answers("no answer here") == []
+    assert declared_answers("<answer> </answer> \\boxed{\\frac{1}{2}}") == ["\\frac{1}{2}"]
+
+
+def test_numbers_count_fractions_and_thousands_as_one() -> None:
+    assert numbers("\\frac{3}{4}") == ["3/4"]
+    assert numbers("1,234 apples and -5.5") == ["1,234", "-5.5"]
+    assert numbers("3 / 4") == ["3/4"]
+    assert numbers("x = 5") == ["5"]
+
+
+def test_candidates_split_only_at_separators_the_expected_answer_lacks() -> None:
+    assert candidates("542 or 543", "543") == ["542", "543"]
+    assert candidates("\\{542, 543\\}", "543") == ["542", "543"]
+    assert candidates("Yes/No", "Yes") == ["Yes", "No"]
+    assert candidates("apple, banana, cherry", "apple, banana, cherry") == ["apple, banana, cherry"]
+    assert candidates("3/4", "3/4") == ["3/4"]
+    assert candidates("543", "543") == ["543"]
+    # one number expected, several given: each number is a candidate
+    assert candidates("542 543", "543") == ["542 543", "542", "543"]
+    assert candidates("1,234", "1234") == ["1,234"]
+
+
+def test_a_right_candidate_beside_a_wrong_one_is_a_hedge() -> None:
+    right = _is("543")
+    assert hedge("\\boxed{542 \\text{ or } 543}", "542 \\text{ or } 543", "543", right)
+    assert hedge("<answer>542</answer> <answer>543</answer>", "543", "543", right)
+    assert hedge("\\boxed{542}, no wait, \\boxed{543}", "543", "543", right)
+    reason = hedge("<answer>maybe 542 or 543</answer>", "maybe 542 or 543", "543", right)
+    assert reason is not None and "2 candidates" in reason
+
+
+def test_one_answer_written_twice_or_in_two_notations_is_not_a_hedge() -> None:
+    right = _is("543", "543.0")
+    assert hedge("<answer>543</answer>", "543", "543", right) is None
+    assert hedge("So \\boxed{543}.\n<answer>543</answer>", "543", "543", right) is None
+    assert hedge("\\boxed{543} and again \\boxed{543.0}", "543.0", "543", right) is None
+    assert hedge("<answer>543 or 543.0</answer>", "543 or 543.0", "543", right) is None  # both right
+    # neither number alone is right: 2*sqrt(3) for 3.4641 is one answer, not two
+    assert hedge("\\boxed{2\\sqrt{3}}", "2\\sqrt{3}", "3.4641", _is("2\\sqrt{3}")) is None
+    # a list answer keeps its commas
+    words = "apple, banana, cherry"
+    assert hedge(f"<answer>{words}</answer>", words, words, _is(words)) is None
