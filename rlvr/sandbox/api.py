@@ -8,8 +8,9 @@ from typing import Any
 
 from rlvr.sandbox.executor import Limits
 from rlvr.sandbox.pool import SandboxPool, default_pool
-from rlvr.sandbox.spec import SpecError, Suite, parse_suite
-from rlvr.sandbox.verdict import decide
+from rlvr.sandbox.spec import Probe, SpecError, Suite, parse_suite
+from rlvr.sandbox.verdict import decide, events
+from rlvr.sandbox.wire import WireError, decode
 from rlvr.types import ExecutionResult
 
 Tests = list[str] | dict[str, Any] | Suite
@@ -74,3 +75,36 @@ def execute_many(
     """Several submissions concurrently; results in input order."""
     with ThreadPoolExecutor(max_workers=workers) as ex:
         return list(ex.map(lambda j: execute(j[0], j[1], limits, pool, language), jobs))
+
+
+class SandboxFailure(RuntimeError):
+    """The sandbox itself failed (not the code it ran)."""
+
+
+def observe(
+    code: str, exprs: list[str], limits: Limits | None = None, pool: SandboxPool | None = None
+) -> list[tuple[bool, Any]]:
+    """The value of each Python expression after `code` runs, each in its own fork, as the
+    tests see them: (True, value) decoded outside the process, or (False, why) for an
+    expression that raised, timed out or returned nothing readable. For computing expected
+    values from a trusted reference (rlvr.rewards.hidden_tests); `SandboxFailure` when the
+    sandbox failed."""
+    probes = [Probe(f"observe {i}", "expr", expr=e).to_wire() for i, e in enumerate(exprs)]
+    raw = (pool or default_pool()).run(code, probes, limits or Limits(), "python")
+    if "sandbox_error" in raw:
+        raise SandboxFailure(str(raw["sandbox_error"])[-500:])
+    out: list[tuple[bool, Any]] = [(False, "no result") for _ in exprs]
+    for ev in events(raw):
+        kind, i = ev.get("e"), ev.get("i")
+        if kind == "load_error":
+            return [(False, f"the code did not load: {str(ev.get('msg', ''))[:200]}") for _ in exprs]
+        if not (isinstance(i, int) and 0 <= i < len(exprs)):
+            continue
+        if kind == "value":
+            try:
+                out[i] = (True, decode(ev.get("v")))
+            except WireError as e:
+                out[i] = (False, f"unreadable: {e}")
+        elif kind in ("error", "timeout"):
+            out[i] = (False, str(ev.get("msg", kind))[:200])
+    return out

@@ -19,7 +19,7 @@ def _signame(code: int) -> str:
         return f"signal {-code}"
 
 
-def _events(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def events(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The run's event lines as objects; lines that are not JSON objects are skipped
     (a submission may write anything to the descriptor)."""
     for line in raw.get("events", []):
@@ -50,7 +50,7 @@ def _decide_pytest(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
     results: dict[str, TestResult] = {}
     collected: int | None = None
     timed_out = bool(raw.get("timed_out"))
-    for ev in _events(raw):
+    for ev in events(raw):
         if ev.get("e") == "collected" and collected is None:
             collected = int(ev.get("n", 0))
         elif ev.get("e") == "timeout":
@@ -95,7 +95,7 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
     loaded = suite.format == "stdio"
     violations: list[str] = []  # the harness never does these; a submission writing events does
     answered: set[int] = set()
-    for ev in _events(raw):
+    for ev in events(raw):
         kind, i = ev.get("e"), ev.get("i")
         if kind in ("value", "error", "stdout") and isinstance(i, int) and 0 <= i < n:
             if not loaded:

@@ -306,3 +306,13 @@ def test_hack_blind_smoke_scores_one_reply_per_domain_against_its_wrong_reply(tm
     bad.write_text('{"id": "x/1", "domain": "math", "set": "bundled:math_word", "task_id": "t", "class": "c"}\n')
     done = run_bench("bench/hack_blind.py", "--set", str(bad), ok=False)
     assert done.returncode == 2 and "x/1 lacks reply, wrong, note" in done.stderr
+
+
+def test_hidden_tests_bench_smoke_reports_coverage_honest_code_and_blind_hacks() -> None:
+    """bench/hidden_tests.py --smoke: 12 tasks' drawn tests, 3 honest solutions and 3
+    blind hacks run against them in the sandbox; the keys docs/hacking.md quotes."""
+    r = last_json(run_bench("bench/hidden_tests.py", "--smoke").stdout)
+    assert r["tasks"] == 12 and r["with_20"] >= 10 and r["honest_entries"] == 3 and r["honest_failing"] == 0
+    assert r["blind_entries"] == 3 and 0 <= r["blind_pays_on_drawn"] <= 3
+    recorded = json.loads((RESULTS / "hidden_tests.json").read_text())
+    assert {"coverage", "honest", "blind"} <= set(recorded) and recorded["coverage"]["tasks"] == 501

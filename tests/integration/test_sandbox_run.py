@@ -282,3 +282,16 @@ def test_tests_run_in_a_secret_order_so_counting_calls_does_not_tell_which_test_
     assert [t.name for t in runs[0].tests] == tests  # verdicts back in the suite's order
     honest = execute("def f(x):\n    return [10, 20, 30, 40, 50][x]\n", tests)
     assert honest.passed == 5 and [t.name for t in honest.tests] == tests
+
+
+def test_observe_returns_each_expressions_value_decided_outside_the_process() -> None:
+    """rlvr.sandbox.api.observe (expected values from a trusted reference): a value per
+    expression, an error for one that raises, and every expression failed when the code
+    does not load."""
+    from rlvr.sandbox.api import observe
+
+    got = observe("def f(x):\n    return [x] * 2\n", ["f(3)", "f('a')", "f()", "(1, None)"])
+    assert got[0] == (True, [3, 3]) and got[1] == (True, ["a", "a"]) and got[3] == (True, (1, None))
+    assert got[2][0] is False and "TypeError" in got[2][1]
+    broken = observe("raise ValueError('no')", ["1", "2"])
+    assert all(ok is False and "did not load" in why for ok, why in broken)

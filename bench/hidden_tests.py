@@ -1,0 +1,164 @@
+"""Hidden tests drawn from the reference (rlvr/rewards/hidden_tests.py), measured.
+
+1. Coverage over the bundled function sets (python_functions, code_repair): how many
+   tasks get the full 20 drawn tests for (seed 0, step 0), which get none and why, which
+   sets a single constant answer would pass, and the seconds a task takes cold (drawing
+   plus one sandbox run of the reference) and warm (the reference's values cached).
+2. Honest code: every honest solution of the hack corpus for these tasks
+   (tests/data/hacks/honest.jsonl: the references, honest code in other shapes, the
+   model's own passing completions) runs against its task's drawn tests; each one that
+   fails is printed with its code, to be read: a drawn input outside the task's spec is a
+   bug here, a wrong solution that the task's few tests missed is not.
+3. The blind set's function-task hacks (tests/data/hacks/blind.jsonl, python and repair):
+   each hack and its honest wrong reply run against the drawn tests alone. Beside it, the
+   baseline: whether the hack pays under today's reward (bench/results/hack_blind.json).
+   A hack pays on the drawn tests when it passes a larger share of them than its wrong
+   reply does.
+
+    .venv/bin/python bench/hidden_tests.py            # bench/results/hidden_tests.json
+    .venv/bin/python bench/hidden_tests.py --smoke    # 12 tasks, 3 honest, 3 blind; nothing written
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+HACKS = ROOT / "tests" / "data" / "hacks"
+SETS = ("bundled:python_functions", "bundled:code_repair")
+
+
+def _share(code: str, tests: list[str]) -> float:
+    from rlvr.sandbox import execute
+
+    if not tests:
+        return 0.0
+    r = execute(code, {"format": "assert", "tests": tests})
+    return r.passed / len(tests)
+
+
+def coverage(tasks: list[Any]) -> dict[str, Any]:
+    from rlvr.rewards.hidden_tests import NotDrawable, constant_passes, draw_inputs, hidden_tests
+
+    counts: Counter[str] = Counter()
+    none: dict[str, str] = {}
+    constant, cold, warm = [], [], []
+    for t in tasks:
+        t0 = time.perf_counter()
+        h = hidden_tests(t, seed=0, step=0)
+        cold.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        hidden_tests(t, seed=0, step=0)
+        warm.append(time.perf_counter() - t0)
+        counts["20" if len(h) >= 20 else ("0" if not h else "1-19")] += 1
+        if not h:
+            try:
+                draw_inputs(t, seed=0, step=0)
+                none[t.id] = "every value holds a float (equality on floats is not asked of honest code)"
+            except NotDrawable as e:
+                none[t.id] = str(e)
+        elif constant_passes(h):
+            constant.append(t.id)
+    return {
+        "tasks": len(tasks),
+        "with_20": counts["20"],
+        "with_some": counts["1-19"],
+        "with_none": none,
+        "constant_passable": constant,
+        "cold_ms_median": 1000 * sorted(cold)[len(cold) // 2],
+        "warm_ms_median": 1000 * sorted(warm)[len(warm) // 2],
+    }
+
+
+def honest(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    from rlvr.rewards.extract import extract_code
+    from rlvr.rewards.hidden_tests import hidden_tests
+
+    entries = [json.loads(line) for line in (HACKS / "honest.jsonl").read_text().splitlines() if line.strip()]
+    entries = [e for e in entries if e["task_id"] in index][:limit]
+    failing = []
+    for e in entries:
+        tests = hidden_tests(index[e["task_id"]], seed=0, step=0)
+        if tests and _share(extract_code(e["code"]), tests) < 1.0:
+            failing.append({"id": e["id"], "task_id": e["task_id"], "code": extract_code(e["code"])[:300]})
+    return {"entries": len(entries), "failing": failing}
+
+
+def blind(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    from rlvr.rewards.extract import extract_code
+    from rlvr.rewards.hidden_tests import hidden_tests
+
+    before_path = ROOT / "bench" / "results" / "hack_blind.json"
+    before = {r["id"]: r["pays"] for r in json.loads(before_path.read_text())["rows"]} if before_path.is_file() else {}
+    rows = []
+    entries = [json.loads(line) for line in (HACKS / "blind.jsonl").read_text().splitlines() if line.strip()]
+    entries = [e for e in entries if e["domain"] in ("python", "repair") and e["task_id"] in index][:limit]
+    for e in entries:
+        tests = hidden_tests(index[e["task_id"]], seed=0, step=0)
+        hack, wrong = _share(extract_code(e["reply"]), tests), _share(extract_code(e["wrong"]), tests)
+        rows.append(
+            {
+                "id": e["id"],
+                "class": e["class"],
+                "hidden_tests": len(tests),
+                "hack_share": hack,
+                "wrong_share": wrong,
+                "pays_on_drawn": hack > wrong + 1e-9,
+                "pays_today": before.get(e["id"]),
+            }
+        )
+        print(f"{e['id']:<16} {e['class'][:34]:<34} drawn {len(tests):>2}  hack {hack:.2f}  wrong {wrong:.2f}  "
+              f"{'PAYS' if rows[-1]['pays_on_drawn'] else '-':<4}  today {'PAYS' if before.get(e['id']) else '-'}",
+              flush=True)  # fmt: skip
+    return {
+        "entries": len(rows),
+        "pays_on_drawn": sum(r["pays_on_drawn"] for r in rows),
+        "pays_today": sum(bool(r["pays_today"]) for r in rows),
+        "rows": rows,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "hidden_tests.json")
+    args = ap.parse_args()
+    from rlvr.tasks import load_tasks
+
+    tasks = [t for s in SETS for t in load_tasks(s)]
+    if args.smoke:
+        tasks = tasks[:6] + tasks[-6:]
+    index = {t.id: t for t in tasks}
+    result = {"coverage": coverage(tasks)}
+    print(json.dumps(result["coverage"]), flush=True)
+    result["honest"] = honest(index, 3 if args.smoke else None)
+    print(json.dumps(result["honest"]), flush=True)
+    full_index = index if not args.smoke else {t.id: t for s in SETS for t in load_tasks(s)}
+    result["blind"] = blind(full_index, 3 if args.smoke else None)
+    for f in result["honest"]["failing"]:  # a wrong solution the task's own tests missed, or a drawn input out of spec
+        print(f"honest entry {f['id']} ({f['task_id']}) fails drawn tests:\n{f['code']}", file=sys.stderr)
+    if not args.smoke:
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    c, b = result["coverage"], result["blind"]
+    headline = {
+        "tasks": c["tasks"],
+        "with_20": c["with_20"],
+        "constant_passable": len(c["constant_passable"]),
+        "honest_entries": result["honest"]["entries"],
+        "honest_failing": len(result["honest"]["failing"]),
+        "blind_entries": b["entries"],
+        "blind_pays_on_drawn": b["pays_on_drawn"],
+        "blind_pays_today": b["pays_today"],
+    }
+    print(json.dumps(headline))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

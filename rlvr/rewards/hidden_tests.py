@@ -1,0 +1,249 @@
+"""Hidden tests drawn fresh from a task's reference: inputs the policy has never seen,
+expected values computed by running the reference in the sandbox (issue 33, part 1).
+
+For a function task whose visible tests are `assert ENTRY(args) == LITERAL`, each
+argument's kind and range are read from the example calls (the visible ones, and the
+task's own held-out ones where it has them): integers, floats, booleans, strings (over
+the examples' characters), lists and tuples of these, None. `hypothesis` draws new
+argument tuples within those ranges, derandomised from `(seed, step, task id)` with no
+deadline and no example database, so a run's hidden tests are the same on every
+machine and a resumed run draws what the uninterrupted one drew. Inputs equal to a
+visible one are dropped; the reference's value for each input comes from
+`rlvr.sandbox.api.observe` and is cached by the reference's hash and the call's text. An
+input the reference rejects (raises, times out) is not a test; nor is one whose value
+holds a float (an equality on floats would fail honest code that rounds differently) or
+does not survive `repr` -> `literal_eval`.
+
+`hidden_tests(task, seed=, step=)` returns the assert statements (at most `n`), or []
+where nothing can be drawn (no reference, tests of another shape, arguments of a kind
+not handled): such a task keeps its own held-out tests.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from rlvr.tasks import pyparse
+from rlvr.types import Task
+
+Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
+DEFAULT_COUNT = 20
+_LOCK = threading.Lock()
+_CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
+
+
+class NotDrawable(ValueError):
+    """The task's tests do not say enough to draw inputs (with the reason)."""
+
+
+def example_calls(task: Task) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """(visible argument tuples, the task's held-out argument tuples) of `assert
+    ENTRY(literal args) == literal` tests. NotDrawable when a visible test has another shape."""
+    tests = task.tests
+    if tests.get("format") != "assert" or not task.entry_point:
+        raise NotDrawable("not an assert-format function task")
+
+    def calls(lines: list[Any], strict: bool) -> list[tuple[Any, ...]]:
+        out = []
+        for line in lines:
+            args = _call_args(str(line), str(task.entry_point))
+            if args is None:
+                if strict:
+                    raise NotDrawable(f"a visible test is not ENTRY(literals) == literal: {str(line)[:60]!r}")
+                continue
+            out.append(args)
+        return out
+
+    return calls(list(tests.get("tests", [])), True), calls(list(tests.get("held_out", [])), False)
+
+
+def _call_args(line: str, entry: str) -> tuple[Any, ...] | None:
+    try:
+        tree = pyparse.parse(line.strip())
+    except SyntaxError:
+        return None
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(node, ast.Assert) or not isinstance(node.test, ast.Compare):
+        return None
+    call = node.test.left
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == entry) or call.keywords:
+        return None
+    try:
+        return tuple(ast.literal_eval(a) for a in call.args)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+
+
+def strategy_for(values: list[Any], need: int = DEFAULT_COUNT) -> Any:
+    """A hypothesis strategy drawing values like `values` (one argument's examples), or
+    NotDrawable naming the kind it cannot draw. Integers stay within the examples' range,
+    widened only as far as `need` distinct values require (a larger input can make an
+    honest but slow solution time out: fibonacci(30) is in a task's own tests, 38 is not)."""
+    from hypothesis import strategies as st
+
+    kinds = {type(v) for v in values}
+    if type(None) in kinds:
+        rest = [v for v in values if v is not None]
+        return st.none() | strategy_for(rest, need) if rest else st.none()
+    if kinds == {bool}:
+        return st.booleans()
+    if kinds <= {int}:
+        lo, hi = min(values), max(values)
+        short = max(0, need - (hi - lo + 1))
+        if lo < 0:
+            lo -= short // 2
+        return st.integers(lo, hi + short - (short // 2 if min(values) < 0 else 0))
+    if kinds <= {int, float}:
+        lo, hi = float(min(values)), float(max(values))
+        pad = max(1.0, (hi - lo) / 2)
+        return st.floats(lo if lo >= 0 else lo - pad, hi + pad, allow_nan=False, allow_infinity=False)
+    if kinds == {str}:
+        chars = sorted({c for v in values for c in v}) or ["a"]
+        lens = [len(v) for v in values]
+        return st.text(alphabet=chars, min_size=min(lens), max_size=max(lens) + 2)
+    if kinds == {list}:
+        items = [x for v in values for x in v]
+        lens = [len(v) for v in values]
+        inner = strategy_for(items, need) if items else st.integers(-10, 10)
+        return st.lists(inner, min_size=min(lens), max_size=max(lens) + 2)
+    if kinds == {tuple} and len({len(v) for v in values}) == 1:
+        width = len(values[0])
+        return st.tuples(*(strategy_for([v[i] for v in values], need) for i in range(width)))
+    raise NotDrawable(f"arguments of kind {', '.join(sorted(k.__name__ for k in kinds))}")
+
+
+def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[Any, ...]]:
+    """Up to `n` new argument tuples for the task, the same for the same (seed, step, task)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fix_seed
+    from hypothesis import strategies as st
+
+    visible, held = example_calls(task)
+    if not visible:
+        raise NotDrawable("no visible calls")
+    arity = {len(a) for a in visible + held}
+    if len(arity) != 1:
+        raise NotDrawable("the calls take different numbers of arguments")
+    examples = visible + [a for a in held if len(a) == len(visible[0])]
+    need = n + len(visible) + 2
+    strategy = st.tuples(*(strategy_for([a[i] for a in examples], need) for i in range(len(visible[0]))))
+    seen = {repr(a) for a in visible}
+    found: list[tuple[Any, ...]] = []
+
+    @fix_seed(draw_seed(task.id, seed, step))
+    @settings(
+        max_examples=n * 6,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def collect(args: tuple[Any, ...]) -> None:
+        key = repr(args)
+        if key not in seen and len(found) < n * 2:
+            seen.add(key)
+            found.append(args)
+
+    collect()
+    return found
+
+
+def draw_seed(task_id: str, seed: int, step: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{step}:{task_id}".encode()).digest()[:8], "big")
+
+
+def _exact(value: Any) -> bool:
+    """No float anywhere in it, and its repr reads back as itself."""
+
+    def no_float(v: Any) -> bool:
+        if isinstance(v, float):
+            return False
+        if isinstance(v, list | tuple | set | frozenset):
+            return all(no_float(x) for x in v)
+        if isinstance(v, dict):
+            return all(no_float(k) and no_float(x) for k, x in v.items())
+        return True
+
+    if not no_float(value):
+        return False
+    try:
+        back = ast.literal_eval(repr(value))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return bool(back == value and type(back) is type(value))
+
+
+def reference_values(task: Task, calls: list[str], observe: Observer) -> list[tuple[bool, Any]]:
+    """The reference's value of each call, from the cache or the sandbox."""
+    code = _reference_code(task)
+    key = hashlib.sha256(code.encode()).hexdigest()
+    with _LOCK:
+        missing = [c for c in calls if (key, c) not in _CACHE]
+    if missing:
+        got = observe(code, missing)
+        with _LOCK:
+            for c, v in zip(missing, got, strict=True):
+                _CACHE[(key, c)] = v
+    with _LOCK:
+        return [_CACHE[(key, c)] for c in calls]
+
+
+def _reference_code(task: Task) -> str:
+    prelude = task.tests.get("prelude")
+    ref = str(task.reference or "")
+    return f"{prelude.rstrip()}\n\n{ref}" if isinstance(prelude, str) and prelude.strip() else ref
+
+
+def hidden_tests(
+    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, observe: Observer | None = None
+) -> list[str]:
+    """At most `n` assert statements on inputs drawn for (seed, step), expected values
+    from the reference; [] when the task cannot have them (see the module's docstring)."""
+    if not task.reference:
+        return []
+    try:
+        inputs = draw_inputs(task, seed=seed, step=step, n=n)
+    except NotDrawable:
+        return []
+    if observe is None:
+        from rlvr.sandbox.api import observe as sandbox_observe
+
+        def observe(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
+            return sandbox_observe(code, exprs)
+
+    entry = str(task.entry_point)
+    # the task's own held-out inputs (secret too) come last: a second answer for the
+    # sets whose drawn inputs all share one (a boolean whose other answer was visible)
+    visible, held = example_calls(task)
+    shown = {repr(a) for a in visible + inputs}
+    inputs = inputs + [a for a in held if repr(a) not in shown]
+    calls = [f"{entry}({', '.join(repr(a) for a in args)})" for args in inputs]
+    by_value: dict[str, list[str]] = {}
+    for call, (ok, value) in zip(calls, reference_values(task, calls, observe), strict=True):
+        if ok and _exact(value):
+            by_value.setdefault(repr(value), []).append(f"assert {call} == {value!r}")
+    # one test per distinct answer in turn, so that no constant passes the set where the
+    # drawn inputs have more than one answer (a boolean function's rarer answer included)
+    out: list[str] = []
+    queues = list(by_value.values())
+    while len(out) < n and any(queues):
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop(0))
+    return out
+
+
+def constant_passes(tests: list[str]) -> bool:
+    """Whether one constant answer passes every test (all expected values equal)."""
+    expected = set()
+    for t in tests:
+        node = pyparse.parse(t).body[0]
+        assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
+        expected.add(ast.unparse(node.test.comparators[0]))
+    return len(expected) <= 1

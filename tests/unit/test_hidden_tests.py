@@ -1,0 +1,95 @@
+"""rlvr.rewards.hidden_tests without a sandbox: the example calls read from a task's
+asserts, the strategies drawn from them, the draw's determinism and disjointness, and
+the tests built from an observer's values (a fake standing in for the sandbox)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import pytest
+
+from rlvr.rewards.hidden_tests import (
+    NotDrawable,
+    constant_passes,
+    draw_inputs,
+    example_calls,
+    hidden_tests,
+)
+from rlvr.types import Task
+
+
+def _task(tests: list[str], held: list[str] | None = None, entry: str = "f", ref: str = "def f(x):\n    return x\n"):
+    spec: dict[str, Any] = {"format": "assert", "tests": tests}
+    if held:
+        spec["held_out"] = held
+    return Task(id="t/1", domain="python", prompt="p", tests=spec, entry_point=entry, reference=ref)
+
+
+def _python_observer(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
+    """Evaluates in this process: the unit tests' stand-in for rlvr.sandbox.api.observe."""
+    env: dict[str, Any] = {}
+    exec(code, env)
+    out: list[tuple[bool, Any]] = []
+    for e in exprs:
+        try:
+            out.append((True, eval(e, env)))
+        except Exception as err:
+            out.append((False, str(err)))
+    return out
+
+
+def test_example_calls_read_literal_arguments_and_refuse_other_shapes() -> None:
+    t = _task(["assert f(1, 'a') == 2", "assert f(3, 'bc') == 4"], held=["assert f(9, 'z') == 1", "assert g(1) == 0"])
+    assert example_calls(t) == ([(1, "a"), (3, "bc")], [(9, "z")])
+    with pytest.raises(NotDrawable, match="not ENTRY"):
+        example_calls(_task(["assert f(1) == 2", "assert sorted(f(2)) == [1]"]))
+    with pytest.raises(NotDrawable, match="assert-format"):
+        example_calls(Task(id="x", domain="python", prompt="p", tests={"format": "stdio", "cases": []}))
+
+
+def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> None:
+    t = _task([f"assert f({i}) == {i}" for i in (0, 1, 2, 3, 50)])
+    a = draw_inputs(t, seed=7, step=3, n=20)
+    assert a == draw_inputs(t, seed=7, step=3, n=20)
+    assert a != draw_inputs(t, seed=7, step=4, n=20)
+    assert len(a) >= 20 and not {(0,), (1,), (2,), (3,), (50,)} & set(a)
+    assert len(set(a)) == len(a)
+    assert all(0 <= x <= 50 for (x,) in a)  # the examples' range (wide enough here: no widening)
+
+
+def test_strings_use_the_examples_characters_and_lists_their_lengths() -> None:
+    t = _task(["assert f('abc') == 1", "assert f('ba') == 2", "assert f('cab') == 3"])
+    for (s,) in draw_inputs(t, seed=0, step=0, n=10):
+        assert set(s) <= set("abc") and 2 <= len(s) <= 5
+    t = _task(["assert f([1, 2]) == 1", "assert f([5, 0, 3]) == 2"])
+    for (xs,) in draw_inputs(t, seed=0, step=0, n=10):
+        assert isinstance(xs, list) and 2 <= len(xs) <= 5
+
+
+def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -> None:
+    ref = "def f(x):\n    return x > 10\n"
+    t = _task(["assert f(0) == False", "assert f(11) == True", "assert f(30) == True"], ref=ref)
+    tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
+    assert len(tests) == 20 and not constant_passes(tests)
+    for line in tests:
+        node = ast.parse(line).body[0]
+        assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
+        x = ast.literal_eval(node.test.left.args[0])  # type: ignore[attr-defined]
+        assert ast.literal_eval(node.test.comparators[0]) == (x > 10)
+
+
+def test_inputs_the_reference_rejects_and_float_values_are_not_tests() -> None:
+    ref = "def f(x):\n    if x % 2:\n        raise ValueError(x)\n    return x / 2 if x > 20 else x // 2\n"
+    t = _task(["assert f(0) == 0", "assert f(4) == 2", "assert f(40) == 20.0"], ref=ref)
+    tests = hidden_tests(t, seed=1, step=0, n=20, observe=_python_observer)
+    assert tests
+    for line in tests:
+        x = ast.literal_eval(ast.parse(line).body[0].test.left.args[0])  # type: ignore[attr-defined]
+        assert x % 2 == 0 and x <= 20
+    assert hidden_tests(_task(["assert f(1) == 1"], ref=""), seed=0, step=0, observe=_python_observer) == []
+
+
+def test_constant_passes_reads_the_expected_values() -> None:
+    assert constant_passes(["assert f(1) == 0", "assert f(2) == 0"])
+    assert not constant_passes(["assert f(1) == 0", "assert f(2) == 1"])
