@@ -78,8 +78,17 @@ def main() -> None:
     ap.add_argument("--avx2", action="store_true", help="also each seed with ATEN_CPU_CAPABILITY=avx2 (a proxy)")
     ap.add_argument("--avx2-only", action="store_true", help="only the AVX2 proxy runs")
     ap.add_argument("--smoke", action="store_true", help="2 steps of the tiny model, one seed; nothing saved")
+    ap.add_argument(
+        "--baseline-with",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="each seed twice, back to back: as shipped, then with these overrides (e.g. reward.hidden_tests=20); "
+        "results in bench/results/quickstart_ab.json",
+    )
     a = ap.parse_args()
     extra = SMOKE if a.smoke else []
+    if a.baseline_with:
+        return ab(a.seeds[:1] if a.smoke else a.seeds, extra, a.baseline_with, a.smoke)
     seeds = a.seeds[:1] if a.smoke else a.seeds
     kinds = [True] if a.avx2_only else ([False, True] if a.avx2 else [False])
     rows: list[dict[str, Any]] = []
@@ -95,6 +104,24 @@ def main() -> None:
     if not a.smoke:
         path = ROOT / "bench" / "results" / ("quickstart_avx2.json" if a.avx2_only else "quickstart.json")
         path.write_text(json.dumps(result, indent=1))
+    print(json.dumps(result))
+
+
+def ab(seeds: list[int], extra: list[str], overrides: list[str], smoke: bool) -> None:
+    """Each seed as shipped, then with `overrides`, back to back (same machine, same hour)."""
+    from machine import cpu_name
+
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in seeds:
+            for label, more in (("shipped", []), ("with", overrides)):
+                row = one_run(seed, Path(tmp) / label, [*extra, *more], False)
+                row["variant"] = label
+                rows.append(row)
+                report(rows[-1:])
+    result = {"cpu": cpu_name(), "cores": os.cpu_count(), "overrides": overrides, "runs": rows}
+    if not smoke:
+        (ROOT / "bench" / "results" / "quickstart_ab.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result))
 
 

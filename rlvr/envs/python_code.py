@@ -19,6 +19,8 @@ scored apart: completion = (1 - w) * visible share + w * held-out share, with w 
 `reward.held_out_weight`. Feedback counts and quotes the visible tests only, and the
 episode ends when they all pass (the model has nothing it could act on); the step's
 details record both shares, for the `hack/overfit_visible` flag and `heldout_gap` metric.
+With `reward.hidden_tests`, a task's held-out tests are drawn fresh each step from its
+reference (`metadata.hidden_tests`) and w is 1: the visible tests earn nothing.
 
 Domains: `python` (functions, stdin programs), `repair` and `data` (Python, below), and
 `cpp` / `javascript` (programs tested through stdin/stdout; C++17 compiled by g++ in the
@@ -95,7 +97,10 @@ class PythonFunctionEnv:
             base = await asyncio.to_thread(self._baseline) if 0 < result.passed < result.total else (0, 0)
             if any(base):
                 details["baseline_passed"] = sum(base)
-            value = blended_share(visible, held, base, self.settings.held_out_weight)
+            # drawn tests (reward.hidden_tests) are the whole completion: special-casing the
+            # visible tests then earns nothing (rlvr.rewards.hidden_tests)
+            weight = 1.0 if self.task.metadata.get("hidden_tests") else self.settings.held_out_weight
+            value = blended_share(visible, held, base, weight)
         components = {"completion": value}
         if held.total:  # logged as reward/tests_visible, reward/tests_held_out
             components |= {"tests_visible": visible.share, "tests_held_out": held.share}

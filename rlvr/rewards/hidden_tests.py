@@ -16,12 +16,15 @@ does not survive `repr` -> `literal_eval`.
 
 `hidden_tests(task, seed=, step=)` returns the assert statements (at most `n`), or []
 where nothing can be drawn (no reference, tests of another shape, arguments of a kind
-not handled): such a task keeps its own held-out tests.
+not handled): such a task keeps its own held-out tests. `with_hidden_tests` puts them in
+a task's place of held-out tests for one step (`reward.hidden_tests`; the producer calls
+it as it calls the canary draw).
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import threading
 from collections.abc import Callable
@@ -247,3 +250,16 @@ def constant_passes(tests: list[str]) -> bool:
         assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
         expected.add(ast.unparse(node.test.comparators[0]))
     return len(expected) <= 1
+
+
+def with_hidden_tests(task: Task, n: int, *, seed: int, step: int, observe: Observer | None = None) -> Task:
+    """The task with `n` drawn tests in place of its held-out ones (`metadata.hidden_tests`
+    says how many: the environment then pays their share alone), or the task itself when
+    `n` is 0 or nothing can be drawn."""
+    if n <= 0:
+        return task
+    drawn = hidden_tests(task, seed=seed, step=step, n=n, observe=observe)
+    if not drawn:
+        return task
+    metadata = {**task.metadata, "hidden_tests": len(drawn)}
+    return dataclasses.replace(task, tests={**task.tests, "held_out": drawn}, metadata=metadata)
