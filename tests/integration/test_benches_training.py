@@ -48,6 +48,13 @@ def test_quickstart_bench_smoke_times_a_run_and_reads_pass_at_1_before_and_after
     assert run["meets_target"] == (run["wall_s"] <= 300 and run["gain"] >= 0.05)
 
 
+def test_quickstart_bench_ab_runs_each_seed_as_shipped_then_with_the_overrides() -> None:
+    with records_nothing(RESULTS / "quickstart_ab.json"):
+        r = last_json(run_bench("bench/quickstart.py", "--smoke", "--baseline-with", "reward.hidden_tests=5").stdout)
+    assert r["overrides"] == ["reward.hidden_tests=5"]
+    assert [(x["seed"], x["variant"]) for x in r["runs"]] == [(0, "shipped"), (0, "with")]
+
+
 def test_curriculum_bench_smoke_reports_what_the_readme_quotes_per_sampler() -> None:
     with records_nothing(RESULTS / "curriculum.json", RESULTS / "curriculum_code.json"):
         r = last_json(run_bench("bench/curriculum.py", "--smoke").stdout)
