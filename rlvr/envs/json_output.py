@@ -11,10 +11,10 @@ structure is right. Task tests: `{"format": "json", "schema": {...}, "expected":
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
+from rlvr.rewards.extract import answer_tags
 from rlvr.rewards.format import extract_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -75,8 +75,8 @@ def distinct_answers(reply: str) -> int:
     """How many different JSON values the reply's `<answer>` tags hold (text that is not
     JSON counts as itself)."""
     seen = set()
-    for m in re.finditer(r"<answer>(.*?)</answer>", reply, re.DOTALL):
-        text = m.group(1).strip()
+    for tag in answer_tags(reply):
+        text = tag.strip()
         try:
             seen.add(json.dumps(json.loads(text), sort_keys=True))
         except json.JSONDecodeError:

@@ -23,9 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rlvr.rewards.extract import boxed_all
+from rlvr.rewards.extract import answer_tags, boxed_all, without_answer_tags
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _FRAC = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
 _NUMBER = re.compile(
     r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*[-+]?\d+(?:\.\d+)?)?|[-+]?\.\d+"
@@ -54,12 +53,11 @@ def declared_answers(reply: str) -> list[str]:
     """Every answer the reply declares, in order: each `<answer>` tag's content (a box
     inside a tag counts once, as the tag) and each `\\boxed{}` outside the tags."""
     out: list[str] = []
-    for m in _ANSWER_TAG.finditer(reply):
-        inner = m.group(1).strip()
+    for tag in answer_tags(reply):
+        inner = tag.strip()
         boxes = boxed_all(inner)
         out.append(boxes[-1].strip() if boxes and inner.startswith("\\boxed") else inner)
-    outside = _ANSWER_TAG.sub(" ", reply)
-    out += [b.strip() for b in boxed_all(outside)]
+    out += [b.strip() for b in boxed_all(without_answer_tags(reply))]
     return [a for a in out if a]
 
 

@@ -27,46 +27,47 @@ def extract_code(reply: str, language: str = "python") -> str:
     return reply
 
 
+def _box_content(text: str, start: int) -> str | None:
+    """The content of the box whose `{` ends at `start`, braces balanced; None if unclosed."""
+    depth = 1
+    for j in range(start, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:j]
+    return None
+
+
 def boxed_all(text: str) -> list[str]:
-    """The content of every \\boxed{...} in `text`, in order, braces balanced (an unclosed
-    box is left out)."""
-    out: list[str] = []
-    for m in _BOXED.finditer(text):
-        depth = 1
-        for j in range(m.end(), len(text)):
-            if text[j] == "{":
-                depth += 1
-            elif text[j] == "}":
-                depth -= 1
-                if depth == 0:
-                    out.append(text[m.end() : j])
-                    break
-    return out
+    """The content of every \\boxed{...} in `text`, in order (an unclosed box is left out)."""
+    found = (_box_content(text, m.end()) for m in _BOXED.finditer(text))
+    return [b for b in found if b is not None]
 
 
 def _boxed(reply: str) -> str | None:
     """The content of the last \\boxed{...}, braces balanced."""
     starts = [m.end() for m in _BOXED.finditer(reply)]
-    if not starts:
-        return None
-    i = starts[-1]
-    depth = 1
-    for j in range(i, len(reply)):
-        if reply[j] == "{":
-            depth += 1
-        elif reply[j] == "}":
-            depth -= 1
-            if depth == 0:
-                return reply[i:j]
-    return None
+    return _box_content(reply, starts[-1]) if starts else None
+
+
+def answer_tags(reply: str) -> list[str]:
+    """The content of every `<answer>` tag, in order (not stripped)."""
+    return [str(t) for t in _ANSWER_TAG.findall(reply)]
+
+
+def without_answer_tags(reply: str) -> str:
+    """The reply with every `<answer>` tag blanked out."""
+    return _ANSWER_TAG.sub(" ", reply)
 
 
 def extract_final_answer(reply: str) -> str:
     """A reply's final answer: the `<answer>` tag, else the last \\boxed{}, else the text
     after the last 'answer is'/'Answer:', else the last line. Returned stripped."""
-    tags = _ANSWER_TAG.findall(reply)
+    tags = answer_tags(reply)
     if tags:
-        return str(tags[-1]).strip()
+        return tags[-1].strip()
     boxed = _boxed(reply)
     if boxed is not None:
         return boxed.strip()
