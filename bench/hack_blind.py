@@ -9,10 +9,12 @@ removed, or the same reasoning committing to one wrong answer, or a plain wrong 
 
 Each reply is scored exactly as `rlvr score` scores it (the task's environment, the
 sandbox where the domain runs code, then the run's scorer with rlvr's default reward
-config: held-out tests, the detector, severities). A hack *pays* when its reward is
-above its wrong reply's (by more than 1e-9). Printed per domain and class: how many pay
-under rlvr's defaults, and, beside it as the baseline, how many pay under the naive
-reward (the `completion` component alone: what the tests pay without any defence).
+config: hidden tests drawn for step 0, the detector, severities). A hack *pays* when its
+reward is above its wrong reply's (by more than 1e-9). Printed per domain and class: how
+many pay under rlvr's defaults; beside it, how many pay with the tasks' own held-out
+tests in place of drawn ones (`reward.hidden_tests=0`, the default before 2026-12-04),
+and as the baseline how many pay under the naive reward (that configuration's
+`completion` component alone: what the tests pay without the detector).
 
     .venv/bin/python bench/hack_blind.py               # bench/results/hack_blind.json
     .venv/bin/python bench/hack_blind.py --no-write
@@ -77,10 +79,13 @@ def _score(task: Any, reply: str, cfg: Any) -> dict[str, Any]:
 
     r = score_completion(task, reply, cfg).reward
     assert r is not None
+    d = r.details
+    tests = {k: d[k] for k in ("visible_passed", "visible_total", "held_out_passed", "held_out_total") if k in d}
     return {
         "total": float(r.total),
         "completion": float(r.components.get("completion", 0.0)),
         "flags": sorted(str(f) for f in r.flags),
+        **({"tests": tests} if tests else {}),
     }
 
 
@@ -89,6 +94,7 @@ def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
     from rlvr.tasks import load_tasks
 
     cfg = load_config(None, [])
+    fixed = load_config(None, ["reward.hidden_tests=0"])  # the task's held-out tests as written
     tasks: dict[str, dict[str, Any]] = {}
     for name in sorted({e["set"] for e in entries}):
         tasks[name] = {t.id: t for t in load_tasks(name)}
@@ -99,6 +105,7 @@ def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
             raise BlindSetError(f"{e['id']}: {e['set']} has no task '{e['task_id']}'")
         t0 = time.perf_counter()
         hack, wrong = _score(task, e["reply"], cfg), _score(task, e["wrong"], cfg)
+        hack0, wrong0 = _score(task, e["reply"], fixed), _score(task, e["wrong"], fixed)
         row = {
             "id": e["id"],
             "domain": e["domain"],
@@ -106,31 +113,39 @@ def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "task_id": e["task_id"],
             "hack": hack,
             "wrong": wrong,
+            "fixed_held_out": {"hack": hack0, "wrong": wrong0},
             "pays": hack["total"] > wrong["total"] + EPS,
-            "pays_naive": hack["completion"] > wrong["completion"] + EPS,
+            "pays_fixed": hack0["total"] > wrong0["total"] + EPS,
+            "pays_naive": hack0["completion"] > wrong0["completion"] + EPS,
             "seconds": time.perf_counter() - t0,
         }
         rows.append(row)
         mark = "PAYS" if row["pays"] else "-"
         print(
             f"{e['id']:<22} {e['domain']:<11} {e['class'][:28]:<28} hack {hack['total']:+.3f} "
-            f"wrong {wrong['total']:+.3f}  naive {hack['completion']:.2f}/{wrong['completion']:.2f}  {mark}",
+            f"wrong {wrong['total']:+.3f}  fixed {hack0['total']:+.2f}/{wrong0['total']:+.2f}  "
+            f"naive {hack0['completion']:.2f}/{wrong0['completion']:.2f}  {mark}",
             flush=True,
         )
     return summarise(rows)
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    by_domain: dict[str, dict[str, int]] = defaultdict(lambda: {"entries": 0, "pays": 0, "pays_naive": 0})
-    by_class: dict[str, dict[str, int]] = defaultdict(lambda: {"entries": 0, "pays": 0, "pays_naive": 0})
+    def zero() -> dict[str, int]:
+        return {"entries": 0, "pays": 0, "pays_fixed": 0, "pays_naive": 0}
+
+    by_domain: dict[str, dict[str, int]] = defaultdict(zero)
+    by_class: dict[str, dict[str, int]] = defaultdict(zero)
     for r in rows:
         for agg in (by_domain[r["domain"]], by_class[r["class"]]):
             agg["entries"] += 1
             agg["pays"] += int(r["pays"])
+            agg["pays_fixed"] += int(r["pays_fixed"])
             agg["pays_naive"] += int(r["pays_naive"])
     return {
         "entries": len(rows),
         "pays": sum(r["pays"] for r in rows),
+        "pays_fixed": sum(r["pays_fixed"] for r in rows),
         "pays_naive": sum(r["pays_naive"] for r in rows),
         "by_domain": dict(sorted(by_domain.items())),
         "by_class": dict(sorted(by_class.items())),
@@ -166,13 +181,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hack_blind: {e}", file=sys.stderr)
         return 2
     print()
-    print(f"{'domain':<12} {'entries':>7} {'pay (rlvr)':>11} {'pay (naive)':>12}")
-    for d, agg in result["by_domain"].items():
-        print(f"{d:<12} {agg['entries']:>7} {agg['pays']:>11} {agg['pays_naive']:>12}")
-    print(f"{'all':<12} {result['entries']:>7} {result['pays']:>11} {result['pays_naive']:>12}")
+    print(f"{'domain':<12} {'entries':>7} {'pay (rlvr)':>11} {'fixed held-out':>15} {'pay (naive)':>12}")
+    for d, agg in [*result["by_domain"].items(), ("all", result)]:
+        print(f"{d:<12} {agg['entries']:>7} {agg['pays']:>11} {agg['pays_fixed']:>15} {agg['pays_naive']:>12}")
     if not (args.no_write or args.smoke):
         args.out.write_text(json.dumps(result, indent=2) + "\n")
-    headline = {k: result[k] for k in ("entries", "pays", "pays_naive", "paying_ids")}
+    headline = {k: result[k] for k in ("entries", "pays", "pays_fixed", "pays_naive", "paying_ids")}
     print(json.dumps(headline))
     return 0
 

@@ -1,4 +1,4 @@
-"""`rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]`: one
+"""`rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--step N] [--json]`: one
 reply's whole reward breakdown and hack flags, judged exactly as training judges it."""
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ def add_parser(sub: Any) -> None:
     sc.add_argument(
         "--tokens", action="store_true", help="count the reply's tokens with the config's model (length component)"
     )
+    sc.add_argument(
+        "--step",
+        type=int,
+        default=0,
+        help="the training step whose hidden tests to draw (reward.hidden_tests; default 0)",
+    )
     sc.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -49,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
         tok = load_tokenizer(cfg.model.name_or_path, cfg.model.cache_dir)
         num_tokens = len(tok(completion, add_special_tokens=False)["input_ids"])
-    out = report(score_completion(task, completion, cfg, num_tokens))
+    out = report(score_completion(task, completion, cfg, num_tokens, step=args.step))
     if args.json:
         print(json.dumps(out, default=str))
         return 0

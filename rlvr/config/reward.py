@@ -75,13 +75,16 @@ class RewardConfig(_Section):
     """For tasks with held-out tests (`tests.held_out`: run, never shown or quoted in
     feedback): their share of the completion reward, the visible tests' share being the
     rest. 0 scores the visible tests alone (the held-out ones are still run and logged)."""
-    hidden_tests: int = Field(0, ge=0, le=200)
-    """Tests drawn fresh each step from a function task's reference
-    (`rlvr.rewards.hidden_tests`: new inputs within the examples' range, expected values
-    from the reference run in the sandbox), in place of the task's own held-out tests; 0
-    (the default, until the quickstart is re-measured with it) keeps them. Where a task
-    gets them, the completion is their share alone: special-casing the visible tests
-    earns nothing, and the visible tests give feedback and end the episode."""
+    hidden_tests: int = Field(20, ge=0, le=200)
+    """Tests drawn fresh each step, in place of a task's own held-out tests
+    (`rlvr.rewards.hidden_tests`): for a function task, new inputs within its examples'
+    range with the reference's values (run in the sandbox); for a task whose generator
+    draws (`metadata.draw`: the bundled C++, JavaScript and data tasks), new inputs over
+    the documented range with the generator's answers. Where a task gets them, the
+    completion is their share alone: special-casing the visible tests earns nothing, and
+    the visible tests give feedback and end the episode. A task with neither a reference
+    nor held-out tests has a third of its own tests held out instead. 0 keeps every
+    task's tests as written."""
     terms: list[TermConfig] = Field(default_factory=lambda: [TermConfig(name="completion")])
     """The weighted components summed into the reward, e.g.
     [{name: completion}, {name: format, weight: 0.1, gate: all_tests_pass}]. Every

@@ -13,6 +13,7 @@ from rlvr.config import ConfigError, RunConfig
 from rlvr.envs import make_env
 from rlvr.envs.base import check_task, run_sync
 from rlvr.envs.settings import env_settings, make_scorer
+from rlvr.rewards.hidden_tests import with_hidden_tests
 from rlvr.tasks.loader import TaskLoadError, load_tasks
 from rlvr.types import Task, Trajectory, Turn
 
@@ -44,15 +45,19 @@ def load_one_task(path: str | Path, task_id: str | None = None) -> Task:
     return tasks[0]
 
 
-def score_completion(task: Task, completion: str, cfg: RunConfig, num_tokens: int | None = None) -> Trajectory:
-    """The judged and scored trajectory of `completion` (the assistant's whole reply)."""
+def score_completion(
+    task: Task, completion: str, cfg: RunConfig, num_tokens: int | None = None, *, step: int = 0
+) -> Trajectory:
+    """The judged and scored trajectory of `completion` (the assistant's whole reply), on
+    the tests a training run draws for the task at `step` (`reward.hidden_tests`)."""
+    task = with_hidden_tests(task, cfg.reward.hidden_tests, seed=cfg.seed, step=step)
     settings = env_settings(cfg)
     try:
         env = make_env(task.domain, settings)
     except KeyError as e:
         raise ConfigError(str(e.args[0])) from None
     messages = run_sync(env.reset(task))
-    step = run_sync(env.step(completion))
+    result = run_sync(env.step(completion))
     turns = [Turn(role=m["role"], content=m["content"]) for m in messages]  # type: ignore[arg-type]
     turns.append(Turn(role="assistant", content=completion, trainable=True))
     traj = Trajectory(
@@ -61,8 +66,8 @@ def score_completion(task: Task, completion: str, cfg: RunConfig, num_tokens: in
         group_id=task.id,
         turns=turns,
         completion_ids=[0] * (num_tokens or 0),
-        execution=step.execution,
-        reward=step.reward,
+        execution=result.execution,
+        reward=result.reward,
     )
     make_scorer(cfg, settings).score(task, traj)
     return traj

@@ -26,15 +26,19 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import random
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from rlvr.tasks import pyparse
+from rlvr.tasks.draws import draw_cases, drawer_kind
 from rlvr.types import Task
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 DEFAULT_COUNT = 20
+REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test: a run's 5 s covers 28 tests
+WIDEN = 2  # how far past the examples' range and lengths half of the drawn values go
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
 
@@ -83,9 +87,13 @@ def _call_args(line: str, entry: str) -> tuple[Any, ...] | None:
 
 def strategy_for(values: list[Any], need: int = DEFAULT_COUNT) -> Any:
     """A hypothesis strategy drawing values like `values` (one argument's examples), or
-    NotDrawable naming the kind it cannot draw. Integers stay within the examples' range,
-    widened only as far as `need` distinct values require (a larger input can make an
-    honest but slow solution time out: fibonacci(30) is in a task's own tests, 38 is not)."""
+    NotDrawable naming the kind it cannot draw. Integers are drawn half the time within
+    the examples' range (widened as far as `need` distinct values require) and half the
+    time from WIDEN times that span beyond it (never below the smallest example when none
+    is negative): a rule that holds only as far as the examples go (trial division by the
+    primes below 11, a search capped at the examples' depth) meets inputs past it. Lists
+    and strings run to WIDEN times the longest example. An input on which the reference is
+    slow is dropped (`REFERENCE_SECONDS`), so a solution as fast as the reference passes."""
     from hypothesis import strategies as st
 
     kinds = {type(v) for v in values}
@@ -99,20 +107,22 @@ def strategy_for(values: list[Any], need: int = DEFAULT_COUNT) -> Any:
         short = max(0, need - (hi - lo + 1))
         if lo < 0:
             lo -= short // 2
-        return st.integers(lo, hi + short - (short // 2 if min(values) < 0 else 0))
+        hi += short - (short // 2 if min(values) < 0 else 0)
+        span = max(hi - lo, 10) * WIDEN
+        return st.integers(lo, hi) | st.integers(lo - span if lo < 0 else lo, hi + span)
     if kinds <= {int, float}:
-        lo, hi = float(min(values)), float(max(values))
-        pad = max(1.0, (hi - lo) / 2)
-        return st.floats(lo if lo >= 0 else lo - pad, hi + pad, allow_nan=False, allow_infinity=False)
+        flo, fhi = float(min(values)), float(max(values))
+        pad = max(1.0, (fhi - flo) / 2)
+        return st.floats(flo if flo >= 0 else flo - pad, fhi + pad, allow_nan=False, allow_infinity=False)
     if kinds == {str}:
         chars = sorted({c for v in values for c in v}) or ["a"]
         lens = [len(v) for v in values]
-        return st.text(alphabet=chars, min_size=min(lens), max_size=max(lens) + 2)
+        return st.text(alphabet=chars, min_size=min(lens), max_size=WIDEN * max(lens) + 2)
     if kinds == {list}:
         items = [x for v in values for x in v]
         lens = [len(v) for v in values]
         inner = strategy_for(items, need) if items else st.integers(-10, 10)
-        return st.lists(inner, min_size=min(lens), max_size=max(lens) + 2)
+        return st.lists(inner, min_size=min(lens), max_size=WIDEN * max(lens) + 2)
     if kinds == {tuple} and len({len(v) for v in values}) == 1:
         width = len(values[0])
         return st.tuples(*(strategy_for([v[i] for v in values], need) for i in range(width)))
@@ -133,7 +143,16 @@ def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> 
         raise NotDrawable("the calls take different numbers of arguments")
     examples = visible + [a for a in held if len(a) == len(visible[0])]
     need = n + len(visible) + 2
-    strategy = st.tuples(*(strategy_for([a[i] for a in examples], need) for i in range(len(visible[0]))))
+    ranges = task.metadata.get("arg_ranges") or []
+
+    def arg_strategy(i: int) -> Any:
+        values = [a[i] for a in examples]
+        bound = ranges[i] if i < len(ranges) else None
+        if bound and all(type(v) is int for v in values):  # the task says which integers it must handle
+            return st.integers(int(bound[0]), int(bound[1]))
+        return strategy_for(values, need)
+
+    strategy = st.tuples(*(arg_strategy(i) for i in range(len(visible[0]))))
     seen = {repr(a) for a in visible}
     found: list[tuple[Any, ...]] = []
 
@@ -205,9 +224,14 @@ def _reference_code(task: Task) -> str:
 
 def hidden_tests(
     task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, observe: Observer | None = None
-) -> list[str]:
-    """At most `n` assert statements on inputs drawn for (seed, step), expected values
-    from the reference; [] when the task cannot have them (see the module's docstring)."""
+) -> list[Any]:
+    """At most `n` tests on inputs drawn for (seed, step): cases from the task's own
+    generator where it names one (`metadata.draw`, stdin/stdout tasks), else assert
+    statements with the reference's values; [] when the task cannot have them (see the
+    module's docstring)."""
+    if drawer_kind(task) is not None:
+        rng = random.Random(draw_seed(task.id, seed, step))
+        return _one_per_answer(_by_answer(draw_cases(task, rng, n)), n)
     if not task.reference:
         return []
     try:
@@ -216,9 +240,12 @@ def hidden_tests(
         return []
     if observe is None:
         from rlvr.sandbox.api import observe as sandbox_observe
+        from rlvr.sandbox.executor import Limits
+
+        limits = Limits(timeout_s=20.0, test_timeout_s=REFERENCE_SECONDS)
 
         def observe(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
-            return sandbox_observe(code, exprs)
+            return sandbox_observe(code, exprs, limits)
 
     entry = str(task.entry_point)
     # the task's own held-out inputs (secret too) come last: a second answer for the
@@ -227,14 +254,25 @@ def hidden_tests(
     shown = {repr(a) for a in visible + inputs}
     inputs = inputs + [a for a in held if repr(a) not in shown]
     calls = [f"{entry}({', '.join(repr(a) for a in args)})" for args in inputs]
-    by_value: dict[str, list[str]] = {}
+    by_value: dict[str, list[Any]] = {}
     for call, (ok, value) in zip(calls, reference_values(task, calls, observe), strict=True):
         if ok and _exact(value):
             by_value.setdefault(repr(value), []).append(f"assert {call} == {value!r}")
-    # one test per distinct answer in turn, so that no constant passes the set where the
-    # drawn inputs have more than one answer (a boolean function's rarer answer included)
-    out: list[str] = []
-    queues = list(by_value.values())
+    return _one_per_answer(by_value, n)
+
+
+def _by_answer(cases: list[dict[str, str]]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for c in cases:
+        out.setdefault(" ".join(c["stdout"].split()), []).append(c)
+    return out
+
+
+def _one_per_answer(by_value: dict[str, list[Any]], n: int) -> list[Any]:
+    """One test per distinct answer in turn, so that no constant passes the set where the
+    drawn inputs have more than one answer (a boolean function's rarer answer included)."""
+    out: list[Any] = []
+    queues = [list(q) for q in by_value.values()]
     while len(out) < n and any(queues):
         for q in queues:
             if q and len(out) < n:
@@ -242,24 +280,52 @@ def hidden_tests(
     return out
 
 
-def constant_passes(tests: list[str]) -> bool:
-    """Whether one constant answer passes every test (all expected values equal)."""
+def constant_passes(tests: list[Any]) -> bool:
+    """Whether one constant answer passes every test (all expected values equal): assert
+    statements' right-hand sides, or stdin/stdout cases' outputs."""
     expected = set()
     for t in tests:
+        if isinstance(t, dict):
+            expected.add(" ".join(str(t.get("stdout", "")).split()))
+            continue
         node = pyparse.parse(t).body[0]
         assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
         expected.add(ast.unparse(node.test.comparators[0]))
     return len(expected) <= 1
 
 
+SPLIT_MIN = 4  # a task needs this many tests of its own before a share of them is held out
+
+
+def split_own_tests(task: Task, *, seed: int) -> Task:
+    """A task with neither a reference, a drawer nor held-out tests of its own, with a
+    third of its tests (at least one; fixed by the run's seed and the task's id, so the
+    same ones stay hidden across steps) moved to `tests.held_out`; the task itself when
+    it has fewer than SPLIT_MIN tests or nothing to split."""
+    spec = task.tests
+    key = "cases" if spec.get("format") == "stdio" else "tests"
+    own = spec.get(key)
+    if spec.get("held_out") or not isinstance(own, list) or len(own) < SPLIT_MIN:
+        return task
+    order = list(range(len(own)))
+    random.Random(draw_seed(task.id, seed, -1)).shuffle(order)
+    hide = set(order[: max(1, len(own) // 3)])
+    shown = [t for i, t in enumerate(own) if i not in hide]
+    held = [t for i, t in enumerate(own) if i in hide]
+    metadata = {**task.metadata, "held_out_split": len(held)}
+    return dataclasses.replace(task, tests={**spec, key: shown, "held_out": held}, metadata=metadata)
+
+
 def with_hidden_tests(task: Task, n: int, *, seed: int, step: int, observe: Observer | None = None) -> Task:
-    """The task with `n` drawn tests in place of its held-out ones (`metadata.hidden_tests`
-    says how many: the environment then pays their share alone), or the task itself when
-    `n` is 0 or nothing can be drawn."""
+    """The task for one step of a run with `reward.hidden_tests = n`: `n` tests drawn for
+    (seed, step) in place of its held-out ones (`metadata.hidden_tests` says how many: the
+    environment then pays their share alone); where nothing can be drawn, a task without
+    a reference or held-out tests has its own tests split (`split_own_tests`); otherwise,
+    or when `n` is 0, the task itself."""
     if n <= 0:
         return task
     drawn = hidden_tests(task, seed=seed, step=step, n=n, observe=observe)
     if not drawn:
-        return task
+        return task if task.reference else split_own_tests(task, seed=seed)
     metadata = {**task.metadata, "hidden_tests": len(drawn)}
     return dataclasses.replace(task, tests={**task.tests, "held_out": drawn}, metadata=metadata)

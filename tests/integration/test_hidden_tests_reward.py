@@ -1,7 +1,9 @@
 """Hidden tests drawn from the reference, in the reward (`reward.hidden_tests`): against
 the real sandbox, a reply that special-cases the visible tests on top of a half-right
 attempt earns exactly what the attempt earns, the reference earns 1, and a short training
-run draws them every step (the same tests for the same seed and step)."""
+run draws them every step (the same tests for the same seed and step). The bundled C++,
+JavaScript and data tasks draw theirs from their generators: 20 each, no constant passes
+them, and every reference program passes its own."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ def _fib() -> Task:
     return next(t for t in load_tasks("bundled:python_functions") if t.id == "py/fibonacci")
 
 
-def _completion(task: Task, code: str) -> float:
-    r = score_completion(task, f"```python\n{code}```", RunConfig()).reward
+def _completion(task: Task, code: str, cfg: RunConfig | None = None) -> float:
+    r = score_completion(task, f"```python\n{code}```", cfg or RunConfig(reward={"hidden_tests": 0})).reward
     assert r is not None
     return float(r.components["completion"])
 
@@ -40,6 +42,8 @@ def test_special_cases_on_top_of_an_attempt_earn_nothing_beyond_the_attempt() ->
     assert _completion(drawn, str(task.reference)) == 1.0
     # with the task's own held-out tests, the special cases pay (what this closes)
     assert _completion(task, SPECIAL) > _completion(task, ATTEMPT)
+    # `rlvr score` with the defaults draws them itself (step 0)
+    assert _completion(task, SPECIAL, RunConfig()) == _completion(task, ATTEMPT, RunConfig()) < 1.0
 
 
 def test_the_same_seed_and_step_draw_the_same_tests() -> None:
@@ -69,3 +73,47 @@ def test_a_training_run_draws_hidden_tests_each_step(tmp_path) -> None:  # type:
     # each step: its trajectories ran 20 drawn tests each (a float-valued task, drawn
     # nothing, would keep its own 3: the bundled set has 5 of 308)
     assert sorted(r[0] for r in rows) == [1, 2] and all(r[2] == 20 and r[1] >= 40 for r in rows), rows
+
+
+def test_stdio_and_data_tasks_draw_from_their_generators_and_the_references_pass() -> None:
+    from rlvr.rewards.hidden_tests import constant_passes
+    from rlvr.sandbox import execute
+
+    for name in ("programs_cpp", "programs_javascript", "data_analysis"):
+        for task in load_tasks(f"bundled:{name}"):
+            drawn = with_hidden_tests(task, 20, seed=1, step=4)
+            held = drawn.tests["held_out"]
+            assert drawn.metadata["hidden_tests"] == 20 and len(held) == 20, task.id
+            assert not constant_passes(held), task.id
+            assert not {c["stdin"] for c in held} & {c["stdin"] for c in task.tests["cases"]}, task.id
+            assert held == with_hidden_tests(task, 20, seed=1, step=4).tests["held_out"]  # fixed by seed and step
+            if task.reference:  # C++ and JavaScript: the generator's solver agrees with the reference program
+                result = execute(str(task.reference), drawn.tests, language=str(task.metadata["language"]))
+                assert result.total == len(task.tests["cases"]) + 20, task.id
+                assert result.passed == result.total, (task.id, result.status, result.error[-300:])
+
+
+def test_a_task_without_a_reference_or_held_out_tests_splits_its_own() -> None:
+    from rlvr.rewards.hidden_tests import split_own_tests
+
+    tests = [f"assert f({i}) == {i}" for i in range(9)]
+    task = Task(id="u/1", domain="python", prompt="p", tests={"format": "assert", "tests": tests}, entry_point="f")
+    split = with_hidden_tests(task, 20, seed=0, step=3)
+    assert split == with_hidden_tests(task, 20, seed=0, step=4)  # the same ones stay hidden every step
+    assert split.metadata["held_out_split"] == 3 and sorted(split.tests["tests"] + split.tests["held_out"]) == tests
+    few = Task(**{**task.__dict__, "tests": {"format": "assert", "tests": tests[:3]}})
+    assert split_own_tests(few, seed=0) is few  # three tests are too few to hide one
+    r = score_completion(task, "```python\ndef f(x):\n    return x\n```", RunConfig()).reward
+    assert r is not None and r.details["completion"]["held_out_total"] == 3 and r.total == 1.0
+
+
+def test_the_drawing_generators_load_without_the_sandbox_or_the_environments() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, rlvr.tasks.generators.programgen, rlvr.tasks.generators.datagen\n"
+        "bad = sorted(m for m in sys.modules if m.startswith(('rlvr.sandbox', 'rlvr.envs', 'torch')))\n"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -295,3 +295,19 @@ def test_observe_returns_each_expressions_value_decided_outside_the_process() ->
     assert got[2][0] is False and "TypeError" in got[2][1]
     broken = observe("raise ValueError('no')", ["1", "2"])
     assert all(ok is False and "did not load" in why for ok, why in broken)
+
+
+def test_stdio_cases_fork_with_the_programs_imports_loaded_and_each_starts_fresh() -> None:
+    # the module the program imports is loaded once before the cases fork (pandas would
+    # take a quarter of a second per case); what the program does to it stays in its case
+    code = (
+        "import sys\nimport json\n"
+        "json.seen = getattr(json, 'seen', 0) + 1\n"
+        "print(int(sys.stdin.read()) * 2, json.seen)\n"
+    )
+    cases = [{"stdin": f"{i}\n", "stdout": f"{2 * i} 1\n"} for i in range(12)]
+    result = execute(code, {"format": "stdio", "cases": cases})
+    assert result.status is RunStatus.OK and result.passed == 12, result
+    # a program whose import fails still runs and reports it in its own cases
+    bad = execute("import no_such_module_here\nprint(1)\n", {"format": "stdio", "cases": cases[:2]})
+    assert bad.passed == 0 and "no_such_module_here" in bad.stderr + bad.error

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from rlvr.rewards.hidden_tests import (
+    WIDEN,
     NotDrawable,
     constant_passes,
     draw_inputs,
@@ -55,16 +56,29 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
     assert a != draw_inputs(t, seed=7, step=4, n=20)
     assert len(a) >= 20 and not {(0,), (1,), (2,), (3,), (50,)} & set(a)
     assert len(set(a)) == len(a)
-    assert all(0 <= x <= 50 for (x,) in a)  # the examples' range (wide enough here: no widening)
+    # half within the examples' range (wide enough here: no widening), half up to WIDEN
+    # times the span past it, never below the smallest example (none is negative)
+    assert all(0 <= x <= 50 + WIDEN * 50 for (x,) in a)
+    assert any(x <= 50 for (x,) in a) and any(x > 50 for (x,) in a)
+    neg = draw_inputs(_task([f"assert f({i}) == {i}" for i in (-5, 0, 3, 15)]), seed=0, step=0, n=40)
+    assert min(x for (x,) in neg) < -5 and max(x for (x,) in neg) > 15
+
+
+def test_a_tasks_stated_argument_range_bounds_the_draws() -> None:
+    t = _task([f"assert f({i}) == {i}" for i in (0, 1, 2, 7, 20)])
+    bounded = Task(**{**t.__dict__, "metadata": {"arg_ranges": [[0, 30]]}})
+    got = [x for (x,) in draw_inputs(bounded, seed=0, step=0, n=20)]
+    assert got and all(0 <= x <= 30 for x in got)
+    assert max(x for (x,) in draw_inputs(t, seed=0, step=0, n=20)) > 30  # unbounded: past the examples
 
 
 def test_strings_use_the_examples_characters_and_lists_their_lengths() -> None:
     t = _task(["assert f('abc') == 1", "assert f('ba') == 2", "assert f('cab') == 3"])
     for (s,) in draw_inputs(t, seed=0, step=0, n=10):
-        assert set(s) <= set("abc") and 2 <= len(s) <= 5
+        assert set(s) <= set("abc") and 2 <= len(s) <= WIDEN * 3 + 2
     t = _task(["assert f([1, 2]) == 1", "assert f([5, 0, 3]) == 2"])
     for (xs,) in draw_inputs(t, seed=0, step=0, n=10):
-        assert isinstance(xs, list) and 2 <= len(xs) <= 5
+        assert isinstance(xs, list) and 2 <= len(xs) <= WIDEN * 3 + 2
 
 
 def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -> None:

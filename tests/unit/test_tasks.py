@@ -165,3 +165,28 @@ def test_no_constant_passes_every_visible_test_of_a_bundled_task() -> None:
         for t in load_tasks(f"bundled:{name}"):
             visible = [repr(e) for _, e in visible_cases(t.tests)] + [o.strip() for _, o in stdio_cases(t.tests)]
             assert len(set(visible)) > 1, (t.id, visible)
+
+
+def test_a_drawer_is_named_by_the_tasks_metadata_and_an_unknown_one_is_one_clear_error() -> None:
+    import random
+
+    from rlvr.tasks.draws import DRAWERS, NoDrawer, draw_cases, register_drawer
+
+    def draw(task: Task, rng: random.Random, n: int) -> list[dict[str, str]]:
+        return [{"stdin": f"{rng.randint(0, 3)}\n", "stdout": "x\n"} for _ in range(3 * n)]
+
+    try:
+        register_drawer("test_kind")(draw)
+        with pytest.raises(ValueError, match="already registered"):
+            register_drawer("test_kind")(lambda t, r, n: [])
+        cases = {"format": "stdio", "cases": [{"stdin": "0\n", "stdout": "x\n"}]}
+        task = Task(id="d/1", domain="python", prompt="p", tests=cases, metadata={"draw": "test_kind:arg"})
+        got = draw_cases(task, random.Random(1), 2)
+        assert got == draw_cases(task, random.Random(1), 2)  # the same generator state, the same cases
+        stdins = [c["stdin"] for c in got]
+        assert len(stdins) == len(set(stdins)) <= 4 and "0\n" not in stdins  # new, distinct, at most 2n
+        assert draw_cases(Task(**{**task.__dict__, "metadata": {}}), random.Random(1), 2) == []
+        with pytest.raises(NoDrawer, match=r"metadata.draw': no drawer 'nope' \(known: .*stdio_problem"):
+            draw_cases(Task(**{**task.__dict__, "metadata": {"draw": "nope"}}), random.Random(1), 2)
+    finally:
+        DRAWERS.pop("test_kind", None)

@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from rlvr.tasks.draws import NoDrawer, register_drawer
 from rlvr.tasks.loader import BUNDLED_DIR, write_tasks
 from rlvr.types import Task
 
@@ -177,6 +178,30 @@ def _held_out(q: Question, state: Any, text: str, r: random.Random, n: int = HEL
     raise RuntimeError(f"no {n} held-out tables for the question {text!r}")
 
 
+BY_NAME = {q.__name__.lstrip("_"): q for qs in QUESTIONS.values() for q in qs}
+
+
+@register_drawer("data_question")
+def draw(task: Task, rng: random.Random, n: int) -> list[dict[str, str]]:
+    """Hidden tests (`metadata.draw: data_question:NAME`): new tables asked the task's
+    question (`metadata.question`), answers computed from their rows."""
+    _, _, name = str(task.metadata.get("draw", "")).partition(":")
+    text = task.metadata.get("question")
+    if name not in BY_NAME or not isinstance(text, str):
+        raise NoDrawer(f"task {task.id}: field 'metadata.draw': no bundled question '{name}' (or no metadata.question)")
+    q, cases = BY_NAME[name], []
+    for _ in range(4 * n):
+        rows = _table(rng)
+        for k in range(64):  # the question's own choices (a region, a product), replayed until they match
+            qa = q(random.Random(k), rows)
+            if qa is not None and qa[0] == text:
+                cases.append({"stdin": _csv(rows), "stdout": qa[1]})
+                break
+        if len(cases) == 2 * n:
+            break
+    return cases
+
+
 def build_tasks(seed: int = 5) -> list[Task]:
     r = random.Random(seed)
     tasks: list[Task] = []
@@ -205,7 +230,7 @@ def build_tasks(seed: int = 5) -> list[Task]:
                             "held_out": held,
                         },
                         difficulty=difficulty,
-                        metadata={"question": text},
+                        metadata={"question": text, "draw": f"data_question:{q.__name__.lstrip('_')}"},
                     )
                 )
                 made += 1

@@ -40,6 +40,7 @@ MEDIUM: tuple[Family, ...] = (
         "a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a",
         (0, 1, 2, 3, 7, 10, 20),
         held_out=(5, 12, 30),
+        arg_ranges=((0, 30),),
     ),
     fam(
         "sum_of_digits",

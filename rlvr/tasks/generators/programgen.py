@@ -20,6 +20,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from rlvr.tasks.draws import NoDrawer, register_drawer
+from rlvr.tasks.generators.stdio_draws import FRESH
 from rlvr.tasks.generators.stdio_problems import (
     _BRACKETS,
     _PHRASES,
@@ -497,10 +499,27 @@ def build(lang: str, seed: int = 7) -> list[Task]:
                 tests={"format": "stdio", "cases": cases, "held_out": held},
                 reference=p.cpp if lang == "cpp" else p.js,
                 difficulty=p.difficulty,
-                metadata={"language": lang},
+                metadata={"language": lang, "draw": f"stdio_problem:{p.name}"},
             )
         )
     return tasks
+
+
+BY_NAME = {p.name: p for p in PROBLEMS}
+if set(BY_NAME) != set(FRESH):
+    raise RuntimeError(f"stdio_draws.FRESH and PROBLEMS disagree: {sorted(set(BY_NAME) ^ set(FRESH))}")
+
+
+@register_drawer("stdio_problem")
+def draw(task: Task, rng: random.Random, n: int) -> list[dict[str, str]]:
+    """Hidden tests (`metadata.draw: stdio_problem:NAME`): fresh inputs over the problem's
+    documented range (`stdio_draws.FRESH`), expected outputs from its Python solver."""
+    _, _, name = str(task.metadata.get("draw", "")).partition(":")
+    if name not in BY_NAME:
+        raise NoDrawer(f"task {task.id}: field 'metadata.draw': no bundled problem '{name}'")
+    p = BY_NAME[name]
+    inputs = list(dict.fromkeys(FRESH[name](rng) for _ in range(2 * n)))
+    return [{"stdin": s, "stdout": p.solve(s).rstrip() + "\n"} for s in inputs]
 
 
 def verify(tasks: list[Task]) -> None:

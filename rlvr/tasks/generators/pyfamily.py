@@ -17,6 +17,10 @@ class Family:
     inputs: tuple[tuple[Any, ...], ...]  # the visible tests: shown in prompts and feedback
     held_out: tuple[tuple[Any, ...], ...]  # more inputs, never shown (tests["held_out"])
     params: tuple[Any, ...] = (None,)
+    arg_ranges: tuple[tuple[int, int] | None, ...] = ()
+    """Per argument, the integers the function must handle where that is narrower than
+    "any" (fibonacci's n: a recursive solution is honest up to 30): hidden tests are
+    drawn within it (`metadata.arg_ranges`, rlvr.rewards.hidden_tests)."""
 
 
 def _args(inputs: Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
@@ -33,9 +37,10 @@ def fam(
     params: Iterable[Any] = (None,),
     *,
     held_out: Iterable[Any],
+    arg_ranges: tuple[tuple[int, int] | None, ...] = (),
 ) -> Family:
     """A family; single inputs (visible or held out) may be given bare instead of as 1-tuples."""
-    return Family(name, args, d, doc, ref, _args(inputs), _args(held_out), tuple(params))
+    return Family(name, args, d, doc, ref, _args(inputs), _args(held_out), tuple(params), arg_ranges)
 
 
 INTS = (0, 1, 2, 5, -3, 10, 17, 100)

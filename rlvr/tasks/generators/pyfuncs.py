@@ -95,7 +95,8 @@ def build_tasks() -> list[Task]:
                     entry_point=name,
                     difficulty=fam.difficulty,
                     reference=reference,
-                    metadata={"family": fam.name},
+                    metadata={"family": fam.name}
+                    | ({"arg_ranges": [list(r) if r else None for r in fam.arg_ranges]} if fam.arg_ranges else {}),
                 )
             )
     ids = [t.id for t in tasks]

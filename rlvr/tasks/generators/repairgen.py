@@ -112,7 +112,8 @@ def build_tasks(seed: int = 11) -> list[Task]:
                 entry_point=t.entry_point,
                 difficulty=t.difficulty,
                 reference=t.reference,
-                metadata={"family": t.metadata.get("family"), "mutation": what, "buggy": code},
+                metadata={"family": t.metadata.get("family"), "mutation": what, "buggy": code}
+                | ({"arg_ranges": t.metadata["arg_ranges"]} if "arg_ranges" in t.metadata else {}),
             )
         )
     return tasks
