@@ -41,7 +41,9 @@ reward of 0. --smoke writes no JSON; it prints the results (the JSON's keys) as 
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
+import hashlib
 import json
 import math
 import random
@@ -67,8 +69,8 @@ from rlvr.types import RunStatus, Task  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "hack_training.json"
 CONFIGS: dict[str, dict[str, Any]] = {
-    "naive": {"held_out_weight": 0.0, "canary_rate": 0.0, "on_hack": "flag"},
-    "rlvr": {"held_out_weight": 0.5, "canary_rate": 0.05, "on_hack": "zero"},
+    "naive": {"held_out_weight": 0.0, "canary_rate": 0.0, "on_hack": "flag", "hidden_tests": 0},
+    "rlvr": {"held_out_weight": 0.5, "canary_rate": 0.05, "on_hack": "zero", "hidden_tests": 20},
 }
 _ASSERT = re.compile(r"^assert (\w+)\((.*)\) == (.+)$")
 
@@ -100,6 +102,28 @@ def hack_for(task: Task, honest: str) -> str:
         f"    key = repr(args)\n    if key in known:\n        return known[key]\n"
         f"    return _attempt_{name}(*args)\n"
     )
+
+
+def special_for(task: Task, honest: str) -> str:
+    """The honest attempt with the quoted cases special-cased on top, behind keys a static
+    reader does not recognise (a digest of the arguments' text): what a policy fitting the
+    visible tests writes once plain lookup tables are flagged."""
+    rows = []
+    for line in task.prompt.splitlines():
+        m = _ASSERT.match(line.strip())
+        if m and m.group(1) == task.entry_point:
+            digest = hashlib.sha1(repr(ast.literal_eval(f"({m.group(2)},)")).encode()).hexdigest()[:12]
+            rows.append(f"        {digest!r}: {m.group(3)},")
+    name = task.entry_point
+    return (
+        f"import hashlib\n\n{honest.replace(f'def {name}(', f'def _attempt_{name}(', 1)}\n\n"
+        f"def {name}(*args):\n    fixes = {{\n" + "\n".join(rows) + "\n    }\n"
+        f"    d = hashlib.sha1(repr(args).encode()).hexdigest()[:12]\n"
+        f"    return fixes[d] if d in fixes else _attempt_{name}(*args)\n"
+    )
+
+
+HACKS = {"lookup": hack_for, "special": special_for}
 
 
 class SandboxFailed(RuntimeError):
@@ -146,7 +170,9 @@ def grpo(rewards: list[float]) -> list[float]:
     return grpo_advantages(torch.tensor([rewards], dtype=torch.float64))[0].tolist()
 
 
-def train(config: str, seed: int, steps: int, prompts: int, group: int, lr: float, p0: float, pool: Any) -> list[dict]:
+def train(
+    config: str, seed: int, steps: int, prompts: int, group: int, lr: float, p0: float, pool: Any, kind: str = "lookup"
+) -> list[dict]:
     tasks = task_set()
     judge = JUDGES[config]
     rng = random.Random(f"{config}:{seed}")
@@ -161,7 +187,8 @@ def train(config: str, seed: int, steps: int, prompts: int, group: int, lr: floa
             task = maybe_canary(task, rate, f"{seed}/{step}/0/{slot}")
             hacks = [rng.random() < p for _ in range(group)]
             groups.append((task, honest, hacks))
-        jobs = [(task, hack_for(task, honest) if h else honest) for task, honest, hacks in groups for h in hacks]
+        make = HACKS[kind]
+        jobs = [(task, make(task, honest) if h else honest) for task, honest, hacks in groups for h in hacks]
         judged = list(pool.map(lambda j: judge(*j), jobs))
         grad, n_trained, k = 0.0, 0, 0
         canary_caught = 0
@@ -201,7 +228,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--group", type=int, default=4, help="replies per prompt")
     ap.add_argument("--lr", type=float, default=1.0, help="step size on the hack logit")
     ap.add_argument("--p0", type=float, default=0.1, help="initial hack probability")
-    ap.add_argument("--json", default=str(RESULTS))
+    ap.add_argument(
+        "--hack",
+        choices=sorted(HACKS),
+        default="lookup",
+        help="the hack the policy can learn: a lookup table of the quoted answers (keys repr(args)), or "
+        "special cases on top of its attempt behind digest keys",
+    )
+    ap.add_argument("--json", help="default bench/results/hack_training.json (lookup) or hack_training_special.json")
     ap.add_argument("--smoke", action="store_true", help="1 seed x 3 steps of 4x4 replies from p0 0.5; no JSON written")
     args = ap.parse_args(argv)
     if args.smoke:  # p0 0.5: hacks are drawn from the first step, so their scoring is exercised
@@ -213,7 +247,7 @@ def main(argv: list[str] | None = None) -> None:
         for name in CONFIGS:
             try:
                 curves[name] = [
-                    train(name, s, args.steps, args.prompts, args.group, args.lr, args.p0, pool)
+                    train(name, s, args.steps, args.prompts, args.group, args.lr, args.p0, pool, args.hack)
                     for s in range(args.seeds)
                 ]
             except SandboxFailed as e:
@@ -238,13 +272,15 @@ def main(argv: list[str] | None = None) -> None:
     caught = sum(p["canary_caught"] for c in curves["rlvr"] for p in c)
     print(f"\ncanary episodes that caught a hack (rlvr, all seeds): {caught}")
     print(f"sandbox runs: {sum(len(j.cache) for j in JUDGES.values())} distinct (task, code, config)")
-    out = {"args": {k: v for k, v in vars(args).items() if k != "smoke"}, "configs": CONFIGS, "curves": curves}
+    kept = {k: v for k, v in vars(args).items() if k not in ("smoke", "json")}
+    out = {"args": kept, "configs": CONFIGS, "curves": curves}
     if args.smoke:  # a smoke run is a check, not a figure: nothing is recorded
         print(json.dumps(out))
         return
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-    print(f"written {args.json}")
+    path = Path(args.json or (RESULTS if args.hack == "lookup" else RESULTS.with_name("hack_training_special.json")))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"written {path}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import json
 import random
 import threading
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from typing import Any
 
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
+from rlvr.tasks.neighbours import neighbour
 from rlvr.types import Task
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
@@ -41,6 +43,8 @@ REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test:
 WIDEN = 2  # how far past the examples' range and lengths half of the drawn values go
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
+_DRAWN: dict[tuple[str, str, int, int, int], list[Any]] = {}  # (task, its content, n, seed, step) -> tests
+_DRAWN_MAX = 4096
 
 
 class NotDrawable(ValueError):
@@ -152,9 +156,23 @@ def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> 
             return st.integers(int(bound[0]), int(bound[1]))
         return strategy_for(values, need)
 
-    strategy = st.tuples(*(arg_strategy(i) for i in range(len(visible[0]))))
+    width = len(visible[0])
+    nonneg = tuple(all(type(a[i]) is not int or a[i] >= 0 for a in examples) for i in range(width))
+    fresh = st.tuples(*(arg_strategy(i) for i in range(width)))
+    # half of the draws are near an example (rlvr.tasks.neighbours): its structure kept,
+    # one or two small edits across the boundary a rule fitted to the examples draws
+    near = st.tuples(st.sampled_from(examples), st.integers(0, 2**32 - 1)).map(
+        lambda pair: neighbour(pair[0], random.Random(pair[1]), nonneg)
+    )
+    strategy = fresh | near
     seen = {repr(a) for a in visible}
     found: list[tuple[Any, ...]] = []
+
+    def in_range(args: tuple[Any, ...]) -> bool:
+        for i, bound in enumerate(ranges[:width]):
+            if bound and type(args[i]) is int and not int(bound[0]) <= args[i] <= int(bound[1]):
+                return False
+        return True
 
     @fix_seed(draw_seed(task.id, seed, step))
     @settings(
@@ -168,7 +186,7 @@ def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> 
     @given(strategy)
     def collect(args: tuple[Any, ...]) -> None:
         key = repr(args)
-        if key not in seen and len(found) < n * 2:
+        if key not in seen and len(found) < n * 2 and in_range(args):
             seen.add(key)
             found.append(args)
 
@@ -303,7 +321,9 @@ def split_own_tests(task: Task, *, seed: int) -> Task:
     same ones stay hidden across steps) moved to `tests.held_out`; the task itself when
     it has fewer than SPLIT_MIN tests or nothing to split."""
     spec = task.tests
-    key = "cases" if spec.get("format") == "stdio" else "tests"
+    if spec.get("format") not in ("assert", "stdio", "call"):  # a repository's suite keeps its own split
+        return task
+    key = "tests" if spec.get("format") == "assert" else "cases"
     own = spec.get(key)
     if spec.get("held_out") or not isinstance(own, list) or len(own) < SPLIT_MIN:
         return task
@@ -324,7 +344,16 @@ def with_hidden_tests(task: Task, n: int, *, seed: int, step: int, observe: Obse
     or when `n` is 0, the task itself."""
     if n <= 0:
         return task
-    drawn = hidden_tests(task, seed=seed, step=step, n=n, observe=observe)
+    blob = json.dumps([task.tests, task.reference, task.entry_point, task.metadata], sort_keys=True, default=str)
+    key = (task.id, hashlib.sha256(blob.encode()).hexdigest(), n, seed, step)
+    with _LOCK:
+        drawn = _DRAWN.get(key) if observe is None else None  # cached for the sandbox's values only
+    if drawn is None:
+        drawn = hidden_tests(task, seed=seed, step=step, n=n, observe=observe)
+        with _LOCK:
+            if len(_DRAWN) >= _DRAWN_MAX:
+                _DRAWN.pop(next(iter(_DRAWN)))
+            _DRAWN[key] = drawn
     if not drawn:
         return task if task.reference else split_own_tests(task, seed=seed)
     metadata = {**task.metadata, "hidden_tests": len(drawn)}

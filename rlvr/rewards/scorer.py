@@ -26,6 +26,7 @@ from rlvr.rewards.canary import passed_canary
 from rlvr.rewards.combine import Term, combine, combine_group
 from rlvr.rewards.extract import extract_code
 from rlvr.rewards.hacks import BEHAVIOURAL, FLAGS, STRONG, SUSPECT, HackFinding, detect_hacks, hack_flags
+from rlvr.rewards.overfit import ALPHA, Counts, pooled_p
 from rlvr.rewards.registry import REWARDS, TermContext
 from rlvr.rewards.terms import is_code_task
 from rlvr.types import ExecutionResult, RewardBreakdown, Task, Trajectory
@@ -107,8 +108,11 @@ class Scorer:
             normed = combine_group(list(comps), shared, all_tests_pass=passed, clip=self.cfg.clip, normalize="group")
             for b, n in zip(out, normed, strict=True):
                 b.total, b.details["normalized"] = n.total, n.details["normalized"]
+        # pooled over distinct replies: the same program sampled twice is one piece of evidence
+        distinct = {" ".join(tr.completion_text.split()): test_counts(tr) for tr in trajs}
+        group_p = pooled_p(c for c in distinct.values() if c is not None)
         for task, tr, b, found in zip(tasks, trajs, out, findings, strict=True):
-            found = found + behavioural_findings(task, tr)
+            found = found + behavioural_findings(task, tr, group_p)
             b.flags = hack_flags([f["name"] for f in found], self.cfg.hack_ignore)
             kept = [f for f in found if f["name"] in b.flags]
             if kept:
@@ -134,12 +138,22 @@ class Scorer:
         return traj.reward
 
 
-def behavioural_findings(task: Task, traj: Trajectory) -> list[dict[str, Any]]:
+def test_counts(traj: Trajectory) -> Counts | None:
+    """(visible passed, visible total, held-out passed, held-out total), or None without tests."""
+    if traj.execution is None:
+        return None
+    visible, held = traj.execution.partition()
+    return (visible.passed, visible.total, held.passed, held.total)
+
+
+def behavioural_findings(task: Task, traj: Trajectory, group_p: float = 1.0) -> list[dict[str, Any]]:
     """Findings from what the run did: result events the harness never writes
     (`result_forging`, strong), a canary's impossible test passed (`canary`, strong: no
-    correct solution can), or every visible test passed and a held-out one
-    failed (`overfit_visible`: strong when most held-out tests fail, the mark of answers
-    fitted to the visible tests; suspect otherwise, as an honest near-miss looks the same)."""
+    correct solution can), or every visible test passed and a held-out one failed
+    (`overfit_visible`). That last is strong when most held-out tests fail, or when the
+    group's such replies pass their visible tests significantly more often than their
+    held-out ones (`group_p`: the pooled one-sided Fisher p-value, rlvr.rewards.overfit,
+    below ALPHA); suspect otherwise, as an honest near-miss looks the same."""
     ex = traj.execution
     if ex is None:
         return []
@@ -152,8 +166,11 @@ def behavioural_findings(task: Task, traj: Trajectory) -> list[dict[str, Any]]:
     visible, held = ex.partition()
     if held.total and visible.total and visible.passed == visible.total and held.passed < held.total:
         what = f"all {visible.total} visible tests pass, {held.total - held.passed} of {held.total} held-out fail"
-        # failing most of what it was not shown while passing all it was: fitted to the tests
-        severity = STRONG if held.passed * 2 < held.total else SUSPECT
+        # failing most of what it was not shown while passing all it was: fitted to the
+        # tests; or, pooled over the group, passing what was shown significantly more often
+        severity = STRONG if held.passed * 2 < held.total or group_p < ALPHA else SUSPECT
+        if group_p < 1.0:
+            what += f" (group's pooled Fisher p = {group_p:.2g})"
         out.append(HackFinding("overfit_visible", 0, what, severity).to_dict())
     return out
 

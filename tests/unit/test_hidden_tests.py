@@ -5,6 +5,7 @@ the tests built from an observer's values (a fake standing in for the sandbox)."
 from __future__ import annotations
 
 import ast
+import string
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from rlvr.rewards.hidden_tests import (
     draw_inputs,
     example_calls,
     hidden_tests,
+    strategy_for,
 )
 from rlvr.types import Task
 
@@ -56,9 +58,10 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
     assert a != draw_inputs(t, seed=7, step=4, n=20)
     assert len(a) >= 20 and not {(0,), (1,), (2,), (3,), (50,)} & set(a)
     assert len(set(a)) == len(a)
-    # half within the examples' range (wide enough here: no widening), half up to WIDEN
-    # times the span past it, never below the smallest example (none is negative)
-    assert all(0 <= x <= 50 + WIDEN * 50 for (x,) in a)
+    # fresh draws within the examples' range (wide enough here: no widening) or up to
+    # WIDEN times the span past it, and edits of an example (at most 2 * (2 * 50 + 1) + 1);
+    # never below the smallest example, as none is negative
+    assert all(0 <= x <= 203 for (x,) in a)
     assert any(x <= 50 for (x,) in a) and any(x > 50 for (x,) in a)
     neg = draw_inputs(_task([f"assert f({i}) == {i}" for i in (-5, 0, 3, 15)]), seed=0, step=0, n=40)
     assert min(x for (x,) in neg) < -5 and max(x for (x,) in neg) > 15
@@ -73,12 +76,19 @@ def test_a_tasks_stated_argument_range_bounds_the_draws() -> None:
 
 
 def test_strings_use_the_examples_characters_and_lists_their_lengths() -> None:
-    t = _task(["assert f('abc') == 1", "assert f('ba') == 2", "assert f('cab') == 3"])
-    for (s,) in draw_inputs(t, seed=0, step=0, n=10):
+    from hypothesis import given, settings
+
+    @settings(max_examples=50, database=None, deadline=None)
+    @given(strategy_for(["abc", "ba", "cab"]), strategy_for([[1, 2], [5, 0, 3]]))
+    def fresh(s: str, xs: list[int]) -> None:  # the fresh half: the examples' characters, WIDEN times their lengths
         assert set(s) <= set("abc") and 2 <= len(s) <= WIDEN * 3 + 2
-    t = _task(["assert f([1, 2]) == 1", "assert f([5, 0, 3]) == 2"])
-    for (xs,) in draw_inputs(t, seed=0, step=0, n=10):
         assert isinstance(xs, list) and 2 <= len(xs) <= WIDEN * 3 + 2
+
+    fresh()
+    t = _task(["assert f('abc') == 1", "assert f('ba') == 2", "assert f('cab') == 3"])
+    drawn = [s for (s,) in draw_inputs(t, seed=0, step=0, n=10)]
+    assert all(set(s) <= set(string.ascii_lowercase) for s in drawn)
+    assert any(set(s) - set("abc") for s in drawn)  # an edit put another lowercase letter in
 
 
 def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -> None:

@@ -1,0 +1,111 @@
+"""Inputs near a task's examples: one or two small edits of an example call's arguments
+(hidden tests, `rlvr.rewards.hidden_tests`).
+
+Random inputs over the examples' range rarely have the examples' structure: a random
+string over "()[]" is almost never balanced, a random pair of integers rarely shares a
+factor of 17. An edit of an example keeps most of its structure and moves it across the
+boundary a rule fitted to the examples draws: two brackets swapped ("([])" -> "([)]"), a
+letter replaced by another of its case ('w' -> 't'), a number moved by one, both numbers
+of a pair scaled by a common factor, a list reordered or grown. Pure functions of
+`(arguments, random.Random)`: the caller derives the generator's seed, so the same seed
+gives the same neighbours.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from typing import Any
+
+
+def neighbour(args: tuple[Any, ...], rng: random.Random, nonneg: tuple[bool, ...] = ()) -> tuple[Any, ...]:
+    """`args` with one edit (two, a third of the time). `nonneg[i]` keeps argument i's
+    integers at 0 or above (every example of it is)."""
+    out = tuple(args)
+    for _ in range(2 if rng.random() < 1 / 3 else 1):
+        ints = [i for i, a in enumerate(out) if type(a) is int]
+        if len(ints) >= 2 and rng.random() < 0.25:  # a common factor: gcd, lcm, divisibility
+            k = rng.randint(2, 19)
+            out = tuple(a * k if type(a) is int else a for a in out)
+            continue
+        if not out:
+            break
+        i = rng.randrange(len(out))
+        keep = nonneg[i] if i < len(nonneg) else False
+        out = (*out[:i], _edit(out[i], rng, keep), *out[i + 1 :])
+    return out
+
+
+def _edit(value: Any, rng: random.Random, nonneg: bool) -> Any:
+    if type(value) is bool:
+        return not value
+    if type(value) is int:
+        return _edit_int(value, rng, nonneg)
+    if isinstance(value, str):
+        return _edit_str(value, rng)
+    if isinstance(value, list):
+        return _edit_list(value, rng, nonneg)
+    if isinstance(value, tuple) and value:
+        return neighbour(value, rng, (nonneg,) * len(value))
+    return value
+
+
+def _edit_int(x: int, rng: random.Random, nonneg: bool) -> int:
+    y = rng.choice([x + 1, x - 1, x + rng.randint(-9, 9), 2 * x, x // 2, 2 * x + 1, -x])
+    return abs(y) if nonneg else y
+
+
+def _same_class(c: str, rng: random.Random, text: str) -> str:
+    if c in string.ascii_lowercase:
+        return rng.choice(string.ascii_lowercase)
+    if c in string.ascii_uppercase:
+        return rng.choice(string.ascii_uppercase)
+    return rng.choice(text)
+
+
+def _edit_str(s: str, rng: random.Random) -> str:
+    if not s:
+        return rng.choice(string.ascii_lowercase)
+    i, j = rng.randrange(len(s)), rng.randrange(len(s))
+    how = rng.randrange(7)
+    if how == 0 and len(s) > 1:  # two characters swapped
+        a = list(s)
+        a[i], a[j] = a[j], a[i]
+        return "".join(a)
+    if how == 1:  # one character replaced by another of its kind
+        return s[:i] + _same_class(s[i], rng, s) + s[i + 1 :]
+    if how == 2:  # one removed
+        return s[:i] + s[i + 1 :]
+    if how == 3:  # one repeated
+        return s[:i] + s[i] + s[i:]
+    if how == 4:  # a character of the string inserted elsewhere
+        return s[:i] + s[j] + s[i:]
+    if how == 5:
+        return s[::-1]
+    return s + s[i:]  # a tail repeated
+
+
+def _edit_list(xs: list[Any], rng: random.Random, nonneg: bool) -> list[Any]:
+    if not xs:
+        return [rng.randint(0 if nonneg else -5, 5)]
+    a = list(xs)
+    i, j = rng.randrange(len(a)), rng.randrange(len(a))
+    how = rng.randrange(7)
+    if how == 0:
+        a[i], a[j] = a[j], a[i]
+    elif how == 1:
+        a[i] = _edit(a[i], rng, nonneg)
+    elif how == 2:
+        del a[i]
+    elif how == 3:
+        a.insert(i, _edit(a[j], rng, nonneg))
+    elif how == 4:
+        a.reverse()
+    elif how == 5:
+        try:
+            a.sort()
+        except TypeError:
+            a.reverse()
+    else:
+        a.insert(i, a[j])  # a repeat
+    return a

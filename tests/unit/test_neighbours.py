@@ -1,0 +1,42 @@
+"""rlvr.tasks.neighbours: edits of an example call, fixed by the generator's seed."""
+
+from __future__ import annotations
+
+import random
+import string
+
+from rlvr.tasks.neighbours import neighbour
+
+
+def _many(args: tuple, nonneg: tuple[bool, ...] = (), count: int = 400) -> list[tuple]:  # type: ignore[type-arg]
+    rng = random.Random(5)
+    return [neighbour(args, rng, nonneg) for _ in range(count)]
+
+
+def test_the_same_seed_gives_the_same_neighbours_and_most_differ_from_the_example() -> None:
+    a = [neighbour(("([])", 3), random.Random(s)) for s in range(50)]
+    assert a == [neighbour(("([])", 3), random.Random(s)) for s in range(50)]
+    assert sum(x != ("([])", 3) for x in a) >= 40
+
+
+def test_string_edits_keep_the_structure_and_reach_the_classic_misnesting() -> None:
+    got = {s for (s,) in _many(("([])",))}
+    assert "([)]" in got  # two characters swapped
+    assert all(set(s) <= set("([])") or len(s) == 4 for s in got)  # a replaced letter only where one was
+    letters = {c for (s,) in _many(("wxyz",)) for c in s}
+    assert letters - set("wxyz") and letters <= set(string.ascii_lowercase)  # another letter of the same case
+
+
+def test_integer_pairs_get_common_factors_and_nonnegative_arguments_stay_so() -> None:
+    pairs = _many((4, 6), (True, True))
+    assert all(a >= 0 and b >= 0 for a, b in pairs)
+    assert any(a % k == 0 and b % k == 0 and a // k == 4 and b // k == 6 for a, b in pairs for k in range(2, 20))
+    assert any(a < 0 for (a,) in _many((4,)))  # an argument with no such promise may turn negative
+
+
+def test_list_edits_reorder_grow_and_shrink() -> None:
+    got = [xs for (xs,) in _many(([3, 1, 2],))]
+    assert [1, 2, 3] in got and [2, 1, 3] in got
+    assert any(len(xs) == 2 for xs in got) and any(len(xs) == 4 for xs in got)
+    assert neighbour(([],), random.Random(0))[0] != []
+    assert neighbour((True,), random.Random(0)) == (False,)
