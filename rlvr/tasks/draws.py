@@ -10,9 +10,10 @@ of them, none equal to a visible input. The same `rng` state gives the same case
     @register_drawer("my_family")
     def draw(task, rng, n): ...
 
-Built-in kinds are imported on first use (`BUILTIN`): the bundled generators' modules
-import neither the environments nor the sandbox at module level, and a test holds them to
-it. A plugin registers its own kind the same way; `NoDrawer` names an unknown kind.
+Built-in kinds are imported on first use (`BUILTIN`, in `rlvr.tasks.problems`: pure
+Python, importing nothing of rlvr's beyond `rlvr.types` and this module; the layering test
+holds them to it). A plugin registers its own kind the same way; `NoDrawer` names an
+unknown kind.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ Case = dict[str, str]
 Drawer = Callable[[Task, random.Random, int], list[Case]]
 DRAWERS: dict[str, Drawer] = {}
 BUILTIN = {
-    "stdio_problem": "rlvr.tasks.generators.programgen",
-    "data_question": "rlvr.tasks.generators.datagen",
+    "stdio_problem": "rlvr.tasks.problems.catalogue",
+    "data_question": "rlvr.tasks.problems.sales",
 }
 
 

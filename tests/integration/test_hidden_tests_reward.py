@@ -107,13 +107,17 @@ def test_a_task_without_a_reference_or_held_out_tests_splits_its_own() -> None:
     assert r is not None and r.details["completion"]["held_out_total"] == 3 and r.total == 1.0
 
 
-def test_the_drawing_generators_load_without_the_sandbox_or_the_environments() -> None:
+def test_the_drawers_load_without_the_generators_the_sandbox_or_the_environments() -> None:
     import subprocess
     import sys
 
     code = (
-        "import sys, rlvr.tasks.generators.programgen, rlvr.tasks.generators.datagen\n"
-        "bad = sorted(m for m in sys.modules if m.startswith(('rlvr.sandbox', 'rlvr.envs', 'torch')))\n"
+        "import sys, random\n"
+        "from rlvr.tasks import load_tasks\n"
+        "from rlvr.tasks.draws import draw_cases\n"
+        "for name in ('programs_cpp', 'data_analysis'):\n"
+        "    assert draw_cases(load_tasks(f'bundled:{name}')[0], random.Random(0), 3)\n"
+        "bad = sorted(m for m in sys.modules if m.startswith(('rlvr.sandbox', 'rlvr.envs', 'rlvr.tasks.generators', 'torch')))\n"
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

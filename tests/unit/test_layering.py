@@ -172,3 +172,14 @@ def test_no_function_over_80_lines_where_the_run_is_assembled() -> None:
                     if lines > 80:
                         long.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {node.name}: {lines} lines")
     assert long == []
+
+
+def test_the_built_in_drawers_live_in_tasks_not_in_the_generators() -> None:
+    # rlvr.tasks.draws imports them by name at run time, which the walk above cannot read
+    from rlvr.tasks.draws import BUILTIN
+
+    assert BUILTIN and all(package_of(m) == "tasks" for m in BUILTIN.values()), BUILTIN
+    for m in BUILTIN.values():
+        path = ROOT.parent / (m.replace(".", "/") + ".py")
+        assert path.is_file(), m
+        assert all(ALLOWED["tasks"] >= {package_of(n)} or package_of(n) == "tasks" for _, n in imports(path))

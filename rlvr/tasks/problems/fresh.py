@@ -1,5 +1,5 @@
 """Fresh inputs for the bundled stdin/stdout problems' hidden tests, over each problem's
-documented input range rather than the build's small pools (`stdio_problems`: a word
+documented input range rather than the build's small pools (`stdio`: a word
 list of ten, eight phrases, ten bracket strings). A program fitted to the inputs a task
 shows (a verdict per known line, a rank per known word, a shortcut for small sizes)
 meets inputs here that it has never seen: random words, constructed palindromes and
@@ -8,7 +8,7 @@ statement allows (kept to a few thousand numbers where it allows 10^5, so that a
 twenty cases stays within a test's time; a quadratic solution still passes those, and
 the statement's larger sizes are left to the task's own tests).
 
-`FRESH[name](rng)` is one input; the drawer (`programgen`) asks for as many as it needs.
+`FRESH[name](rng)` is one input; the drawer (`catalogue`) asks for as many as it needs.
 Pure Python, no imports beyond the standard library: it runs at training time.
 """
 

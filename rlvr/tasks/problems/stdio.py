@@ -1,4 +1,4 @@
-"""The pieces the bundled stdin/stdout problems are made of (`rlvr/tasks/generators/programgen.py`):
+"""The pieces the bundled stdin/stdout problems are made of (`catalogue.py`):
 the `Problem` record, seeded input generators (edge cases first) and the Python solvers
 that compute each case's expected output."""
 
