@@ -109,29 +109,26 @@ def run(
         _run_expr_probes(compiled, probes, emit, deadline, parallel, shared, private_fds)
     else:
         if len(probes) > 1:
-            _preload_imports(code)
+            _preload_imports(compiled)
         _run_stdio_probes(compiled, probes, emit, deadline, output_cap)
 
 
-def _preload_imports(code: str) -> None:
+def _preload_imports(compiled: Any) -> None:
     """Import the installed modules a stdin program imports at its top level before the
     cases fork, so that each case's fork starts with them loaded (pandas takes a quarter
     of a second to import: twenty cases would spend five seconds on it). Only modules
     that exist before the program runs can load here (the program has written nothing
-    yet); one that fails to import is left to fail in the program itself."""
-    import ast
+    yet); one that fails to import is left to fail in the program itself. The names are
+    read from the compiled module's own import instructions (absolute imports only)."""
+    import dis
     import importlib
 
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return
-    names: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.append(node.module)
+    ops = list(dis.get_instructions(compiled))
+    names = [
+        str(op.argval)
+        for i, op in enumerate(ops)
+        if op.opname == "IMPORT_NAME" and i >= 2 and ops[i - 2].opname == "LOAD_CONST" and ops[i - 2].argval == 0
+    ]
     for name in dict.fromkeys(names):
         with contextlib.suppress(BaseException):
             importlib.import_module(name)

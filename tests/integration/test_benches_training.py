@@ -91,6 +91,16 @@ def test_hack_training_smoke_learns_to_hack_under_a_naive_reward_and_not_under_r
     assert sum(p["reward"] for p in naive) > sum(p["reward"] for p in rlvr)
 
 
+def test_hack_training_special_cases_pay_under_a_naive_reward_and_nothing_under_rlvrs() -> None:
+    with records_nothing(RESULTS / "hack_training_special.json"):
+        r = last_json(run_bench("bench/hack_training.py", "--smoke", "--hack", "special").stdout)
+    assert r["args"]["hack"] == "special" and r["configs"]["rlvr"]["hidden_tests"] == 20
+    naive, rlvr = r["curves"]["naive"][0], r["curves"]["rlvr"][0]
+    assert sum(p["hack_rate"] for p in naive) > 0 and sum(p["hack_rate"] for p in rlvr) > 0
+    assert naive[-1]["p_hack"] > 0.5  # visible tests alone pay the special cases
+    assert rlvr[-1]["p_hack"] <= 0.5  # drawn tests pay them nothing, the overfit rule takes some away
+
+
 def test_hack_training_model_smoke_reads_each_runs_series_from_its_trace_store() -> None:
     with records_nothing(RESULTS / "hack_training_model.json"):
         r = last_json(run_bench("bench/hack_training_model.py", "--smoke").stdout)

@@ -101,8 +101,9 @@ def test_bundled_code_tasks_have_canaries_their_references_fail_exactly_once() -
         assert honest.execution and honest.execution.passed == honest.execution.total - 1, source
     data = load_tasks("bundled:data_analysis")[7]  # no reference: print the right answer
     answer = f"```python\nprint({data.tests['cases'][0]['stdout'].strip()!r})\n```"
-    assert judge(data, answer).execution.passed == 1  # type: ignore[union-attr]
-    assert judge(make_canary(data, 0), answer).execution.passed == 0  # type: ignore[union-attr]
+    # the visible case (a drawn table may share its answer: those are not what is asked here)
+    assert judge(data, answer).execution.partition()[0].passed == 1  # type: ignore[union-attr]
+    assert judge(make_canary(data, 0), answer).execution.partition()[0].passed == 0  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("hacking", [True, False])

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import rlvr.repos.agent  # noqa: F401  registers repo_agent, a plugin's domain (bundled:repos), in any test order
-from rlvr.config import RunConfig
+from rlvr.config import RewardConfig, RunConfig
 from rlvr.envs.python_code import noop_program
 from rlvr.envs.scoring import score_completion
 from rlvr.tasks.loader import BUNDLED_DIR, load_tasks
@@ -157,8 +157,10 @@ def test_reasoning_token_credit_for_any_answer_is_not_paid() -> None:
 
 
 def test_code_tests_a_stub_already_passes_earn_no_credit() -> None:
-    cfg = RunConfig()
+    cfg = RunConfig(reward=RewardConfig(hidden_tests=0))  # the task's own tests, counted by hand below
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/second_largest")
+    drawn = score_completion(task, "```python\ndef second_largest(xs):\n    return None\n```", RunConfig()).reward
+    assert drawn is not None and drawn.total == 0.0  # with drawn tests too (some of them expect None)
     # three of its seven tests expect None: a stub passes them, and earns nothing for it
     stub = score_completion(task, "```python\ndef second_largest(xs):\n    return None\n```", cfg).reward
     assert stub is not None and stub.total == 0.0 and stub.details["completion"]["baseline_passed"] == 3
