@@ -86,8 +86,8 @@ def _edit_str(s: str, rng: random.Random) -> str:
 
 
 def _edit_list(xs: list[Any], rng: random.Random, nonneg: bool) -> list[Any]:
-    if not xs:
-        return [rng.randint(0 if nonneg else -5, 5)]
+    if not xs:  # what an element would be is unknown here: a fresh draw's business
+        return []
     a = list(xs)
     i, j = rng.randrange(len(a)), rng.randrange(len(a))
     how = rng.randrange(7)
