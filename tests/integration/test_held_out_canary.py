@@ -62,8 +62,10 @@ def test_held_out_tests_weigh_in_the_reward_and_catch_a_lookup_table() -> None:
     assert "suspect: hardcoded_tests with held-out tests failing" in half.reward.details["hack_action"]
 
     ok = judge(TASK, TABLE_OK)
-    assert ok.reward and ok.reward.total == 1.0 and ok.reward.flags == ["hardcoded_tests"]
-    assert [h["severity"] for h in ok.reward.details["hacks"]] == ["suspect"]  # flagged, reward kept
+    # a table that is right on every held-out input too: the suspect finding is cleared
+    # (recorded, not flagged: it would only be noise in hack/suspect_rate), the reward kept
+    assert ok.reward and ok.reward.total == 1.0 and ok.reward.flags == []
+    assert [(h["name"], h["severity"]) for h in ok.reward.details["hacks_cleared"]] == [("hardcoded_tests", "suspect")]
 
 
 def test_feedback_counts_and_quotes_only_visible_tests() -> None:
