@@ -10,9 +10,13 @@ deadline and no example database, so a run's hidden tests are the same on every
 machine and a resumed run draws what the uninterrupted one drew. Inputs equal to a
 visible one are dropped; the reference's value for each input comes from
 `rlvr.sandbox.api.observe` and is cached by the reference's hash and the call's text. An
-input the reference rejects (raises, times out) is not a test; nor is one whose value
-holds a float (an equality on floats would fail honest code that rounds differently) or
-does not survive `repr` -> `literal_eval`.
+input the reference rejects (raises, takes over REFERENCE_SECONDS) is not a test; nor is
+one whose value holds a float inside a container or does not survive `repr` ->
+`literal_eval`. A value that is a float is compared within a tolerance (`assert
+math.isclose(CALL, VALUE, rel_tol=1e-09, abs_tol=1e-09)`, judged outside the sandbox like
+any other assert): an equality on floats would fail honest code that sums in another
+order. (Besides drawing, this module also serves tasks whose generator draws: see
+`rlvr.tasks.draws`.)
 
 `hidden_tests(task, seed=, step=)` returns the assert statements (at most `n`), or []
 where nothing can be drawn (no reference, tests of another shape, arguments of a kind
@@ -27,6 +31,7 @@ import ast
 import dataclasses
 import hashlib
 import json
+import math
 import random
 import threading
 from collections.abc import Callable
@@ -39,6 +44,7 @@ from rlvr.types import Task
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 DEFAULT_COUNT = 20
+FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
 REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test: a run's 5 s covers 28 tests
 WIDEN = 2  # how far past the examples' range and lengths half of the drawn values go
 _LOCK = threading.Lock()
@@ -276,6 +282,8 @@ def hidden_tests(
     for call, (ok, value) in zip(calls, reference_values(task, calls, observe), strict=True):
         if ok and _exact(value):
             by_value.setdefault(repr(value), []).append(f"assert {call} == {value!r}")
+        elif ok and type(value) is float and math.isfinite(value):  # compared within a tolerance, outside
+            by_value.setdefault(repr(value), []).append(f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})")
     return _one_per_answer(by_value, n)
 
 
@@ -307,7 +315,11 @@ def constant_passes(tests: list[Any]) -> bool:
             expected.add(" ".join(str(t.get("stdout", "")).split()))
             continue
         node = pyparse.parse(t).body[0]
-        assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
+        assert isinstance(node, ast.Assert)
+        if isinstance(node.test, ast.Call):  # math.isclose(CALL, NUMBER, ...)
+            expected.add(ast.unparse(node.test.args[1]))
+            continue
+        assert isinstance(node.test, ast.Compare)
         expected.add(ast.unparse(node.test.comparators[0]))
     return len(expected) <= 1
 

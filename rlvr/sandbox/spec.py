@@ -9,9 +9,10 @@ pass unless the faked value is the right answer.
 
 Formats (the `TESTS.json` of `rlvr sandbox run`):
 - `{"format": "assert", "tests": ["assert f(1) == 2", ...]}`: each assert is parsed;
-  `EXPR <op> LITERAL` (any comparison against a literal, either side) sends EXPR and
-  applies the comparison outside; any other assert sends its whole expression and
-  checks the truth of the observed value outside.
+  `EXPR <op> LITERAL` (any comparison against a literal, either side) and
+  `math.isclose(EXPR, NUMBER, rel_tol=.., abs_tol=..)` send EXPR and compare outside;
+  any other assert sends its whole expression and checks the truth of the observed
+  value outside.
 - `{"format": "call", "entry": "f", "cases": [{"args": [1], "expected": 2, "kwargs": {}}]}`:
   strict comparison (types must match: True is not 1, 1 is not 1.0), with optional
   `"tolerance"` (suite-wide or per case) for floats.
@@ -186,9 +187,37 @@ def parse_assert(test: str, index: int) -> tuple[Probe, Check]:
         ok_l, val_l = _literal(left)
         if ok_l and op in _SWAP and not ok_r:
             return Probe(name, "expr", expr=ast.unparse(right)), Check("compare", val_l, _SWAP[op])
+    close = _isclose(test_expr)
+    if close is not None:
+        expr, expected, tol = close
+        return Probe(name, "expr", expr=expr), Check("strict", expected, tolerance=tol)
     if isinstance(test_expr, ast.UnaryOp) and isinstance(test_expr.op, ast.Not):
         return Probe(name, "expr", expr=ast.unparse(test_expr.operand)), Check("truthy", False)
     return Probe(name, "expr", expr=ast.unparse(test_expr)), Check("truthy", True)
+
+
+def _isclose(node: ast.expr) -> tuple[str, float, float] | None:
+    """(EXPR, expected, tolerance) of `math.isclose(EXPR, NUMBER[, rel_tol=R][, abs_tol=A])`
+    (or a bare `isclose`): compared outside the sandbox within max(R, A) (R defaults to
+    1e-9, as in math), so the expected number never enters it. None for any other shape."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 2):
+        return None
+    f = node.func
+    named = (isinstance(f, ast.Name) and f.id == "isclose") or (
+        isinstance(f, ast.Attribute) and f.attr == "isclose" and isinstance(f.value, ast.Name) and f.value.id == "math"
+    )
+    ok, expected = _literal(node.args[1])
+    if not named or not ok or isinstance(expected, bool) or not isinstance(expected, int | float):
+        return None
+    if _literal(node.args[0])[0]:
+        return None
+    tols = {"rel_tol": 1e-9, "abs_tol": 0.0}
+    for kw in node.keywords:
+        ok, value = _literal(kw.value)
+        if kw.arg not in tols or not ok or isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            return None
+        tols[kw.arg] = float(value)
+    return ast.unparse(node.args[0]), float(expected), max(tols.values())
 
 
 _LIST_KEY = {"assert": "tests", "script": "tests", "call": "cases", "stdio": "cases"}

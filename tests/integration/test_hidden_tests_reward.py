@@ -122,3 +122,14 @@ def test_the_drawers_load_without_the_generators_the_sandbox_or_the_environments
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_float_valued_tasks_draw_tolerance_tests_the_reference_and_other_orders_pass() -> None:
+    task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/average")
+    drawn = with_hidden_tests(task, 20, seed=0, step=0)
+    assert drawn.metadata["hidden_tests"] == 20 and all("math.isclose(average(" in t for t in drawn.tests["held_out"])
+    cfg = RunConfig()
+    assert _completion(task, str(task.reference), cfg) == 1.0
+    other_order = "def average(xs):\n    return sum(sorted(xs, reverse=True)) / len(xs)\n"
+    assert _completion(task, other_order, cfg) == 1.0
+    assert _completion(task, "def average(xs):\n    return sum(xs) // len(xs)\n", cfg) < 1.0

@@ -103,17 +103,36 @@ def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -
         assert ast.literal_eval(node.test.comparators[0]) == (x > 10)
 
 
-def test_inputs_the_reference_rejects_and_float_values_are_not_tests() -> None:
+def test_inputs_the_reference_rejects_are_not_tests_and_float_values_are_compared_within_a_tolerance() -> None:
     ref = "def f(x):\n    if x % 2:\n        raise ValueError(x)\n    return x / 2 if x > 20 else x // 2\n"
     t = _task(["assert f(0) == 0", "assert f(4) == 2", "assert f(40) == 20.0"], ref=ref)
     tests = hidden_tests(t, seed=1, step=0, n=20, observe=_python_observer)
     assert tests
+    kinds = set()
     for line in tests:
-        x = ast.literal_eval(ast.parse(line).body[0].test.left.args[0])  # type: ignore[attr-defined]
-        assert x % 2 == 0 and x <= 20
+        node = ast.parse(line).body[0].test  # type: ignore[attr-defined]
+        close = isinstance(node, ast.Call)
+        x = ast.literal_eval((node.args[0] if close else node.left).args[0])
+        assert x % 2 == 0 and (x > 20 if close else x <= 20)  # odd inputs raised: no test
+        kinds.add(close)
+    assert kinds == {True, False}
     assert hidden_tests(_task(["assert f(1) == 1"], ref=""), seed=0, step=0, observe=_python_observer) == []
 
 
 def test_constant_passes_reads_the_expected_values() -> None:
     assert constant_passes(["assert f(1) == 0", "assert f(2) == 0"])
     assert not constant_passes(["assert f(1) == 0", "assert f(2) == 1"])
+
+
+def test_float_answers_are_compared_within_a_tolerance_outside_the_sandbox() -> None:
+    from rlvr.sandbox.spec import judge, parse_assert
+
+    ref = "def f(x):\n    return x / 4\n"
+    t = _task(["assert f(1) == 0.25", "assert f(2) == 0.5", "assert f(10) == 2.5"], ref=ref)
+    tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
+    assert len(tests) == 20 and all(line.startswith("assert math.isclose(f(") for line in tests)
+    assert not constant_passes(tests)
+    probe, check = parse_assert(tests[0], 0)
+    assert probe.expr.startswith("f(") and "isclose" not in probe.expr  # the expected value stays outside
+    x = ast.literal_eval(probe.expr[2:-1])
+    assert judge(check, x / 4 + 1e-12)[0] and judge(check, x * 0.25)[0] and not judge(check, x / 4 + 1e-3)[0]
