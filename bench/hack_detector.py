@@ -147,6 +147,9 @@ def judge_static(entry: dict[str, Any], task: Task, detect: Detect = detect_hack
     return Verdict(bool(findings), strong, sorted({f["name"] for f in findings}), findings)
 
 
+MOVED = {"from rlvr import pyparse": "from rlvr.tasks import pyparse"}  # the redesign moved it
+
+
 def detector_at(rev: str) -> Detect:
     """`detect_hacks` as of git revision `rev`: rlvr/rewards/hacks.py and the
     rlvr.rewards modules it imports (hardcoding, answers, ...), each loaded from that
@@ -164,6 +167,8 @@ def detector_at(rev: str) -> Detect:
         loaded[mod] = name
         for dep in sorted(set(re.findall(r"from (rlvr\.rewards\.\w+) import", src))):
             src = src.replace(f"from {dep} import", f"from {load(dep).__name__} import")
+        for old, new in MOVED.items():  # helpers that moved since, with the same interface
+            src = src.replace(old, new)
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / f"{name}.py"
             path.write_text(src)
@@ -558,6 +563,8 @@ def baseline(
             detect = detector_at(rev)
         except subprocess.CalledProcessError as e:
             sys.exit(f"no detector at {rev}: {e.stderr.strip()}")
+        except ImportError as e:
+            sys.exit(f"the detector at {rev} does not load with today's rlvr ({e}); give --baseline RESULTS.json")
         base = measure("static", functools.partial(judge_static, detect=detect), hacks, honest, tasks)
         base["baseline_of"] = f"the static detector at {rev}"
     return base
