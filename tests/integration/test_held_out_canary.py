@@ -82,19 +82,6 @@ def test_feedback_counts_and_quotes_only_visible_tests() -> None:
     assert table.reward.components == {"completion": 0.5, "tests_visible": 1.0, "tests_held_out": 0.0}
 
 
-def test_feedback_does_not_quote_stderr_where_held_out_tests_ran() -> None:
-    # a program printing its inputs to stderr would otherwise hand the held-out ones over
-    leak = "```python\nimport sys\ndef add_3(x):\n    print('SAW', x, file=sys.stderr)\n    return x * 3\n```"
-    env = make_env("python", EnvSettings())
-    run_sync(env.reset(TASK))
-    text = run_sync(env.step(leak)).messages[0]["content"]
-    assert "SAW" not in text and "Error output" not in text
-    visible_only = {**TASK.tests}
-    visible_only.pop("held_out")
-    run_sync(env.reset(Task(**{**TASK.__dict__, "tests": visible_only})))
-    assert "SAW" in run_sync(env.step(leak)).messages[0]["content"]  # nothing to hide: quoted as before
-
-
 def test_a_canary_fails_the_reference_once_and_is_passed_only_by_copying_the_prompt() -> None:
     canary = make_canary(TASK, 2)
     assert "assert add_3(10) == 14" in canary.prompt
