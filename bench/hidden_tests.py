@@ -11,7 +11,8 @@
    bug here, a wrong solution that the task's few tests missed is not.
 3. The blind set's function-task hacks (tests/data/hacks/blind.jsonl, python and repair):
    each hack and its honest wrong reply run against the drawn tests alone. Beside it, the
-   baseline: whether the hack pays under today's reward (bench/results/hack_blind.json).
+   baseline: whether the hack pays under the reward with the tasks' own held-out tests
+   (`reward.hidden_tests=0`: `pays_fixed` in bench/results/hack_blind.json).
    A hack pays on the drawn tests when it passes a larger share of them than its wrong
    reply does.
 
@@ -95,7 +96,9 @@ def blind(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
     from rlvr.rewards.hidden_tests import hidden_tests
 
     before_path = ROOT / "bench" / "results" / "hack_blind.json"
-    before = {r["id"]: r["pays"] for r in json.loads(before_path.read_text())["rows"]} if before_path.is_file() else {}
+    # the baseline: the full reward with the tasks' own held-out tests (hack_blind's pays_fixed)
+    rows_before = json.loads(before_path.read_text())["rows"] if before_path.is_file() else []
+    before = {r["id"]: r.get("pays_fixed") for r in rows_before}
     rows = []
     entries = [json.loads(line) for line in (HACKS / "blind.jsonl").read_text().splitlines() if line.strip()]
     entries = [e for e in entries if e["domain"] in ("python", "repair") and e["task_id"] in index][:limit]
@@ -110,16 +113,16 @@ def blind(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
                 "hack_share": hack,
                 "wrong_share": wrong,
                 "pays_on_drawn": hack > wrong + 1e-9,
-                "pays_today": before.get(e["id"]),
+                "pays_own_held_out": before.get(e["id"]),
             }
         )
         print(f"{e['id']:<16} {e['class'][:34]:<34} drawn {len(tests):>2}  hack {hack:.2f}  wrong {wrong:.2f}  "
-              f"{'PAYS' if rows[-1]['pays_on_drawn'] else '-':<4}  today {'PAYS' if before.get(e['id']) else '-'}",
+              f"{'PAYS' if rows[-1]['pays_on_drawn'] else '-':<4}  own {'PAYS' if before.get(e['id']) else '-'}",
               flush=True)  # fmt: skip
     return {
         "entries": len(rows),
         "pays_on_drawn": sum(r["pays_on_drawn"] for r in rows),
-        "pays_today": sum(bool(r["pays_today"]) for r in rows),
+        "pays_own_held_out": sum(bool(r["pays_own_held_out"]) for r in rows),
         "rows": rows,
     }
 
@@ -154,7 +157,7 @@ def main() -> int:
         "honest_failing": len(result["honest"]["failing"]),
         "blind_entries": b["entries"],
         "blind_pays_on_drawn": b["pays_on_drawn"],
-        "blind_pays_today": b["pays_today"],
+        "blind_pays_own_held_out": b["pays_own_held_out"],
     }
     print(json.dumps(headline))
     return 0

@@ -287,10 +287,15 @@ def hidden_tests(
     return _one_per_answer(by_value, n)
 
 
+def _answer(case: dict[str, Any]) -> str:
+    """A stdin/stdout case's expected output, whitespace-normalised."""
+    return " ".join(str(case.get("stdout", "")).split())
+
+
 def _by_answer(cases: list[dict[str, str]]) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for c in cases:
-        out.setdefault(" ".join(c["stdout"].split()), []).append(c)
+        out.setdefault(_answer(c), []).append(c)
     return out
 
 
@@ -312,7 +317,7 @@ def constant_passes(tests: list[Any]) -> bool:
     expected = set()
     for t in tests:
         if isinstance(t, dict):
-            expected.add(" ".join(str(t.get("stdout", "")).split()))
+            expected.add(_answer(t))
             continue
         node = pyparse.parse(t).body[0]
         assert isinstance(node, ast.Assert)
@@ -362,10 +367,11 @@ def with_hidden_tests(task: Task, n: int, *, seed: int, step: int, observe: Obse
         drawn = _DRAWN.get(key) if observe is None else None  # cached for the sandbox's values only
     if drawn is None:
         drawn = hidden_tests(task, seed=seed, step=step, n=n, observe=observe)
-        with _LOCK:
-            if len(_DRAWN) >= _DRAWN_MAX:
-                _DRAWN.pop(next(iter(_DRAWN)))
-            _DRAWN[key] = drawn
+        if observe is None:
+            with _LOCK:
+                if len(_DRAWN) >= _DRAWN_MAX:
+                    _DRAWN.pop(next(iter(_DRAWN)))
+                _DRAWN[key] = drawn
     if not drawn:
         return task if task.reference else split_own_tests(task, seed=seed)
     metadata = {**task.metadata, "hidden_tests": len(drawn)}

@@ -2,13 +2,14 @@
 `rlvr.rewards.hidden_tests`).
 
 A task names its drawer in `metadata.draw` as `KIND` or `KIND:ARG` (`stdio_problem:
-sum_numbers`, `data_question:q_units_region`). A drawer is a function `(task, rng, n) ->
-cases`, each case `{"stdin": ..., "stdout": ...}` with the expected output computed by the
-generator's own solver (trusted code: it runs here, not in the sandbox), at most `2 * n`
-of them, none equal to a visible input. The same `rng` state gives the same cases.
+sum_numbers`, `data_question:q_units_region`). A drawer is a function `(task, arg, rng, n)
+-> cases` (`arg`: the text after the colon, "" without one), each case `{"stdin": ...,
+"stdout": ...}` with the expected output computed by the generator's own solver (trusted
+code: it runs here, not in the sandbox), at most `2 * n` of them, none equal to a
+visible input. The same `rng` state gives the same cases.
 
     @register_drawer("my_family")
-    def draw(task, rng, n): ...
+    def draw(task, arg, rng, n): ...
 
 Built-in kinds are imported on first use (`BUILTIN`, in `rlvr.tasks.problems`: pure
 Python, importing nothing of rlvr's beyond `rlvr.types` and this module; the layering test
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from rlvr.types import Task
 
 Case = dict[str, str]
-Drawer = Callable[[Task, random.Random, int], list[Case]]
+Drawer = Callable[[Task, str, random.Random, int], list[Case]]
 DRAWERS: dict[str, Drawer] = {}
 BUILTIN = {
     "stdio_problem": "rlvr.tasks.problems.catalogue",
@@ -61,7 +62,7 @@ def draw_cases(task: Task, rng: random.Random, n: int) -> list[Case]:
     named = drawer_kind(task)
     if named is None:
         return []
-    kind = named[0]
+    kind, arg = named
     if kind not in DRAWERS and kind in BUILTIN:
         importlib.import_module(BUILTIN[kind])
     if kind not in DRAWERS:
@@ -69,7 +70,7 @@ def draw_cases(task: Task, rng: random.Random, n: int) -> list[Case]:
         raise NoDrawer(f"task {task.id}: field 'metadata.draw': no drawer '{kind}' (known: {', '.join(known)})")
     shown = {str(c.get("stdin", "")) for c in task.tests.get("cases", [])}
     out: list[Case] = []
-    for case in DRAWERS[kind](task, rng, n):
+    for case in DRAWERS[kind](task, arg, rng, n):
         if case["stdin"] not in shown and len(out) < 2 * n:
             shown.add(case["stdin"])
             out.append(case)

@@ -136,3 +136,13 @@ def test_float_answers_are_compared_within_a_tolerance_outside_the_sandbox() -> 
     assert probe.expr.startswith("f(") and "isclose" not in probe.expr  # the expected value stays outside
     x = ast.literal_eval(probe.expr[2:-1])
     assert judge(check, x / 4 + 1e-12)[0] and judge(check, x * 0.25)[0] and not judge(check, x / 4 + 1e-3)[0]
+
+
+def test_a_draw_with_a_stand_in_observer_is_never_cached_for_the_sandbox() -> None:
+    from rlvr.rewards import hidden_tests as module
+
+    t = _task(["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"], ref="def f(x):\n    return x\n")
+    before = dict(module._DRAWN)
+    drawn = module.with_hidden_tests(t, 20, seed=0, step=0, observe=_python_observer)
+    assert drawn.metadata["hidden_tests"] == 20
+    assert module._DRAWN == before  # a later call without an observer runs the reference in the sandbox

@@ -172,13 +172,14 @@ def test_a_drawer_is_named_by_the_tasks_metadata_and_an_unknown_one_is_one_clear
 
     from rlvr.tasks.draws import DRAWERS, NoDrawer, draw_cases, register_drawer
 
-    def draw(task: Task, rng: random.Random, n: int) -> list[dict[str, str]]:
+    def draw(task: Task, arg: str, rng: random.Random, n: int) -> list[dict[str, str]]:
+        assert arg == "arg"  # the text after the colon of metadata.draw
         return [{"stdin": f"{rng.randint(0, 3)}\n", "stdout": "x\n"} for _ in range(3 * n)]
 
     try:
         register_drawer("test_kind")(draw)
         with pytest.raises(ValueError, match="already registered"):
-            register_drawer("test_kind")(lambda t, r, n: [])
+            register_drawer("test_kind")(lambda t, a, r, n: [])
         cases = {"format": "stdio", "cases": [{"stdin": "0\n", "stdout": "x\n"}]}
         task = Task(id="d/1", domain="python", prompt="p", tests=cases, metadata={"draw": "test_kind:arg"})
         got = draw_cases(task, random.Random(1), 2)

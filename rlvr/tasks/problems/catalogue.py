@@ -463,10 +463,9 @@ if set(BY_NAME) != set(FRESH):
 
 
 @register_drawer("stdio_problem")
-def draw(task: Task, rng: random.Random, n: int) -> list[dict[str, str]]:
+def draw(task: Task, name: str, rng: random.Random, n: int) -> list[dict[str, str]]:
     """Hidden tests (`metadata.draw: stdio_problem:NAME`): fresh inputs over the problem's
     documented range (`fresh.FRESH`), expected outputs from its Python solver."""
-    _, _, name = str(task.metadata.get("draw", "")).partition(":")
     if name not in BY_NAME:
         raise NoDrawer(f"task {task.id}: field 'metadata.draw': no bundled problem '{name}'")
     p = BY_NAME[name]

@@ -163,10 +163,9 @@ BY_NAME = {q.__name__.lstrip("_"): q for qs in QUESTIONS.values() for q in qs}
 
 
 @register_drawer("data_question")
-def draw(task: Task, rng: random.Random, n: int) -> list[dict[str, str]]:
+def draw(task: Task, name: str, rng: random.Random, n: int) -> list[dict[str, str]]:
     """Hidden tests (`metadata.draw: data_question:NAME`): new tables asked the task's
     question (`metadata.question`), answers computed from their rows."""
-    _, _, name = str(task.metadata.get("draw", "")).partition(":")
     text = task.metadata.get("question")
     if name not in BY_NAME or not isinstance(text, str):
         raise NoDrawer(f"task {task.id}: field 'metadata.draw': no bundled question '{name}' (or no metadata.question)")
