@@ -145,4 +145,4 @@ def test_a_draw_with_a_stand_in_observer_is_never_cached_for_the_sandbox() -> No
     before = dict(module._DRAWN)
     drawn = module.with_hidden_tests(t, 20, seed=0, step=0, observe=_python_observer)
     assert drawn.metadata["hidden_tests"] == 20
-    assert module._DRAWN == before  # a later call without an observer runs the reference in the sandbox
+    assert before == module._DRAWN  # a later call without an observer runs the reference in the sandbox
