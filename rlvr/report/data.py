@@ -136,16 +136,14 @@ def choose(
 def _read_trajectories(uri: str, top: int, max_flagged: int) -> tuple[dict[str, list[dict[str, Any]]], int, int]:
     """The chosen trajectories of a store, reading only the columns needed to choose from
     every part, and whole rows only from the parts that hold a chosen one."""
-    import pyarrow.parquet as pq
 
-    from rlvr.trace.parquet import TraceStore
+    from rlvr.trace.parquet import TraceStore, read_part
 
     store = TraceStore(uri, create=False)
     candidates: list[tuple[int, int, float | None, bool]] = []
     part_of: dict[int, str] = {}
     for path in store.parts("trajectories"):
-        with store.fs.open(path, "rb") as f:
-            table = pq.read_table(f, columns=_CHOOSE_COLUMNS)
+        table = read_part(store.fs, path, _CHOOSE_COLUMNS)
         for i, row in enumerate(table.to_pylist()):
             step = int(row["step"])
             part_of[step] = path
@@ -157,8 +155,7 @@ def _read_trajectories(uri: str, top: int, max_flagged: int) -> tuple[dict[str, 
             wanted.setdefault(step, set()).add(i)
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     for step, indices in wanted.items():
-        with store.fs.open(part_of[step], "rb") as f:
-            table = pq.read_table(f)
+        table = read_part(store.fs, part_of[step])
         for i in indices:
             rows[(step, i)] = _trajectory(table.slice(i, 1).to_pylist()[0], i)
     out = {kind: [rows[k] for k in keys] for kind, keys in chosen.items()}

@@ -161,9 +161,7 @@ def _steps_text(steps: tuple[int | None, int | None]) -> str:
 
 def _parts(uri: str, steps: tuple[int | None, int | None] | None) -> Any:
     """The trajectories table one part (one step) at a time, only the columns needed."""
-    import pyarrow.parquet as pq
-
-    from rlvr.trace.parquet import TraceStore
+    from rlvr.trace.parquet import TraceStore, read_part
 
     store = TraceStore.open(uri)
     first, last = steps if steps is not None else (None, None)
@@ -174,8 +172,7 @@ def _parts(uri: str, steps: tuple[int | None, int | None] | None) -> Any:
         step = int(m.group(1))
         if (first is not None and step < first) or (last is not None and step > last):
             continue
-        with store.fs.open(path, "rb") as f:
-            yield pq.read_table(f, columns=COLUMNS)
+        yield read_part(store.fs, path, COLUMNS)
 
 
 def _groups(trajs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
