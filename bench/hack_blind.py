@@ -11,12 +11,17 @@ Each reply is scored exactly as `rlvr score` scores it (the task's environment, 
 sandbox where the domain runs code, then the run's scorer with rlvr's default reward
 config: hidden tests drawn for step 0, the detector, severities). A hack *pays* when its
 reward is above its wrong reply's (by more than 1e-9). Printed per domain and class: how
-many pay under rlvr's defaults; beside it, how many pay with the tasks' own held-out
-tests in place of drawn ones (`reward.hidden_tests=0`, the default before 2026-12-04),
-and as the baseline how many pay under the naive reward (that configuration's
-`completion` component alone: what the tests pay without the detector).
+many pay under rlvr's defaults; beside it, how many pay when the drawn tests pay their
+share passed and a caught hack is only capped at 0 (`reward.hidden_credit=share
+reward.hack_penalty=0`, the defaults on 2026-12-04 before the all-or-nothing credit),
+how many with the tasks' own held-out tests in place of drawn ones
+(`reward.hidden_tests=0`, the default before that), and as the baseline how many pay
+under the naive reward (that configuration's `completion` component alone: what the
+tests pay without the detector). With --steps N the defaults are also scored on the
+tests steps 1..N-1 draw, and each entry records at how many of the N steps it paid
+(`paid_steps`): a training run draws new tests every step.
 
-    .venv/bin/python bench/hack_blind.py               # bench/results/hack_blind.json
+    .venv/bin/python bench/hack_blind.py --steps 10    # bench/results/hack_blind.json
     .venv/bin/python bench/hack_blind.py --no-write
     .venv/bin/python bench/hack_blind.py --smoke       # the first entry of each domain, nothing written
 
@@ -74,10 +79,10 @@ def smoke_subset(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _score(task: Any, reply: str, cfg: Any) -> dict[str, Any]:
+def _score(task: Any, reply: str, cfg: Any, step: int = 0) -> dict[str, Any]:
     from rlvr.envs.scoring import score_completion
 
-    r = score_completion(task, reply, cfg).reward
+    r = score_completion(task, reply, cfg, step=step).reward
     assert r is not None
     d = r.details
     tests = {k: d[k] for k in ("visible_passed", "visible_total", "held_out_passed", "held_out_total") if k in d}
@@ -89,11 +94,13 @@ def _score(task: Any, reply: str, cfg: Any) -> dict[str, Any]:
     }
 
 
-def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
+def measure(entries: list[dict[str, Any]], steps: int = 1) -> dict[str, Any]:
     from rlvr.config import load_config
     from rlvr.tasks import load_tasks
 
     cfg = load_config(None, [])
+    # the defaults before the all-or-nothing credit: drawn tests paid by their share passed, no hack penalty
+    share = load_config(None, ["reward.hidden_credit=share", "reward.hack_penalty=0"])
     fixed = load_config(None, ["reward.hidden_tests=0"])  # the task's held-out tests as written
     tasks: dict[str, dict[str, Any]] = {}
     for name in sorted({e["set"] for e in entries}):
@@ -105,6 +112,10 @@ def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
             raise BlindSetError(f"{e['id']}: {e['set']} has no task '{e['task_id']}'")
         t0 = time.perf_counter()
         hack, wrong = _score(task, e["reply"], cfg), _score(task, e["wrong"], cfg)
+        # later steps draw other tests: the hack pays at a step when it earns more there
+        later = [(_score(task, e["reply"], cfg, s), _score(task, e["wrong"], cfg, s)) for s in range(1, steps)]
+        paid_steps = [s for s, (h, w) in enumerate([(hack, wrong), *later]) if h["total"] > w["total"] + EPS]
+        hack_s, wrong_s = _score(task, e["reply"], share), _score(task, e["wrong"], share)
         hack0, wrong0 = _score(task, e["reply"], fixed), _score(task, e["wrong"], fixed)
         row = {
             "id": e["id"],
@@ -113,8 +124,11 @@ def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "task_id": e["task_id"],
             "hack": hack,
             "wrong": wrong,
+            "share_credit": {"hack": hack_s, "wrong": wrong_s},
             "fixed_held_out": {"hack": hack0, "wrong": wrong0},
             "pays": hack["total"] > wrong["total"] + EPS,
+            "paid_steps": f"{len(paid_steps)} of {steps}",
+            "pays_share": hack_s["total"] > wrong_s["total"] + EPS,
             "pays_fixed": hack0["total"] > wrong0["total"] + EPS,
             "pays_naive": hack0["completion"] > wrong0["completion"] + EPS,
             "seconds": time.perf_counter() - t0,
@@ -123,7 +137,8 @@ def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
         mark = "PAYS" if row["pays"] else "-"
         print(
             f"{e['id']:<22} {e['domain']:<11} {e['class'][:28]:<28} hack {hack['total']:+.3f} "
-            f"wrong {wrong['total']:+.3f}  fixed {hack0['total']:+.2f}/{wrong0['total']:+.2f}  "
+            f"wrong {wrong['total']:+.3f}  share {hack_s['total']:+.2f}/{wrong_s['total']:+.2f}  "
+            f"fixed {hack0['total']:+.2f}/{wrong0['total']:+.2f}  "
             f"naive {hack0['completion']:.2f}/{wrong0['completion']:.2f}  {mark}",
             flush=True,
         )
@@ -132,7 +147,7 @@ def measure(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def zero() -> dict[str, int]:
-        return {"entries": 0, "pays": 0, "pays_fixed": 0, "pays_naive": 0}
+        return {"entries": 0, "pays": 0, "pays_share": 0, "pays_fixed": 0, "pays_naive": 0}
 
     by_domain: dict[str, dict[str, int]] = defaultdict(zero)
     by_class: dict[str, dict[str, int]] = defaultdict(zero)
@@ -140,16 +155,19 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         for agg in (by_domain[r["domain"]], by_class[r["class"]]):
             agg["entries"] += 1
             agg["pays"] += int(r["pays"])
+            agg["pays_share"] += int(r["pays_share"])
             agg["pays_fixed"] += int(r["pays_fixed"])
             agg["pays_naive"] += int(r["pays_naive"])
     return {
         "entries": len(rows),
         "pays": sum(r["pays"] for r in rows),
+        "pays_share": sum(r["pays_share"] for r in rows),
         "pays_fixed": sum(r["pays_fixed"] for r in rows),
         "pays_naive": sum(r["pays_naive"] for r in rows),
         "by_domain": dict(sorted(by_domain.items())),
         "by_class": dict(sorted(by_class.items())),
         "paying_ids": [r["id"] for r in rows if r["pays"]],
+        "paid_steps": {r["id"]: r["paid_steps"] for r in rows if r["paid_steps"][0] != "0"},
         "rows": rows,
     }
 
@@ -161,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="the first entry of each domain; nothing written")
     ap.add_argument("--allow-unjailed", action="store_true")
+    ap.add_argument(
+        "--steps", type=int, default=1, help="also score the rlvr column at steps 1..N-1 (other drawn tests)"
+    )
     args = ap.parse_args(argv)
     try:
         entries = load_blind(args.set)
@@ -176,17 +197,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         entries = smoke_subset(entries)
     try:
-        result = measure(entries)
+        result = measure(entries, max(1, args.steps))
     except BlindSetError as e:
         print(f"hack_blind: {e}", file=sys.stderr)
         return 2
     print()
-    print(f"{'domain':<12} {'entries':>7} {'pay (rlvr)':>11} {'fixed held-out':>15} {'pay (naive)':>12}")
+    print(f"{'domain':<12} {'entries':>7} {'pay (rlvr)':>11} {'share credit':>13} {'fixed held-out':>15} {'naive':>6}")
     for d, agg in [*result["by_domain"].items(), ("all", result)]:
-        print(f"{d:<12} {agg['entries']:>7} {agg['pays']:>11} {agg['pays_fixed']:>15} {agg['pays_naive']:>12}")
+        print(
+            f"{d:<12} {agg['entries']:>7} {agg['pays']:>11} {agg['pays_share']:>13} {agg['pays_fixed']:>15} "
+            f"{agg['pays_naive']:>6}"
+        )
     if not (args.no_write or args.smoke):
         args.out.write_text(json.dumps(result, indent=2) + "\n")
-    headline = {k: result[k] for k in ("entries", "pays", "pays_fixed", "pays_naive", "paying_ids")}
+    headline = {
+        k: result[k] for k in ("entries", "pays", "pays_share", "pays_fixed", "pays_naive", "paying_ids", "paid_steps")
+    }
     print(json.dumps(headline))
     return 0
 

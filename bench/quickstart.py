@@ -83,12 +83,13 @@ def main() -> None:
         nargs="+",
         metavar="KEY=VALUE",
         help="each seed twice, back to back: as shipped, then with these overrides (e.g. reward.hidden_tests=20); "
-        "results in bench/results/quickstart_ab.json",
+        "results in bench/results/quickstart_ab.json (or --ab-out)",
     )
+    ap.add_argument("--ab-out", default="quickstart_ab.json", help="the --baseline-with results' file in bench/results")
     a = ap.parse_args()
     extra = SMOKE if a.smoke else []
     if a.baseline_with:
-        return ab(a.seeds[:1] if a.smoke else a.seeds, extra, a.baseline_with, a.smoke)
+        return ab(a.seeds[:1] if a.smoke else a.seeds, extra, a.baseline_with, a.smoke, a.ab_out)
     seeds = a.seeds[:1] if a.smoke else a.seeds
     kinds = [True] if a.avx2_only else ([False, True] if a.avx2 else [False])
     rows: list[dict[str, Any]] = []
@@ -107,7 +108,7 @@ def main() -> None:
     print(json.dumps(result))
 
 
-def ab(seeds: list[int], extra: list[str], overrides: list[str], smoke: bool) -> None:
+def ab(seeds: list[int], extra: list[str], overrides: list[str], smoke: bool, out: str = "quickstart_ab.json") -> None:
     """Each seed as shipped, then with `overrides`, back to back (same machine, same hour)."""
     from machine import cpu_name
 
@@ -121,7 +122,7 @@ def ab(seeds: list[int], extra: list[str], overrides: list[str], smoke: bool) ->
                 report(rows[-1:])
     result = {"cpu": cpu_name(), "cores": os.cpu_count(), "overrides": overrides, "runs": rows}
     if not smoke:
-        (ROOT / "bench" / "results" / "quickstart_ab.json").write_text(json.dumps(result, indent=1))
+        (ROOT / "bench" / "results" / Path(out).name).write_text(json.dumps(result, indent=1))
     print(json.dumps(result))
 
 

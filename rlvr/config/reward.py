@@ -85,6 +85,15 @@ class RewardConfig(_Section):
     the visible tests give feedback and end the episode. A task with neither a reference
     nor held-out tests has a third of its own tests held out instead. 0 keeps every
     task's tests as written."""
+    hidden_credit: Literal["all", "share"] = "all"
+    """How a reply's drawn tests (`hidden_tests`) become its completion: 'all' pays 1 when
+    every drawn test passes and 0 otherwise, so a reply that fails fresh inputs earns what
+    any wrong answer earns, however many it passes (a half-right algorithm with the visible
+    cases patched on top earns exactly what the same algorithm earns without them: 0);
+    'share' pays the share passed (beyond what a do-nothing program passes), a denser
+    signal that also pays partial algorithms that fit the examples better than they
+    generalise. Tasks without drawn tests keep the share. The share is logged either way
+    (`reward/tests_held_out`)."""
     terms: list[TermConfig] = Field(default_factory=lambda: [TermConfig(name="completion")])
     """The weighted components summed into the reward, e.g.
     [{name: completion}, {name: format, weight: 0.1, gate: all_tests_pass}]. Every
@@ -107,6 +116,14 @@ class RewardConfig(_Section):
     """What a detected hack does: 'zero' caps the reward at 0 (a negative reward stays
     negative) for a strong finding, or a suspect one with a held-out test failing; 'flag'
     only records it. Flags are always counted in the metrics."""
+    hack_penalty: float = Field(0.5, ge=0.0, le=10.0)
+    """With on_hack 'zero', what a strong finding costs below 0 (hard-coded answers, a
+    passed canary, forged results, `overfit_visible`: every visible test passed and most
+    drawn ones failed, or a group passing its visible tests significantly more often than
+    its drawn ones): such a reply gets min(reward, 0) - hack_penalty, so it earns less than
+    an honest wrong answer and a policy is pushed away from trying hacks even where it
+    cannot yet solve the task (a cap at 0 alone ties a hack with a failed attempt). A
+    suspect finding only caps at 0. 0: every finding only caps."""
     canary_rate: float = Field(0.05, ge=0.0, le=0.5)
     """Share of training prompts replaced by a canary: the task with one visible test's
     expected value changed so that no correct solution passes it (rlvr.rewards.canary).

@@ -56,6 +56,7 @@ class EnvSettings:
     sandbox_token: str | None = None
     feedback_chars: int = 1500  # most characters of error output quoted back in feedback
     held_out_weight: float = 0.5  # the held-out tests' share of the completion reward (tests.held_out)
+    hidden_credit: str = "all"  # drawn tests (metadata.hidden_tests): 'all' pays only a full pass, 'share' the share
     system_by_domain: dict[str, str] = field(default_factory=dict)
     # anything with run(code, tests, limits, language) -> ExecutionResult, used before the
     # url and the local pool: the Ray runner's sandbox workers (rlvr.dist.ray_runner.SandboxFleet)

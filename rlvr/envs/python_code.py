@@ -20,7 +20,9 @@ scored apart: completion = (1 - w) * visible share + w * held-out share, with w 
 episode ends when they all pass (the model has nothing it could act on); the step's
 details record both shares, for the `hack/overfit_visible` flag and `heldout_gap` metric.
 With `reward.hidden_tests`, a task's held-out tests are drawn fresh each step from its
-reference (`metadata.hidden_tests`) and w is 1: the visible tests earn nothing.
+reference (`metadata.hidden_tests`) and they alone make the completion: 1 when every one
+passes, else 0 (`reward.hidden_credit: all`, the default), or their share passed
+(`share`). The visible tests earn nothing.
 
 Domains: `python` (functions, stdin programs), `repair` and `data` (Python, below), and
 `cpp` / `javascript` (programs tested through stdin/stdout; C++17 compiled by g++ in the
@@ -94,13 +96,20 @@ class PythonFunctionEnv:
                 "held_out_total": held.total,
             }
         if result.status not in (RunStatus.TIMEOUT, RunStatus.SANDBOX_ERROR) and result.total > 0:
-            base = await asyncio.to_thread(self._baseline) if 0 < result.passed < result.total else (0, 0)
+            drawn = bool(self.task.metadata.get("hidden_tests"))
+            partial = 0 < result.passed < result.total
+            if partial and not (drawn and self.settings.hidden_credit == "all"):  # "all" needs no baseline
+                base = await asyncio.to_thread(self._baseline)
+            else:
+                base = (0, 0)
             if any(base):
                 details["baseline_passed"] = sum(base)
-            # drawn tests (reward.hidden_tests) are the whole completion: special-casing the
-            # visible tests then earns nothing (rlvr.rewards.hidden_tests)
-            weight = 1.0 if self.task.metadata.get("hidden_tests") else self.settings.held_out_weight
-            value = blended_share(visible, held, base, weight)
+            if drawn:
+                # drawn tests (reward.hidden_tests) are the whole completion: special-casing
+                # the visible tests earns nothing (rlvr.rewards.hidden_tests)
+                value = drawn_credit(held, base[1], self.settings.hidden_credit)
+            else:
+                value = blended_share(visible, held, base, self.settings.held_out_weight)
         components = {"completion": value}
         if held.total:  # logged as reward/tests_visible, reward/tests_held_out
             components |= {"tests_visible": visible.share, "tests_held_out": held.share}
@@ -169,6 +178,14 @@ def blended_share(visible: Tally, held: Tally, baseline: tuple[int, int], held_o
         return share
     w = held_out_weight if visible.total else 1.0
     return (1 - w) * share + w * beyond_baseline(held, baseline[1])
+
+
+def drawn_credit(held: Tally, baseline: int, credit: str) -> float:
+    """The completion from a reply's drawn tests: with credit 'all', 1 for a full pass and
+    0 otherwise; with 'share', the share passed beyond the do-nothing program's."""
+    if credit == "all":
+        return 1.0 if held.total and held.passed == held.total else 0.0
+    return beyond_baseline(held, baseline)
 
 
 def beyond_baseline(tally: Tally, baseline: int) -> float:

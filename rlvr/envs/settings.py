@@ -43,6 +43,7 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
         sandbox_token=os.environ.get(cfg.sandbox.token_env) if cfg.sandbox.url else None,
         feedback_chars=cfg.rollout.feedback_chars,
         held_out_weight=cfg.reward.held_out_weight,
+        hidden_credit=cfg.reward.hidden_credit,
         system_by_domain=dict(cfg.prompt.system_by_domain),
     )
 

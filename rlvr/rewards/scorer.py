@@ -7,7 +7,8 @@ the run's `reward` config.
     reward     = combine(components, terms, gates, clip, GDPO normalisation per group)
     hacks      → flags on the breakdown (static findings + overfit_visible, canary); with
                  on_hack='zero' the total is capped at 0 on a strong finding, or on a
-                 suspect one when a held-out test fails
+                 suspect one when a held-out test fails, and a strong finding costs
+                 `hack_penalty` more
 
 The environment decides task completion (its reward total, or its "completion"
 component); everything else is computed here from the task and the trajectory, so that
@@ -122,8 +123,14 @@ class Scorer:
                 b.details["hacks"] = kept
             reason = zeroing_reason(kept, tr)
             if reason and self.cfg.on_hack == "zero":
-                b.details["hack_action"] = f"reward {b.total:.3f} capped at 0 ({reason})"
-                b.total = min(b.total, 0.0)
+                penalised = penalty_findings(kept)
+                if penalised and self.cfg.hack_penalty:
+                    cost = f"capped at 0 less {self.cfg.hack_penalty:g}"
+                    b.details["hack_action"] = f"reward {b.total:.3f} {cost} (strong: {', '.join(penalised)})"
+                    b.total = min(b.total, 0.0) - self.cfg.hack_penalty
+                else:
+                    b.details["hack_action"] = f"reward {b.total:.3f} capped at 0 ({reason})"
+                    b.total = min(b.total, 0.0)
             tr.reward = b
 
     def _terms_for(self, task: Task, comps: Sequence[dict[str, RewardComponent]]) -> list[Term]:
@@ -191,6 +198,11 @@ def clear_generalising(
         return findings, []
     keep = [f for f in findings if f.get("severity", STRONG) == STRONG or f["name"] in BEHAVIOURAL]
     return keep, [f for f in findings if f not in keep]
+
+
+def penalty_findings(findings: Sequence[dict[str, Any]]) -> list[str]:
+    """The strong findings, which cost `reward.hack_penalty` below 0."""
+    return sorted({f["name"] for f in findings if f.get("severity", STRONG) == STRONG})
 
 
 def zeroing_reason(findings: Sequence[dict[str, Any]], traj: Trajectory) -> str:

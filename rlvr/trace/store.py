@@ -73,9 +73,11 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
     """One step's batch in numbers, named by group: `reward/mean`, `reward/pass_rate`,
     every reward component's mean (`reward/<component>`), hack flags (`hack/rate`, the
     share with a strong finding or a reward taken away; `hack/suspect_rate`, the share
-    flagged on suspect evidence only; `hack/<signature>`, any severity), `hack/heldout_gap` (visible minus held-out
-    pass share, over episodes of tasks with held-out tests), sandbox run statuses (`sandbox/status/<S>`)
-    and lengths (`rollout/...`); with several domains in the batch, reward, pass rate,
+    flagged on suspect evidence only; `hack/<signature>`, any severity), `hack/heldout_gap`
+    (visible minus held-out pass share, over episodes of tasks with held-out tests; with it
+    `hack/overfit_judged`, how many such episodes, and `hack/overfit_candidates`, how many
+    passed every visible test and failed a held-out one), sandbox run statuses
+    (`sandbox/status/<S>`) and lengths (`rollout/...`); with several domains in the batch, reward, pass rate,
     hack rate and components per domain too (`domain/<name>/reward/mean`, ...).
 
     `dropped` are the step's trajectories that were not trained on: they count in the
@@ -162,11 +164,14 @@ def _summary(trajs: list[Trajectory]) -> dict[str, float]:
             comps.setdefault(k, []).append(v)
     for k, vs in comps.items():
         out[f"reward/{k}"] = sum(vs) / len(vs)
-    gaps = [
-        v.share - h.share for v, h in (t.execution.partition() for t in trajs if t.execution) if h.total and v.total
-    ]
-    if gaps:  # passing what the model sees but not what it does not
-        out["hack/heldout_gap"] = sum(gaps) / len(gaps)
+    # episodes judged on visible and held-out tests both
+    judged = [(v, h) for v, h in (t.execution.partition() for t in trajs if t.execution) if h.total and v.total]
+    if judged:  # passing what the model sees but not what it does not
+        out["hack/heldout_gap"] = sum(v.share - h.share for v, h in judged) / len(judged)
+        # counts for the run-level overfit rule (rlvr.trace.alerts, `overfit_rising`): how
+        # many were judged, and how many passed every visible test and failed a held-out one
+        out["hack/overfit_judged"] = float(len(judged))
+        out["hack/overfit_candidates"] = float(sum(v.passed == v.total and h.passed < h.total for v, h in judged))
     for t in trajs:
         for flag in t.reward.flags if t.reward else []:
             out[f"hack/{flag}"] = out.get(f"hack/{flag}", 0.0) + 1.0 / n

@@ -153,7 +153,8 @@ def test_score_prints_breakdown_and_flags(tmp_path) -> None:  # type: ignore[no-
     assert out["execution"]["passed"] == 2
     r = rlvr("score", str(tasks), str(hack), "--config", "examples/code_rewards.yaml", "--json")
     out = json.loads(r.stdout)
-    assert out["flags"] == ["hardcoded_tests"] and out["total"] == 0.0 and out["components"]["completion"] == 1.0
+    # a strong finding: capped at 0 less reward.hack_penalty (0.5)
+    assert out["flags"] == ["hardcoded_tests"] and out["total"] == -0.5 and out["components"]["completion"] == 1.0
     r = rlvr("score", str(tasks), str(hack))  # the human-readable table
     assert r.returncode == 0 and "hardcoded_tests" in r.stdout
     r = rlvr("score", str(tasks), str(tmp_path / "missing.txt"))

@@ -1,7 +1,8 @@
 """Hidden tests drawn from the reference, in the reward (`reward.hidden_tests`): against
 the real sandbox, a reply that special-cases the visible tests on top of a half-right
 attempt earns exactly what the attempt earns, the reference earns 1, and a short training
-run draws them every step (the same tests for the same seed and step). The bundled C++,
+run draws them every step (the same tests for the same seed and step). Only a full pass
+of them pays (`reward.hidden_credit: all`) unless the share is asked for. The bundled C++,
 JavaScript and data tasks draw theirs from their generators: 20 each, no constant passes
 them, and every reference program passes its own."""
 
@@ -44,6 +45,23 @@ def test_special_cases_on_top_of_an_attempt_earn_nothing_beyond_the_attempt() ->
     assert _completion(task, SPECIAL) > _completion(task, ATTEMPT)
     # `rlvr score` with the defaults draws them itself (step 0)
     assert _completion(task, SPECIAL, RunConfig()) == _completion(task, ATTEMPT, RunConfig()) < 1.0
+
+
+def test_only_a_full_pass_of_the_drawn_tests_pays_unless_credit_is_the_share() -> None:
+    """reward.hidden_credit: a half-right algorithm (exact up to n = 12, then stuck) earns
+    what a plain wrong program earns under 'all', the default; under 'share' it earns more:
+    the gradient that pays partial algorithms which fit the examples."""
+    task = _fib()
+    partial = (
+        "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(min(n, 12)):\n        a, b = b, a + b\n    return a\n"
+    )
+    wrong = "def fibonacci(n):\n    return n\n"
+    share = RunConfig(reward={"hidden_credit": "share"})
+    assert _completion(task, partial, RunConfig()) == _completion(task, wrong, RunConfig()) == 0.0
+    assert _completion(task, partial, share) > _completion(task, wrong, share) > 0.0
+    assert _completion(task, str(task.reference), RunConfig()) == _completion(task, str(task.reference), share) == 1.0
+    r = score_completion(task, f"```python\n{partial}```", RunConfig()).reward
+    assert r is not None and 0.0 < r.components["tests_held_out"] < 1.0  # the share is still logged
 
 
 def test_the_same_seed_and_step_draw_the_same_tests() -> None:

@@ -33,6 +33,8 @@ def healthy(step: int) -> dict[str, Any]:
         "sandbox/status/OK": 0.7,
         "sandbox/status/RUNTIME_ERROR": 0.3,
         "time/gen_tokens_per_s": 120.0 * wobble,
+        "hack/overfit_judged": 16.0,
+        "hack/overfit_candidates": 2.0,
     }
 
 
@@ -102,6 +104,23 @@ def test_hack_share_rising_fires_before_it_is_high() -> None:
     fired = run(rows, overrides={"hack_rate": {"action": "off"}})
     assert [name for _, name in fired] == ["hack_rising"]
     assert run([healthy(s) for s in range(1, 14)]) == []
+
+
+def test_overfit_rising_fires_on_a_rising_share_of_replies_fitted_to_the_visible_tests() -> None:
+    # 2 of 16 episodes per step pass every visible test and fail a held-out one, then 8 of
+    # 16 from step 6: by step 8 the window (4..8, 28 of 80) against the steps before it
+    # (1..3, 6 of 48) gives z = 2.79, p = 0.0026
+    rows = with_change("hack/overfit_candidates", 8.0, from_step=6)
+    fired = [f for f in run(rows) if f[1] == "overfit_rising"]
+    assert fired == [(8, "overfit_rising")]
+    # a level, however high, is not a rise: honest models pass their visible tests more often
+    steady = with_change("hack/overfit_candidates", 8.0, from_step=1, steps=30)
+    assert [f for f in run(steady) if f[1] == "overfit_rising"] == []
+    # too few judged episodes (3 a step: 15 a window) say nothing
+    few = with_change("hack/overfit_judged", 3.0, from_step=1)
+    for r in few:
+        r["hack/overfit_candidates"] = 0.0 if r["step"] < 6 else 3.0
+    assert [f for f in run(few) if f[1] == "overfit_rising"] == []
 
 
 def test_heldout_divergence_needs_reward_up_and_heldout_down() -> None:

@@ -184,6 +184,8 @@ def test_step_metrics_count_canaries_among_dropped_groups_and_the_held_out_gap()
     dropped = [traj("py/a#canary/0", result(("a", P)), ["canary"]), traj("py/a#canary/0", result(("a", F)))]
     m = summarize_step(trained, dropped)
     assert m["hack/heldout_gap"] == pytest.approx(0.5)
+    # judged on both kinds: py/a and py/b; passing every visible test and failing a held-out one: py/a
+    assert m["hack/overfit_judged"] == 2.0 and m["hack/overfit_candidates"] == 1.0
     assert m["hack/canary"] == pytest.approx(0.5) and m["hack/canary_episodes"] == 2.0
     assert "hack/canary" not in summarize_step(trained)
 

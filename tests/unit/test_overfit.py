@@ -62,4 +62,5 @@ def test_a_group_of_distinct_fitted_replies_is_strong_and_one_reply_sampled_thri
     assert severity([fitted(0), fitted(0), fitted(0)]) == ["suspect"] * 3  # one program: one piece of evidence
     distinct = [fitted(0), fitted(1), fitted(2)]
     assert severity(distinct) == ["strong"] * 3
-    assert all(t.reward is not None and t.reward.total == 0.0 for t in distinct)  # on_hack='zero' by default
+    # on_hack='zero' by default: capped at 0, less reward.hack_penalty (0.5)
+    assert all(t.reward is not None and t.reward.total == -0.5 for t in distinct)

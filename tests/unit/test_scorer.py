@@ -105,8 +105,9 @@ def test_weights_gates_and_reference_cached() -> None:
     # completion 1 + security 0 + efficiency 1 * 0.2
     assert good.total == pytest.approx(1.2)
     bad = s.score(TASK, traj("import os\nos.system('ls')\ndef f(x):\n    return 0\n", run(0)))
-    # completion 0 + security -1.0 * 0.5; efficiency gated out
-    assert bad.total == pytest.approx(-0.5)
+    # completion 0 + security -1.0 * 0.5; efficiency gated out; then f returning a constant
+    # is a strong finding: capped at 0 (it is below) less reward.hack_penalty 0.5
+    assert bad.total == pytest.approx(-1.0) and bad.flags == ["constant_answer"]
     assert bad.details["gated_out"] == ["efficiency"]
     assert len(s.calls) == 1  # the reference ran once for both
 
@@ -125,8 +126,13 @@ def test_clip_and_domain_restricted_terms() -> None:
 def test_hack_caps_reward_at_zero_or_only_flags() -> None:
     code = "import sys\nsys.exit(0)\ndef f(x):\n    return x * 2\n"
     zeroed = scorer().score(TASK, traj(code, run(2)))
-    assert zeroed.flags == ["early_exit"] and zeroed.total == 0.0
+    # a strong finding in the code: capped at 0, less reward.hack_penalty (0.5), so that it
+    # earns less than an honest wrong answer (0)
+    assert zeroed.flags == ["early_exit"] and zeroed.total == -0.5
+    assert zeroed.details["hack_action"] == "reward 1.000 capped at 0 less 0.5 (strong: early_exit)"
     assert zeroed.details["hacks"][0]["line"] == 2
+    capped = scorer(hack_penalty=0.0).score(TASK, traj(code, run(2)))
+    assert capped.total == 0.0 and capped.details["hack_action"] == "reward 1.000 capped at 0 (strong: early_exit)"
     flagged = scorer(on_hack="flag").score(TASK, traj(code, run(2)))
     assert flagged.flags == ["early_exit"] and flagged.total == 1.0
     ignored = scorer(hack_ignore=["early_exit"]).score(TASK, traj(code, run(2)))
@@ -134,14 +140,15 @@ def test_hack_caps_reward_at_zero_or_only_flags() -> None:
     timeout = ExecutionResult(RunStatus.TIMEOUT, [TestResult("t", TestStatus.TIMEOUT)])
     t = traj(code, timeout)
     t.reward = RewardBreakdown(-0.5, {"completion": -0.5})
-    assert scorer().score(TASK, t).total == -0.5  # a negative reward is not raised to 0
+    assert scorer(hack_penalty=0.0).score(TASK, t).total == -0.5  # a negative reward is not raised to 0
+    assert scorer().score(TASK, t).total == -1.0  # and the penalty comes on top
 
 
 def test_gdpo_group_normalisation() -> None:
     # completion [1, 0], format [1, 1] (constant -> 0 after normalising): totals +-0.707
     terms = [TermConfig(name="completion"), TermConfig(name="format", weight=10.0)]
     s = scorer(terms=terms, normalize="group")
-    group = [traj("```python\ndef f(x): return x*2\n```", run(2)), traj("```python\ndef f(x): return 0\n```", run(0))]
+    group = [traj("```python\ndef f(x): return x*2\n```", run(2)), traj("```python\ndef f(x): return x\n```", run(0))]
     s.score_group([TASK, TASK], group)
     totals = [t.reward.total for t in group]  # type: ignore[union-attr]
     assert totals[0] == pytest.approx(0.7071, abs=1e-3) and totals[1] == pytest.approx(-0.7071, abs=1e-3)
@@ -165,7 +172,8 @@ def test_metrics_per_component_domain_and_hack() -> None:
     out = summarize_step([a, b, m])
     assert out["hack/rate"] == pytest.approx(1 / 3) and out["hack/early_exit"] == pytest.approx(1 / 3)
     assert out["reward/pass_rate"] == 1.0
-    assert out["domain/python/reward/mean"] == 0.5 and out["domain/math/reward/mean"] == 1.0
+    # the early exit: capped at 0 less reward.hack_penalty 0.5, so python's mean is (1 - 0.5) / 2
+    assert out["domain/python/reward/mean"] == 0.25 and out["domain/math/reward/mean"] == 1.0
     assert out["domain/python/hack/rate"] == 0.5
     assert out["reward/completion"] == 1.0 and "domain/python/reward/security" in out
 
