@@ -24,6 +24,32 @@ def test_bundled_reasoning_gym_tasks_regenerate_and_score_with_their_own_scorers
     rggen.verify(tasks)
 
 
+def test_family_relationships_parent_in_law_answers_are_the_converse_of_upstreams() -> None:
+    """reasoning-gym answers "how is Emily related to Rain?" (Emily married to Rain's son)
+    with Rain's relation to Emily, mother-in-law (open-thought/reasoning-gym#535); the
+    bundled entry holds Emily's, and the dataset's scorer judges against it."""
+    from rlvr.envs.base import check_reply
+    from rlvr.tasks import load_tasks
+    from rlvr.tasks.generators.rggen import in_law_corrected
+
+    task = next(t for t in load_tasks("bundled:reasoning_gym") if t.id == "reasoning/family_relationships/1")
+    assert "Logan is married to Emily" in task.prompt and "How is Emily related to Rain?" in task.prompt
+    entry = task.tests["entry"]
+    assert entry["answer"] == "daughter-in-law" and entry["metadata"]["upstream_answer"] == "mother-in-law"
+    for reply, reward in (("daughter-in-law", 1.0), ("mother-in-law", 0.0)):
+        r = check_reply(task, f"<answer>{reply}</answer>").reward
+        assert r is not None and r.total == reward, reply
+    meta = {"person1": "Liam", "person2": "Rain", "relationship": "mother-in-law"}
+    fixed = in_law_corrected({"answer": "mother-in-law", "metadata": meta})
+    assert fixed["answer"] == "son-in-law" and fixed["metadata"]["relationship"] == "son-in-law"
+    other = {"answer": "grandfather", "metadata": {**meta, "relationship": "grandfather"}}
+    assert in_law_corrected(other) is other
+    with pytest.raises(ValueError, match="the gender of 'Zzyzx' is not known"):
+        in_law_corrected(
+            {"answer": "father-in-law", "metadata": {**meta, "person1": "Zzyzx", "relationship": "father-in-law"}}
+        )
+
+
 def test_reasoning_gym_time_intervals_read_the_pinned_day_not_the_clock() -> None:
     import datetime as dt
 

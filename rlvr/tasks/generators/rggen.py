@@ -12,6 +12,13 @@ One dataset reads the clock: `time_intervals` builds its time-of-day entries on
 day. Generation runs with that module's notion of today pinned to `CLOCK_DATE` (the day the file was first written), so
 the stored entries, and the test that regenerates them, do not depend on the calendar.
 
+One dataset answers some questions wrongly: `family_relationships` asks "what is A to
+B?" and, where B is the parent of A's spouse, answers B's relation to A (mother-in-law,
+father-in-law) instead of A's to B (upstream open-thought/reasoning-gym#535, open). Such
+entries are stored with the converse, daughter-in-law or son-in-law by A's gender (read
+from the dataset's own name lists), and the original kept in the entry's metadata
+(`upstream_answer`); the dataset's scorer then judges against the corrected answer.
+
 Difficulty (ours, by dataset): 1 = one-step arithmetic or string work; 2 = a small
 algorithm or lookup; 3 = several steps or careful formatting.
 """
@@ -91,6 +98,8 @@ def build(per_dataset: int = 8, seed: int = 17) -> list[Task]:
             entries = list(reasoning_gym.create_dataset(name, size=per_dataset, seed=seed))
         for i, entry in enumerate(entries):
             entry = json.loads(json.dumps(entry))  # tuples -> lists: what the file will hold
+            if name == "family_relationships":
+                entry = in_law_corrected(entry)
             tasks.append(
                 Task(
                     id=f"reasoning/{name}/{i}",
@@ -102,6 +111,30 @@ def build(per_dataset: int = 8, seed: int = 17) -> list[Task]:
                 )
             )
     return tasks
+
+
+PARENT_IN_LAW = ("mother-in-law", "father-in-law")
+
+
+def in_law_corrected(entry: dict[str, Any]) -> dict[str, Any]:
+    """A family_relationships entry whose answer is B's relation to A where the question
+    asks A's to B (B a parent of A's spouse), with the answer A's: daughter-in-law or
+    son-in-law by A's gender. Other entries are returned as they are."""
+    from reasoning_gym.graphs.family_relationships import FamilyRelationshipsConfig
+
+    meta = entry.get("metadata", {})
+    if entry.get("answer") not in PARENT_IN_LAW or meta.get("relationship") != entry["answer"]:
+        return entry
+    names = FamilyRelationshipsConfig()
+    person = meta.get("person1")
+    if person in names.female_names and person not in names.male_names:
+        right = "daughter-in-law"
+    elif person in names.male_names and person not in names.female_names:
+        right = "son-in-law"
+    else:
+        raise ValueError(f"family_relationships: the gender of '{person}' is not known; cannot correct the answer")
+    meta = {**meta, "relationship": right, "upstream_answer": entry["answer"]}
+    return {**entry, "answer": right, "metadata": meta}
 
 
 def verify(tasks: list[Task]) -> None:
