@@ -35,11 +35,12 @@ import asyncio
 import hashlib
 import json
 import threading
+from collections.abc import Sequence
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards import completion_reward
 from rlvr.rewards.extract import extract_code
-from rlvr.sandbox.spec import SpecError, is_held_out, parse_suite
+from rlvr.sandbox.spec import SpecError, held_out_texts, is_held_out, parse_suite
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Tally, Task, TestStatus
 
 
@@ -117,7 +118,9 @@ class PythonFunctionEnv:
         # the episode ends when the tests the model can see pass: failing held-out tests
         # are never reported back (that would hand the model their inputs one by one)
         solved = visible.total > 0 and visible.passed == visible.total
-        feedback = [] if solved else [{"role": "user", "content": test_feedback(result, self.settings.feedback_chars)}]
+        hidden = held_out_texts(self.task.tests) if held.total and not solved else []
+        text = test_feedback(result, self.settings.feedback_chars, hidden)
+        feedback = [] if solved else [{"role": "user", "content": text}]
         return StepResult(messages=feedback, reward=reward, done=solved, execution=result)
 
     def _baseline(self) -> tuple[int, int]:
@@ -195,10 +198,25 @@ def beyond_baseline(tally: Tally, baseline: int) -> float:
     return max(0.0, (tally.passed - baseline) / (tally.total - baseline))
 
 
-def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
+HIDDEN_MARK = "[held-out input]"
+
+
+def scrub(text: str, hidden: Sequence[str]) -> str:
+    """`text` with every occurrence of each of `hidden` (longest first) replaced by
+    HIDDEN_MARK."""
+    for secret in hidden:
+        if secret and secret in text:
+            text = text.replace(secret, HIDDEN_MARK)
+    return text
+
+
+def test_feedback(result: ExecutionResult, max_chars: int = 1500, hidden: Sequence[str] = ()) -> str:
     """What the model is told after a failed attempt: the run status, each failing visible
     test with its message, and the end of the error output, within `max_chars`. Held-out
-    tests are neither counted nor named."""
+    tests are neither counted nor named, and what the error output shows of their inputs
+    (`hidden`: `rlvr.sandbox.spec.held_out_texts`, e.g. a program printing its arguments
+    to stderr) is replaced by HIDDEN_MARK: they are drawn afresh each step, but within an
+    episode a later attempt could otherwise read them."""
     visible, _ = result.partition()
     lines = [f"Your code did not pass: {visible.passed} of {visible.total} tests passed ({result.status.value})."]
     failing = [t for t in result.tests if t.status is not TestStatus.PASSED and not is_held_out(t.name)]
@@ -209,7 +227,7 @@ def test_feedback(result: ExecutionResult, max_chars: int = 1500) -> str:
         lines.append(f"- {t.status.value}: {t.name}" + (f" -> {t.message.strip()[:300]}" if t.message else ""))
     if len(failing) > 8:
         lines.append(f"- ... and {len(failing) - 8} more")
-    err = (result.error or result.stderr).strip()
+    err = scrub((result.error or result.stderr).strip(), hidden)
     if err:
         lines.append("Error output (end):\n" + err[-max(max_chars // 2, 200) :])
     lines.append("Fix the code and answer with the corrected version.")

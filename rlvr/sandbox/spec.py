@@ -227,6 +227,48 @@ def is_held_out(test_name: str) -> bool:
     return test_name.startswith(HELD_OUT)
 
 
+SECRET_MIN = 4  # shorter texts (a digit, a two-letter word) would blank honest error output
+
+
+def held_out_texts(spec: dict[str, Any]) -> list[str]:
+    """How the held-out tests' inputs may appear in a program's error output, longest
+    first: an assert's calls and their arguments' source (a string argument's text bare
+    too), a call case's arguments as Python writes them, a stdin case's input and its
+    lines; each at least SECRET_MIN characters. What a program prints of its arguments
+    is scrubbed from the feedback with these (rlvr.envs.python_code); a script snippet's
+    inputs are code and are not listed."""
+    out: set[str] = set()
+
+    def literal(value: Any) -> None:
+        out.add(repr(value))
+        if isinstance(value, str):
+            out.add(value)
+        elif isinstance(value, list | tuple):
+            out.add(str(value))
+
+    for test in spec.get("held_out") or []:
+        if isinstance(test, str) and spec.get("format") == "assert":
+            try:
+                tree = ast.parse(test)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    out.add(ast.unparse(node))
+                    for arg in node.args:
+                        out.add(ast.unparse(arg))
+                        if isinstance(arg, ast.Constant):
+                            literal(arg.value)
+        elif isinstance(test, dict) and "stdin" in test:
+            text = str(test["stdin"])
+            out.add(text.strip())
+            out.update(line.strip() for line in text.splitlines())
+        elif isinstance(test, dict) and "args" in test:
+            for value in [*(test.get("args") or []), *(test.get("kwargs") or {}).values()]:
+                literal(value)
+    return sorted((t for t in out if len(t) >= SECRET_MIN), key=lambda t: (-len(t), t))
+
+
 def visible_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """The suite without its held-out tests (what a prompt or feedback may show)."""
     return {k: v for k, v in spec.items() if k != "held_out"}

@@ -222,3 +222,24 @@ def test_the_completion_blends_visible_and_held_out_shares_beyond_the_do_nothing
     assert blended_share(Tally(3, 4), Tally(0, 0), (0, 0), 0.5) == pytest.approx(3 / 4)  # no held-out tests
     assert blended_share(Tally(0, 0), Tally(2, 2), (0, 0), 0.5) == 1.0  # held-out tests only
     assert blended_share(Tally(1, 4), Tally(0, 2), (2, 0), 0.5) == 0.0  # below the baseline: nothing
+
+
+def test_held_out_texts_lists_how_inputs_may_be_printed_and_scrub_replaces_them() -> None:
+    from rlvr.envs.python_code import HIDDEN_MARK, scrub
+    from rlvr.sandbox.spec import held_out_texts
+
+    asserts = {
+        "format": "assert",
+        "tests": ["assert f('zz') == 1"],
+        "held_out": ["assert is_balanced('([)]') == False", "assert f([1, -2, 30], 4) == 5", "assert g(7) == 1"],
+    }
+    # calls, argument sources, a string's bare text; shorter than 4 characters ('4', '7') left out
+    assert held_out_texts(asserts) == [
+        "is_balanced('([)]')", "f([1, -2, 30], 4)", "[1, -2, 30]", "'([)]'", "([)]", "g(7)"]  # fmt: skip
+    stdio = {"format": "stdio", "cases": [], "held_out": [{"stdin": "5\n1 2 3 4 5\n", "stdout": "15"}]}
+    assert held_out_texts(stdio) == ["5\n1 2 3 4 5", "1 2 3 4 5"]
+    call = {"format": "call", "entry": "f", "cases": [], "held_out": [{"args": ["hello world", [1, 2]], "expected": 1}]}
+    assert held_out_texts(call) == ["'hello world'", "hello world", "[1, 2]"]
+    assert held_out_texts({"format": "assert", "tests": ["assert f(1) == 1"]}) == []
+    err = "Traceback: got ([)] from is_balanced('([)]'); list [1, -2, 30]"
+    assert scrub(err, held_out_texts(asserts)) == f"Traceback: got {HIDDEN_MARK} from {HIDDEN_MARK}; list {HIDDEN_MARK}"
