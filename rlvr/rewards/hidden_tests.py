@@ -284,7 +284,20 @@ def hidden_tests(
             by_value.setdefault(repr(value), []).append(f"assert {call} == {value!r}")
         elif ok and type(value) is float and math.isfinite(value):  # compared within a tolerance, outside
             by_value.setdefault(repr(value), []).append(f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})")
-    return _one_per_answer(by_value, n)
+    return _with_second_answer(_one_per_answer(by_value, n), task)
+
+
+def _with_second_answer(tests: list[Any], task: Task) -> list[Any]:
+    """`tests`, or where one constant passes them all, with its last test replaced by a
+    visible one whose answer differs: the one exception to drawn inputs being new, for a
+    task whose other answer has no input but a visible one (`is_empty`: only [] is empty).
+    Under all-or-nothing credit a constant would otherwise earn full marks."""
+    if not tests or not constant_passes(tests):
+        return tests
+    for shown in task.tests.get("tests") or []:
+        if isinstance(shown, str) and shown.startswith("assert ") and not constant_passes([*tests[:-1], shown]):
+            return [*tests[:-1], shown]
+    return tests
 
 
 def _answer(case: dict[str, Any]) -> str:

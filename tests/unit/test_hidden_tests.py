@@ -103,6 +103,17 @@ def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -
         assert ast.literal_eval(node.test.comparators[0]) == (x > 10)
 
 
+def test_a_visible_test_gives_the_second_answer_where_no_drawn_input_has_it() -> None:
+    # only [] is empty, and it is visible: every drawn list is non-empty, so False would
+    # pass them all; the last drawn test gives way to the visible one with the other answer
+    ref = "def f(xs):\n    return len(xs) == 0\n"
+    t = _task(["assert f([1, 2]) == False", "assert f([]) == True", "assert f([5]) == False"], ref=ref)
+    tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
+    assert len(tests) == 20 and not constant_passes(tests)
+    assert tests[-1] == "assert f([]) == True" and tests.count("assert f([]) == True") == 1
+    assert sum(t.endswith("== False") for t in tests) == 19
+
+
 def test_inputs_the_reference_rejects_are_not_tests_and_float_values_are_compared_within_a_tolerance() -> None:
     ref = "def f(x):\n    if x % 2:\n        raise ValueError(x)\n    return x / 2 if x > 20 else x // 2\n"
     t = _task(["assert f(0) == 0", "assert f(4) == 2", "assert f(40) == 20.0"], ref=ref)
