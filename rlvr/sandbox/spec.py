@@ -249,8 +249,8 @@ def held_out_texts(spec: dict[str, Any]) -> list[str]:
     for test in spec.get("held_out") or []:
         if isinstance(test, str) and spec.get("format") == "assert":
             try:
-                tree = ast.parse(test)
-            except SyntaxError:
+                tree = pyparse.parse(test)
+            except (SyntaxError, ValueError):
                 continue
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):

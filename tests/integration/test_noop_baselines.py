@@ -160,9 +160,12 @@ def test_code_tests_a_stub_already_passes_earn_no_credit() -> None:
     cfg = RunConfig(reward=RewardConfig(hidden_tests=0))  # the task's own tests, counted by hand below
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/second_largest")
     drawn = score_completion(task, "```python\ndef second_largest(xs):\n    return None\n```", RunConfig()).reward
-    assert drawn is not None and drawn.total == 0.0  # with drawn tests too (some of them expect None)
+    # with drawn tests too (some of them expect None): no completion; the stub reads none of
+    # its arguments (constant_answer, strong), so the hack penalty takes it below 0
+    assert drawn is not None and drawn.components["completion"] == 0.0 and drawn.total == -0.5
     # three of its seven tests expect None: a stub passes them, and earns nothing for it
-    stub = score_completion(task, "```python\ndef second_largest(xs):\n    return None\n```", cfg).reward
+    no_penalty = RunConfig(reward=RewardConfig(hidden_tests=0, hack_penalty=0.0))
+    stub = score_completion(task, "```python\ndef second_largest(xs):\n    return None\n```", no_penalty).reward
     assert stub is not None and stub.total == 0.0 and stub.details["completion"]["baseline_passed"] == 3
     correct = (
         "```python\ndef second_largest(xs):\n    s = sorted(set(xs))\n    return s[-2] if len(s) > 1 else None\n```"
