@@ -118,9 +118,10 @@ class PythonFunctionEnv:
         # the episode ends when the tests the model can see pass: failing held-out tests
         # are never reported back (that would hand the model their inputs one by one)
         solved = visible.total > 0 and visible.passed == visible.total
-        hidden = held_out_texts(self.task.tests) if held.total and not solved else []
-        text = test_feedback(result, self.settings.feedback_chars, hidden)
-        feedback = [] if solved else [{"role": "user", "content": text}]
+        feedback = []
+        if not solved:  # what the error output shows of held-out inputs is scrubbed
+            hidden = held_out_texts(self.task.tests) if held.total else []
+            feedback = [{"role": "user", "content": test_feedback(result, self.settings.feedback_chars, hidden)}]
         return StepResult(messages=feedback, reward=reward, done=solved, execution=result)
 
     def _baseline(self) -> tuple[int, int]:
