@@ -149,7 +149,9 @@ def decide(suite: Suite, raw: dict[str, Any]) -> ExecutionResult:
         elif kind == "end":
             code = int(ev.get("status", 0))
             why = f"killed by {_signame(code)}" if code < 0 else f"exited with {code} before reporting a result"
-            if "MemoryError" in raw.get("stderr", "") or raw.get("oom"):
+            if code == -signal.SIGXCPU:  # its CPU limit reached before the wall deadline (a busy machine)
+                per[i] = TestResult(names[i], TestStatus.TIMEOUT, "CPU time limit exceeded")
+            elif "MemoryError" in raw.get("stderr", "") or raw.get("oom"):
                 per[i] = TestResult(names[i], TestStatus.ERROR, f"out of memory ({why})")
             else:
                 per[i] = TestResult(names[i], TestStatus.ERROR, why)
