@@ -123,10 +123,9 @@ class Scorer:
                 b.details["hacks"] = kept
             reason = zeroing_reason(kept, tr)
             if reason and self.cfg.on_hack == "zero":
-                penalised = penalty_findings(kept)
-                if penalised and self.cfg.hack_penalty:
+                if reason.startswith(STRONG) and self.cfg.hack_penalty:  # a strong finding costs more
                     cost = f"capped at 0 less {self.cfg.hack_penalty:g}"
-                    b.details["hack_action"] = f"reward {b.total:.3f} {cost} (strong: {', '.join(penalised)})"
+                    b.details["hack_action"] = f"reward {b.total:.3f} {cost} ({reason})"
                     b.total = min(b.total, 0.0) - self.cfg.hack_penalty
                 else:
                     b.details["hack_action"] = f"reward {b.total:.3f} capped at 0 ({reason})"
@@ -198,11 +197,6 @@ def clear_generalising(
         return findings, []
     keep = [f for f in findings if f.get("severity", STRONG) == STRONG or f["name"] in BEHAVIOURAL]
     return keep, [f for f in findings if f not in keep]
-
-
-def penalty_findings(findings: Sequence[dict[str, Any]]) -> list[str]:
-    """The strong findings, which cost `reward.hack_penalty` below 0."""
-    return sorted({f["name"] for f in findings if f.get("severity", STRONG) == STRONG})
 
 
 def zeroing_reason(findings: Sequence[dict[str, Any]], traj: Trajectory) -> str:
