@@ -219,7 +219,7 @@ def _exact(value: Any) -> bool:
     if not no_float(value):
         return False
     try:
-        back = ast.literal_eval(repr(value))
+        back = pyparse.literal(repr(value))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return bool(back == value and type(back) is type(value))

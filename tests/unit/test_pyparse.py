@@ -20,8 +20,10 @@ def test_no_module_calls_ast_parse_directly() -> None:
         if p.name != "pyparse.py"
         for i, line in enumerate(p.read_text().splitlines(), 1)
         if re.search(r"\bast\.parse\(|from ast import .*\bparse\b", line)
+        # literal_eval of a string (not of a node) parses too
+        or re.search(r"\bliteral_eval\((repr|str)\(|\bliteral_eval\(f?[\"']", line)
     ]
-    assert not direct, f"parse through rlvr.tasks.pyparse.parse: {direct}"
+    assert not direct, f"parse through rlvr.tasks.pyparse.parse (or .literal for a string): {direct}"
 
 
 def test_threads_scoring_at_once_all_get_their_trees() -> None:
@@ -50,3 +52,24 @@ def test_threads_scoring_at_once_all_get_their_trees() -> None:
     assert "hardcoded_tests" in found[0]
     assert pyparse.parse("x = 1").body[0].targets[0].id == "x"
     assert pyparse.parse("1 + 2", mode="eval").body.op.__class__.__name__ == "Add"
+
+
+def test_literals_are_read_under_the_lock_from_threads() -> None:
+    text = repr([[i, (i, "x" * i), {i: [None, True]}] for i in range(30)])
+    errors: list[BaseException] = []
+    values: list[object] = []
+
+    def work() -> None:
+        try:
+            for _ in range(60):
+                values.append(pyparse.literal(text))
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    assert len(values) == 360 and all(v == values[0] for v in values) and pyparse.literal(" [1, 2]") == [1, 2]
