@@ -37,15 +37,18 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from rlvr.rewards.test_selection import select_covering
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
-from rlvr.tasks.neighbours import neighbour
+from rlvr.tasks.neighbours import neighbour, reordered
 from rlvr.types import Task
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 DEFAULT_COUNT = 20
 FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
 REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test: a run's 5 s covers 28 tests
+POOL = 3  # inputs drawn per test kept: the kept ones cover the most features (rlvr.rewards.test_selection)
+MAGNITUDE_DIGITS = 12  # integers are also drawn with up to this many digits (more where the examples have more)
 WIDEN = 2  # how far past the examples' range and lengths half of the drawn values go
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
@@ -119,7 +122,15 @@ def strategy_for(values: list[Any], need: int = DEFAULT_COUNT) -> Any:
             lo -= short // 2
         hi += short - (short // 2 if min(values) < 0 else 0)
         span = max(hi - lo, 10) * WIDEN
-        return st.integers(lo, hi) | st.integers(lo - span if lo < 0 else lo, hi + span)
+        # and orders of magnitude past the examples: a d-digit number, d up to twice the
+        # largest example's digits and at least MAGNITUDE_DIGITS (a fixed-size table, a
+        # bit width, a capped loop or a float shortcut is exact only up to some size)
+        digits = max(MAGNITUDE_DIGITS, 2 * len(str(max(abs(lo), abs(hi)))))
+        sign = -1 if min(values) < 0 else 1
+        big = st.tuples(st.integers(1, digits), st.integers(0, 10**digits), st.booleans()).map(
+            lambda t: (sign if t[2] else 1) * (10 ** (t[0] - 1) + t[1] % (9 * 10 ** (t[0] - 1)))
+        )
+        return st.integers(lo, hi) | st.integers(lo - span if lo < 0 else lo, hi + span) | big
     if kinds <= {int, float}:
         flo, fhi = float(min(values)), float(max(values))
         pad = max(1.0, (fhi - flo) / 2)
@@ -140,7 +151,14 @@ def strategy_for(values: list[Any], need: int = DEFAULT_COUNT) -> Any:
 
 
 def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[Any, ...]]:
-    """Up to `n` new argument tuples for the task, the same for the same (seed, step, task)."""
+    """Up to POOL * `n` new argument tuples for the task, the same for the same (seed, step, task)."""
+    return [args for args, _ in draw_candidates(task, seed=seed, step=step, n=n)]
+
+
+def draw_candidates(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[tuple[Any, ...], int]]:
+    """Up to POOL * `n` new argument tuples, each with where it came from: the index of the
+    example (visible calls, then the task's held-out ones) it is an edit of, or -1 for a
+    fresh draw. The same for the same (seed, step, task)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fix_seed
     from hypothesis import strategies as st
@@ -164,15 +182,19 @@ def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> 
 
     width = len(visible[0])
     nonneg = tuple(all(type(a[i]) is not int or a[i] >= 0 for a in examples) for i in range(width))
-    fresh = st.tuples(*(arg_strategy(i) for i in range(width)))
+    fresh = st.tuples(*(arg_strategy(i) for i in range(width))).map(lambda args: (args, -1))
     # half of the draws are near an example (rlvr.tasks.neighbours): its structure kept,
     # one or two small edits across the boundary a rule fitted to the examples draws
-    near = st.tuples(st.sampled_from(examples), st.integers(0, 2**32 - 1)).map(
-        lambda pair: neighbour(pair[0], random.Random(pair[1]), nonneg)
+    near = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
+        lambda pair: (neighbour(examples[pair[0]], random.Random(pair[1]), nonneg), pair[0])
     )
-    strategy = fresh | near
+    # and some are an example's elements in another order (the order an answer depends on)
+    shuffled = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
+        lambda pair: (reordered(examples[pair[0]], random.Random(pair[1]), nonneg), pair[0])
+    )
+    strategy = fresh | near | shuffled
     seen = {repr(a) for a in visible}
-    found: list[tuple[Any, ...]] = []
+    found: list[tuple[tuple[Any, ...], int]] = []
 
     def in_range(args: tuple[Any, ...]) -> bool:
         for i, bound in enumerate(ranges[:width]):
@@ -182,7 +204,7 @@ def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> 
 
     @fix_seed(draw_seed(task.id, seed, step))
     @settings(
-        max_examples=n * 6,
+        max_examples=n * POOL * 3,
         database=None,
         deadline=None,
         derandomize=False,
@@ -190,11 +212,12 @@ def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> 
         suppress_health_check=list(HealthCheck),
     )
     @given(strategy)
-    def collect(args: tuple[Any, ...]) -> None:
+    def collect(drawn: tuple[tuple[Any, ...], int]) -> None:
+        args, origin = drawn
         key = repr(args)
-        if key not in seen and len(found) < n * 2 and in_range(args):
+        if key not in seen and len(found) < n * POOL and in_range(args):
             seen.add(key)
-            found.append(args)
+            found.append((args, origin))
 
     collect()
     return found
@@ -259,7 +282,7 @@ def hidden_tests(
     if not task.reference:
         return []
     try:
-        inputs = draw_inputs(task, seed=seed, step=step, n=n)
+        drawn = draw_candidates(task, seed=seed, step=step, n=n)
     except NotDrawable:
         return []
     if observe is None:
@@ -275,16 +298,121 @@ def hidden_tests(
     # the task's own held-out inputs (secret too) come last: a second answer for the
     # sets whose drawn inputs all share one (a boolean whose other answer was visible)
     visible, held = example_calls(task)
-    shown = {repr(a) for a in visible + inputs}
-    inputs = inputs + [a for a in held if repr(a) not in shown]
-    calls = [f"{entry}({', '.join(repr(a) for a in args)})" for args in inputs]
-    by_value: dict[str, list[Any]] = {}
-    for call, (ok, value) in zip(calls, reference_values(task, calls, observe), strict=True):
+    shown = {repr(a) for a in visible} | {repr(a) for a, _ in drawn}
+    pool = drawn + [(a, -1) for a in held if repr(a) not in shown]
+    calls = [f"{entry}({', '.join(repr(a) for a in args)})" for args, _ in pool]
+    kept: list[tuple[tuple[Any, ...], int, Any, str]] = []  # (args, origin, value, test)
+    for (args, origin), call, (ok, value) in zip(pool, calls, reference_values(task, calls, observe), strict=True):
         if ok and _exact(value):
-            by_value.setdefault(repr(value), []).append(f"assert {call} == {value!r}")
+            kept.append((args, origin, value, f"assert {call} == {value!r}"))
         elif ok and type(value) is float and math.isfinite(value):  # compared within a tolerance, outside
-            by_value.setdefault(repr(value), []).append(f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})")
-    return _with_second_answer(_one_per_answer(by_value, n), task)
+            kept.append((args, origin, value, f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})"))
+    if not kept:
+        return []
+    killed = _informative(_kills(task, [k[0] for k in kept], seed=seed, step=step, observe=observe))
+    examples = visible + [a for a in held if len(a) == len(visible[0])]
+    feats = features(
+        [(args, origin, value) for args, origin, value, _ in kept], examples, _example_answers(task, examples), killed
+    )
+    tests = [kept[i][3] for i in select_covering(feats, n)]
+    return _with_second_answer(tests, task)
+
+
+def _kills(
+    task: Task, inputs: list[tuple[Any, ...]], *, seed: int, step: int, observe: Observer
+) -> list[frozenset[int]]:
+    """Which alternates of the reference each input kills (rlvr.rewards.alternates); none
+    known where the sandbox could not run them."""
+    from rlvr.rewards.alternates import alternate_programs, kills
+    from rlvr.sandbox.api import SandboxFailure
+
+    try:
+        return kills(task, inputs, alternate_programs(task, seed=seed, step=step), observe)
+    except SandboxFailure:
+        return [frozenset() for _ in inputs]
+
+
+def _informative(killed: list[frozenset[int]]) -> list[frozenset[int]]:
+    """The kills of alternates that at most half of the inputs kill: one that nearly every
+    input kills (a dropped return, a flipped base case) says nothing about which to keep."""
+    counts: dict[int, int] = {}
+    for ks in killed:
+        for j in ks:
+            counts[j] = counts.get(j, 0) + 1
+    rare = {j for j, c in counts.items() if 2 * c <= len(killed)}
+    return [ks & rare for ks in killed]
+
+
+def _example_answers(task: Task, examples: list[tuple[Any, ...]]) -> dict[str, str]:
+    """repr(argument tuple) -> repr(expected value), for the examples whose expected value
+    is a literal (visible tests, then the task's held-out ones)."""
+    out: dict[str, str] = {}
+    entry = str(task.entry_point)
+    for line in [*task.tests.get("tests", []), *task.tests.get("held_out", [])]:
+        args = _call_args(str(line), entry)
+        if args is None:
+            continue
+        node = pyparse.parse(str(line).strip()).body[0]
+        assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
+        try:
+            want = ast.literal_eval(node.test.comparators[0])
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            continue
+        out.setdefault(repr(args), repr(want))
+    return out
+
+
+def features(
+    cands: list[tuple[tuple[Any, ...], int, Any]],
+    examples: list[tuple[Any, ...]],
+    answers: dict[str, str],
+    killed: list[frozenset[int]],
+) -> list[frozenset[Any]]:
+    """What each candidate (args, origin, the reference's value) exercises, as
+    `rlvr.rewards.test_selection` reads it: its answer; `flip` (an edit of example k with
+    another answer); `reorder` (example k's elements in another order, another answer);
+    `length` of each sequence argument up to one past the examples' longest; `beyond`
+    (an integer outside its argument's examples) and `scale` (how many digits past
+    them, in steps of four); `kill` of alternate j."""
+    width = len(examples[0]) if examples else 0
+    longest = {
+        i: max(len(e[i]) for e in examples)
+        for i in range(width)
+        if all(isinstance(e[i], str | list | tuple) for e in examples)
+    }
+    ints = {
+        i: (min(e[i] for e in examples), max(e[i] for e in examples))
+        for i in range(width)
+        if all(type(e[i]) is int for e in examples)
+    }
+    bags = [_bag(e) for e in examples]
+    out = []
+    for (args, origin, value), kills in zip(cands, killed, strict=True):
+        answer = repr(value)
+        f: set[Any] = {("answer", answer)}
+        if 0 <= origin < len(examples) and answers.get(repr(examples[origin]), answer) != answer:
+            f.add(("flip", origin))
+        bag = _bag(args)
+        for k, e in enumerate(examples):
+            if bag == bags[k] and args != e and answers.get(repr(e), answer) != answer:
+                f.add(("reorder", k))
+        for i, top in longest.items():
+            if i < len(args) and isinstance(args[i], str | list | tuple):
+                f.add(("length", i, min(len(args[i]), top + 1)))
+        for i, (lo, hi) in ints.items():
+            if i < len(args) and type(args[i]) is int and not lo <= args[i] <= hi:
+                f.add(("beyond", i, "below" if args[i] < lo else "above"))
+                digits, most = len(str(abs(args[i]))), len(str(max(abs(lo), abs(hi))))
+                if digits > most:  # orders of magnitude past the examples, in steps of four digits
+                    f.add(("scale", i, (digits - most - 1) // 4))
+        f.update(("kill", j) for j in kills)
+        out.append(frozenset(f))
+    return out
+
+
+def _bag(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The arguments with each sequence's elements sorted (by repr): equal bags, other order."""
+    return tuple(tuple(sorted(map(repr, a))) if isinstance(a, str | list | tuple) else repr(a) for a in args)
 
 
 def _with_second_answer(tests: list[Any], task: Task) -> list[Any]:

@@ -6,7 +6,8 @@ string over "()[]" is almost never balanced, a random pair of integers rarely sh
 factor of 17. An edit of an example keeps most of its structure and moves it across the
 boundary a rule fitted to the examples draws: two brackets swapped ("([])" -> "([)]"), a
 letter replaced by another of its case ('w' -> 't'), a number moved by one, both numbers
-of a pair scaled by a common factor, a list reordered or grown. Pure functions of
+of a pair scaled by a common factor (a small one, or a prime past 19), a string or list
+shuffled, reordered or grown. Pure functions of
 `(arguments, random.Random)`: the caller derives the generator's seed, so the same seed
 gives the same neighbours.
 """
@@ -15,7 +16,13 @@ from __future__ import annotations
 
 import random
 import string
+import unicodedata
 from typing import Any
+
+# a common factor past the small primes a trial-division shortcut stops at
+# the kinds a category peer may come from beyond the string itself: brackets of each side
+_CATEGORY_PEERS = {"Ps": "([{", "Pe": ")]}"}
+_LARGER_PRIMES = (23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 
 def neighbour(args: tuple[Any, ...], rng: random.Random, nonneg: tuple[bool, ...] = ()) -> tuple[Any, ...]:
@@ -25,7 +32,7 @@ def neighbour(args: tuple[Any, ...], rng: random.Random, nonneg: tuple[bool, ...
     for _ in range(2 if rng.random() < 1 / 3 else 1):
         ints = [i for i, a in enumerate(out) if type(a) is int]
         if len(ints) >= 2 and rng.random() < 0.25:  # a common factor: gcd, lcm, divisibility
-            k = rng.randint(2, 19)
+            k = rng.randint(2, 19) if rng.random() < 2 / 3 else rng.choice(_LARGER_PRIMES)
             out = tuple(a * k if type(a) is int else a for a in out)
             continue
         if not out:
@@ -34,6 +41,21 @@ def neighbour(args: tuple[Any, ...], rng: random.Random, nonneg: tuple[bool, ...
         keep = nonneg[i] if i < len(nonneg) else False
         out = (*out[:i], _edit(out[i], rng, keep), *out[i + 1 :])
     return out
+
+
+def reordered(args: tuple[Any, ...], rng: random.Random, nonneg: tuple[bool, ...] = ()) -> tuple[Any, ...]:
+    """`args` with one sequence argument (a string, list or tuple of two or more elements)
+    shuffled: the same elements in another order, where an answer that depends on the
+    order shows it (nesting, sortedness, position). An example with no such argument gets
+    an edit instead (`neighbour`)."""
+    seqs = [i for i, a in enumerate(args) if isinstance(a, str | list | tuple) and len(a) >= 2]
+    if not seqs:
+        return neighbour(args, rng, nonneg)
+    i = rng.choice(seqs)
+    items = list(args[i])
+    rng.shuffle(items)
+    value: Any = "".join(items) if isinstance(args[i], str) else type(args[i])(items)
+    return (*args[:i], value, *args[i + 1 :])
 
 
 def _edit(value: Any, rng: random.Random, nonneg: bool) -> Any:
@@ -56,18 +78,27 @@ def _edit_int(x: int, rng: random.Random, nonneg: bool) -> int:
 
 
 def _same_class(c: str, rng: random.Random, text: str) -> str:
+    """Another character of c's kind: a letter of its case, a digit, or else one of the
+    string's own characters of c's Unicode category (an opening bracket for an opening
+    bracket: the nesting depth stays, the pairing changes)."""
     if c in string.ascii_lowercase:
         return rng.choice(string.ascii_lowercase)
     if c in string.ascii_uppercase:
         return rng.choice(string.ascii_uppercase)
-    return rng.choice(text)
+    if c in string.digits:
+        return rng.choice(string.digits)
+    kind = unicodedata.category(c)
+    same = sorted({x for x in text if unicodedata.category(x) == kind} | set(_CATEGORY_PEERS.get(kind, "")))
+    return rng.choice(same)
 
 
 def _edit_str(s: str, rng: random.Random) -> str:
     if not s:
         return rng.choice(string.ascii_lowercase)
     i, j = rng.randrange(len(s)), rng.randrange(len(s))
-    how = rng.randrange(7)
+    how = rng.randrange(8)
+    if how == 7:  # the same characters in another order
+        return "".join(rng.sample(s, len(s)))
     if how == 0 and len(s) > 1:  # two characters swapped
         a = list(s)
         a[i], a[j] = a[j], a[i]
@@ -90,8 +121,10 @@ def _edit_list(xs: list[Any], rng: random.Random, nonneg: bool) -> list[Any]:
         return []
     a = list(xs)
     i, j = rng.randrange(len(a)), rng.randrange(len(a))
-    how = rng.randrange(7)
-    if how == 0:
+    how = rng.randrange(8)
+    if how == 7:  # the same elements in another order
+        rng.shuffle(a)
+    elif how == 0:
         a[i], a[j] = a[j], a[i]
     elif how == 1:
         a[i] = _edit(a[i], rng, nonneg)

@@ -151,3 +151,41 @@ def test_float_valued_tasks_draw_tolerance_tests_the_reference_and_other_orders_
     other_order = "def average(xs):\n    return sum(sorted(xs, reverse=True)) / len(xs)\n"
     assert _completion(task, other_order, cfg) == 1.0
     assert _completion(task, "def average(xs):\n    return sum(xs) // len(xs)\n", cfg) < 1.0
+
+
+NARROW = """#include <iostream>
+#include <unordered_map>
+int main() { int n; long long k; std::cin >> n >> k; std::unordered_map<long long, int> seen; int pairs = 0;
+for (int i = 0; i < n; ++i) { long long x; std::cin >> x; pairs += seen[k - x]; ++seen[x]; }
+std::cout << pairs << "\\n"; }
+"""
+
+
+def test_an_accumulator_too_narrow_for_the_statements_largest_input_fails_the_drawn_tests() -> None:
+    from rlvr.sandbox import execute
+
+    task = next(t for t in load_tasks("bundled:programs_cpp") if t.id == "cpp/pair_count")
+    visible = execute(NARROW, {"format": "stdio", "cases": task.tests["cases"]}, language="cpp")
+    assert visible.passed == visible.total  # every shown case is small
+    drawn = with_hidden_tests(task, 20, seed=0, step=0).tests["held_out"]
+    assert max(len(c["stdin"]) for c in drawn) > 100_000  # n = 10^5, all values equal: 4999950000 pairs
+    result = execute(NARROW, {"format": "stdio", "cases": drawn}, language="cpp")
+    assert result.passed < result.total
+
+
+def test_a_patch_that_hides_a_repair_tasks_shown_failure_meets_the_bug_in_the_drawn_tests() -> None:
+    # the buggy to_roman has 41 for 40; replacing 'XXXX' by 'XL' fixes 40 (the shown
+    # failure) and not 41-49: the drawn set kills the buggy program (rlvr.rewards.alternates)
+    task = next(t for t in load_tasks("bundled:code_repair") if t.id == "repair/to_roman")
+    patched = str(task.metadata["buggy"]).replace("    return out\n", "    return out.replace('XXXX', 'XL')\n")
+    env: dict = {}  # type: ignore[type-arg]
+    exec(patched, env)
+    for step in range(4):
+        tests = hidden_tests(task, seed=0, step=step)
+        failed = 0
+        for line in tests:
+            try:
+                exec(line, dict(env))
+            except AssertionError:
+                failed += 1
+        assert failed, step

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from rlvr.rewards.hidden_tests import (
+    MAGNITUDE_DIGITS,
     WIDEN,
     NotDrawable,
     constant_passes,
@@ -58,11 +59,11 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
     assert a != draw_inputs(t, seed=7, step=4, n=20)
     assert len(a) >= 20 and not {(0,), (1,), (2,), (3,), (50,)} & set(a)
     assert len(set(a)) == len(a)
-    # fresh draws within the examples' range (wide enough here: no widening) or up to
-    # WIDEN times the span past it, and edits of an example (at most 2 * (2 * 50 + 1) + 1);
+    # fresh draws within the examples' range (wide enough here: no widening), up to WIDEN
+    # times the span past it, or of up to MAGNITUDE_DIGITS digits, and edits of an example;
     # never below the smallest example, as none is negative
-    assert all(0 <= x <= 203 for (x,) in a)
-    assert any(x <= 50 for (x,) in a) and any(x > 50 for (x,) in a)
+    assert all(0 <= x < 10**MAGNITUDE_DIGITS for (x,) in a)
+    assert any(x <= 50 for (x,) in a) and any(50 < x <= 203 for (x,) in a) and any(x > 10**6 for (x,) in a)
     neg = draw_inputs(_task([f"assert f({i}) == {i}" for i in (-5, 0, 3, 15)]), seed=0, step=0, n=40)
     assert min(x for (x,) in neg) < -5 and max(x for (x,) in neg) > 15
 

@@ -22,7 +22,7 @@ def test_the_same_seed_gives_the_same_neighbours_and_most_differ_from_the_exampl
 def test_string_edits_keep_the_structure_and_reach_the_classic_misnesting() -> None:
     got = {s for (s,) in _many(("([])",))}
     assert "([)]" in got  # two characters swapped
-    assert all(set(s) <= set("([])") or len(s) == 4 for s in got)  # a replaced letter only where one was
+    assert all(set(s) <= set("()[]{}") for s in got)  # no letter where none was; a bracket may change kind
     letters = {c for (s,) in _many(("wxyz",)) for c in s}
     assert letters - set("wxyz") and letters <= set(string.ascii_lowercase)  # another letter of the same case
 
@@ -40,3 +40,25 @@ def test_list_edits_reorder_grow_and_shrink() -> None:
     assert any(len(xs) == 2 for xs in got) and any(len(xs) == 4 for xs in got)
     assert neighbour(([],), random.Random(0)) == ([],)  # no element to copy the kind of
     assert neighbour((True,), random.Random(0)) == (False,)
+
+
+def test_reordering_shuffles_one_sequence_argument_and_edits_the_others() -> None:
+    from rlvr.tasks.neighbours import reordered
+
+    got = {reordered(("([])", 7), random.Random(s)) for s in range(60)}
+    assert all(sorted(s) == sorted("([])") and k == 7 for s, k in got)
+    assert ("([)]", 7) in got and ("])[(", 7) in got
+    lists = {tuple(xs) for (xs,) in (reordered(([1, 2, 3],), random.Random(s)) for s in range(60))}
+    assert len(lists) == 6  # every order of three elements
+    assert reordered((4, 6), random.Random(0)) != (4, 6)  # no sequence: an edit instead
+
+
+def test_a_replaced_character_keeps_its_kind() -> None:
+    from rlvr.tasks.neighbours import _same_class
+
+    rng = random.Random(3)
+    text = "(a[1]{B})"
+    for c, kind in (("(", "([{"), ("}", ")]}"), ("a", string.ascii_lowercase), ("B", string.ascii_uppercase)):
+        got = {_same_class(c, rng, text) for _ in range(200)}
+        assert got <= set(kind) and len(got) > 1  # an opening bracket for an opening bracket, …
+    assert {_same_class("1", rng, text) for _ in range(200)} == set(string.digits)

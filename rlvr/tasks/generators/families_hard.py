@@ -156,6 +156,7 @@ HARD: tuple[Family, ...] = (
         "vals = [(1000, 'M'), (900, 'CM'), (500, 'D'), (400, 'CD'), (100, 'C'), (90, 'XC'), (50, 'L'), (40, 'XL'), (10, 'X'), (9, 'IX'), (5, 'V'), (4, 'IV'), (1, 'I')]\n    out = ''\n    for v, r in vals:\n        while n >= v:\n            out += r\n            n -= v\n    return out",
         (1, 4, 9, 14, 40, 90, 400, 1994, 3999),
         held_out=(3, 49, 444, 2024),
+        arg_ranges=((1, 3999),),  # the range the prompt states
     ),
     fam(
         "transpose",

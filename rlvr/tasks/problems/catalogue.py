@@ -13,7 +13,7 @@ import random
 from collections import Counter
 
 from rlvr.tasks.draws import NoDrawer, register_drawer
-from rlvr.tasks.problems.fresh import FRESH
+from rlvr.tasks.problems.fresh import EDGE, FRESH
 from rlvr.tasks.problems.stdio import (
     _BRACKETS,
     _PHRASES,
@@ -465,9 +465,11 @@ if set(BY_NAME) != set(FRESH):
 @register_drawer("stdio_problem")
 def draw(task: Task, name: str, rng: random.Random, n: int) -> list[dict[str, str]]:
     """Hidden tests (`metadata.draw: stdio_problem:NAME`): fresh inputs over the problem's
-    documented range (`fresh.FRESH`), expected outputs from its Python solver."""
+    documented range (`fresh.FRESH`) and at its largest sizes (`fresh.EDGE`), expected
+    outputs from its Python solver."""
     if name not in BY_NAME:
         raise NoDrawer(f"task {task.id}: field 'metadata.draw': no bundled problem '{name}'")
     p = BY_NAME[name]
-    inputs = list(dict.fromkeys(FRESH[name](rng) for _ in range(2 * n)))
+    edges = [make(rng) for make in EDGE.get(name, [])]  # first: each is kept (one answer each)
+    inputs = list(dict.fromkeys(edges + [FRESH[name](rng) for _ in range(2 * n)]))
     return [{"stdin": s, "stdout": p.solve(s).rstrip() + "\n"} for s in inputs]

@@ -5,8 +5,11 @@ shows (a verdict per known line, a rank per known word, a shortcut for small siz
 meets inputs here that it has never seen: random words, constructed palindromes and
 near-misses, nested brackets with one kind swapped, grids and arrays up to the sizes the
 statement allows (kept to a few thousand numbers where it allows 10^5, so that a run of
-twenty cases stays within a test's time; a quadratic solution still passes those, and
-the statement's larger sizes are left to the task's own tests).
+twenty cases stays within a test's time), plus `EDGE` inputs at the statement's
+largest sizes and extreme values (n = 10^5, a 50 x 50 grid, every value at its bound:
+an accumulator too narrow, a window or a search budget too small, a fixed-stride index
+shows only there). The statement's sizes are what it promises, so a solution too slow
+for them fails an edge input as it would on a judge.
 
 `FRESH[name](rng)` is one input; the drawer (`catalogue`) asks for as many as it needs.
 Pure Python, no imports beyond the standard library: it runs at training time.
@@ -26,8 +29,19 @@ def _size(r: random.Random, hi: int) -> int:
     return max(1, min(hi, round(hi ** r.random())))
 
 
+# lowercase words that name something in a language's objects or literals: a program that
+# keys a plain object or dict by the word meets a property it did not put there
+SPECIAL_WORDS = ("constructor", "prototype", "length", "none", "null", "undefined", "true", "false", "nan", "self")
+
+
 def _word(r: random.Random, lo: int = 1, hi: int = 9) -> str:
-    return "".join(r.choice(string.ascii_lowercase) for _ in range(r.randint(lo, hi)))
+    """Lowercase letters, lo..hi of them; one word in twenty is a SPECIAL_WORDS one and one in
+    ten runs to three times hi (the statements bound no word's length)."""
+    roll = r.random()
+    if roll < 0.05:
+        return r.choice(SPECIAL_WORDS)
+    top = 3 * hi if roll < 0.15 else hi
+    return "".join(r.choice(string.ascii_lowercase) for _ in range(r.randint(lo, top)))
 
 
 def _nums(n_hi: int, lo: int, hi: int, header: Callable[[random.Random, list[int]], str] | None = None) -> Fresh:
@@ -190,4 +204,72 @@ FRESH: dict[str, Fresh] = {
     "maze_steps": _grid(True),
     "pair_count": _nums(2000, -1000, 1000, _pair_header),
     "matrix_transpose": _matrix,
+}
+
+
+def _edge_nums(n: int, lo: int, hi: int, header: Callable[[int, list[int]], str] | None = None) -> list[Fresh]:
+    """n numbers at the statement's largest n: random over the whole range, and every one
+    at the bound of largest magnitude."""
+
+    def spread(r: random.Random) -> str:
+        a = [r.randint(lo, hi) for _ in range(n)]
+        return f"{header(n, a) if header else n}\n{' '.join(map(str, a))}\n"
+
+    def extreme(r: random.Random) -> str:
+        v = hi if abs(hi) >= abs(lo) else lo
+        a = [v] * n
+        return f"{header(n, a) if header else n}\n{' '.join(map(str, a))}\n"
+
+    return [spread, extreme]
+
+
+def _edge_grid(maze: bool) -> list[Fresh]:
+    """50 x 50: sparse land or walls at random, and (a maze) start and exit in opposite
+    corners of an open grid, the longest shortest path the size allows."""
+
+    def sparse(r: random.Random) -> str:
+        g = [["#" if r.random() < (0.15 if maze else 0.45) else "." for _ in range(50)] for _ in range(50)]
+        if maze:
+            g[0][0], g[49][49] = "S", "E"
+        return "50 50\n" + "\n".join("".join(row) for row in g) + "\n"
+
+    def corners(r: random.Random) -> str:
+        g = [["." for _ in range(50)] for _ in range(50)]
+        if maze:
+            g[0][0], g[49][49] = "S", "E"
+        else:  # land in the last columns only: cells past a narrow row stride
+            for i in range(50):
+                g[i][49 - (i % 3)] = "#"
+        return "50 50\n" + "\n".join("".join(row) for row in g) + "\n"
+
+    return [sparse, corners]
+
+
+def _edge_words() -> list[Fresh]:
+    """Every SPECIAL_WORDS word, and words of every length 1..30 (two of some): a table or
+    bucket per length, or a plain object keyed by the word, meets what it was not built for."""
+
+    def special(r: random.Random) -> str:
+        words = [w for w in SPECIAL_WORDS for _ in range(r.randint(1, 2))]
+        r.shuffle(words)
+        return " ".join(words) + "\n"
+
+    def lengths(r: random.Random) -> str:
+        words = [_word(r, n, n) for n in range(1, 31)] + [_word(r, n, n) for n in r.sample(range(1, 31), 5)]
+        r.shuffle(words)
+        return " ".join(words) + "\n"
+
+    return [special, lengths]
+
+
+# inputs at the statement's largest sizes and extreme values, where the random draws stop short
+EDGE: dict[str, list[Fresh]] = {
+    "word_frequency": _edge_words(),
+    "sort_by_length": _edge_words(),
+    "reverse_words": _edge_words(),
+    "longest_increasing": _edge_nums(10**5, -(10**6), 10**6),
+    "max_subarray": _edge_nums(10**5, -(10**4), 10**4),
+    "pair_count": _edge_nums(10**5, -1000, 1000, lambda n, a: f"{n} {2 * a[0]}"),
+    "count_islands": _edge_grid(False),
+    "maze_steps": _edge_grid(True),
 }

@@ -176,7 +176,13 @@ def _rle(s: str) -> str:
 
 
 def _pairs(a: list[int], k: int) -> int:
-    return sum(1 for i in range(len(a)) for j in range(i + 1, len(a)) if a[i] + a[j] == k)
+    """Pairs i < j with a[i] + a[j] == k, counted in one pass (n reaches 10^5)."""
+    seen: dict[int, int] = {}
+    pairs = 0
+    for x in a:
+        pairs += seen.get(k - x, 0)
+        seen[x] = seen.get(x, 0) + 1
+    return pairs
 
 
 def _transpose(s: str) -> str:

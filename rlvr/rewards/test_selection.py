@@ -1,0 +1,51 @@
+"""Which drawn inputs become a step's hidden tests: a greedy cover of what each input
+exercises (issue 33: hidden tests a rule fitted to the examples cannot pass).
+
+Twenty random inputs rarely include the one that tells a right program from one that is
+right only where the examples reach: a pair of values straddling the examples' range, a
+list of the one length the examples skip, a bracket string with the examples' brackets
+in another order. So more inputs are drawn than are kept, each is described by the
+*features* it exercises, and the kept ones cover as many features as they can:
+
+- its answer (no constant passes a set with two answers; the rarer answer of a boolean
+  function is asked as often as the common one);
+- `flip`: an edit or reordering of an example whose answer differs from the example's
+  (the boundary a fitted rule draws in the wrong place);
+- `reorder`: the same elements as an example in another order, answer differing;
+- `length`: each length of a sequence argument up to the examples' longest, and one
+  past it (small-scope coverage: a size-keyed patch skips one);
+- `beyond`: an integer below or above every example of its argument;
+- `kill`: an input on which an alternate program differs from the reference: one of the
+  reference's own mutants (`rlvr.tasks.mutate`) or, for a repair task, the buggy program
+  it was made from (a patch that fixes the shown failure and not the bug).
+
+Selection is greedy: each pick covers the most features not yet covered (the earliest
+drawn on ties); when no input adds one, a new round starts with nothing covered, so the
+set keeps cycling through answers and features until `n` are kept. Pure and
+deterministic: the same candidates in the same order give the same picks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+
+def select_covering(features: Sequence[frozenset[Hashable]], n: int) -> list[int]:
+    """Indices (in pick order) of up to `n` candidates covering the most features, greedily,
+    round after round (see the module's docstring)."""
+    left = list(range(len(features)))
+    covered: set[Hashable] = set()
+    picks: list[int] = []
+    while left and len(picks) < n:
+        best, gain = left[0], -1
+        for i in left:
+            g = len(features[i] - covered)
+            if g > gain:
+                best, gain = i, g
+        if gain <= 0 and covered:  # nothing new: a new round
+            covered = set()
+            continue
+        picks.append(best)
+        left.remove(best)
+        covered |= features[best]
+    return picks

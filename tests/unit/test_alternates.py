@@ -1,0 +1,63 @@
+"""rlvr.rewards.alternates: the reference's mutants and a repair task's buggy program, and
+which inputs kill them, evaluated in this process by a stand-in for the sandbox."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rlvr.rewards.alternates import MAX_ALTERNATES, alternate_programs, kill_program, kills
+from rlvr.types import Task
+
+REF = "def f(x):\n    return x > 10\n"
+
+
+def _task(ref: str = REF, **metadata: Any) -> Task:
+    spec = {"format": "assert", "tests": ["assert f(0) == False", "assert f(11) == True"]}
+    return Task(id="t/1", domain="python", prompt="p", tests=spec, entry_point="f", reference=ref, metadata=metadata)
+
+
+def _observer(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
+    env: dict[str, Any] = {}
+    exec(code, env)
+    out: list[tuple[bool, Any]] = []
+    for e in exprs:
+        try:
+            out.append((True, eval(e, env)))
+        except Exception as err:
+            out.append((False, str(err)))
+    return out
+
+
+def test_a_repair_tasks_buggy_program_comes_first_then_the_references_mutants() -> None:
+    buggy = "def f(x):\n    return x >= 10\n"
+    alts = alternate_programs(_task(buggy=buggy), seed=0, step=0)
+    assert alts[0] == buggy and len(alts) <= MAX_ALTERNATES
+    assert "def f(x):\n    return x >= 10\n" in alts[1:] or "def f(x):\n    return x > 11\n" in alts[1:]
+    assert alternate_programs(_task(), seed=0, step=0) == alternate_programs(_task(), seed=0, step=0)
+    assert alternate_programs(_task(ref="def f(x) return"), seed=0, step=0) == []  # does not parse: none
+
+
+def test_an_input_kills_the_alternates_whose_value_differs() -> None:
+    alts = [
+        "def f(x):\n    return x >= 10\n",  # differs at 10 only
+        "def f(x):\n    return 1 / (x - 3) > 0 and x > 10\n",  # raises at 3
+        "def f(x):\n    return x > 10\n",  # the same as the reference
+    ]
+    got = kills(_task(), [(10,), (3,), (20,)], alts, _observer)
+    assert got == [frozenset({0}), frozenset({1}), frozenset()]
+    assert kills(_task(), [(1,)], [], _observer) == [frozenset()]
+
+
+def test_an_alternate_that_loops_is_stopped_by_its_step_budget_and_counts_as_killed() -> None:
+    loops = "def f(x):\n    while True:\n        x += 1\n"
+    start = time.monotonic()
+    assert kills(_task(), [(5,), (50,)], [loops, REF], _observer) == [frozenset({0}), frozenset({0})]
+    assert time.monotonic() - start < 5
+
+
+def test_the_program_keeps_the_reference_under_its_name_and_a_broken_alternate_never_kills() -> None:
+    code = kill_program(_task(), ["def f(x) return", "def g(x):\n    return 0\n"])
+    env: dict[str, Any] = {}
+    exec(code, env)
+    assert env["f"](11) is True and env["_rlvr_kills"](11) == [False, False]
