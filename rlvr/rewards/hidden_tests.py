@@ -127,8 +127,8 @@ def strategy_for(values: list[Any], need: int = DEFAULT_COUNT) -> Any:
         # bit width, a capped loop or a float shortcut is exact only up to some size)
         digits = max(MAGNITUDE_DIGITS, 2 * len(str(max(abs(lo), abs(hi)))))
         sign = -1 if min(values) < 0 else 1
-        big = st.tuples(st.integers(1, digits), st.integers(0, 10**digits), st.booleans()).map(
-            lambda t: (sign if t[2] else 1) * (10 ** (t[0] - 1) + t[1] % (9 * 10 ** (t[0] - 1)))
+        big = st.tuples(st.integers(1, digits), st.integers(0, 10**digits), st.booleans(), st.integers(0, 4)).map(
+            lambda t: (sign if t[2] else 1) * _boundary(t[0], t[1], t[3])
         )
         return st.integers(lo, hi) | st.integers(lo - span if lo < 0 else lo, hi + span) | big
     if kinds <= {int, float}:
@@ -148,6 +148,20 @@ def strategy_for(values: list[Any], need: int = DEFAULT_COUNT) -> Any:
         width = len(values[0])
         return st.tuples(*(strategy_for([v[i] for v in values], need) for i in range(width)))
     raise NotDrawable(f"arguments of kind {', '.join(sorted(k.__name__ for k in kinds))}")
+
+
+def _boundary(digits: int, r: int, kind: int) -> int:
+    """A `digits`-digit number: random (kind 0 and 1), or a boundary value of that size: a
+    power of two less one, one below a power of ten, the square of a number of half the
+    digits (a property true of few large numbers asked of a large one)."""
+    if kind == 2:
+        return 2 ** max(1, int(digits * 3.3219)) - 1
+    if kind == 3:
+        return 10**digits - 1
+    if kind == 4:
+        half = max(1, (digits + 1) // 2)
+        return (10 ** (half - 1) + r % (9 * 10 ** (half - 1))) ** 2
+    return 10 ** (digits - 1) + r % (9 * 10 ** (digits - 1))
 
 
 def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[Any, ...]]:

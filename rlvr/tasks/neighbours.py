@@ -7,7 +7,7 @@ factor of 17. An edit of an example keeps most of its structure and moves it acr
 boundary a rule fitted to the examples draws: two brackets swapped ("([])" -> "([)]"), a
 letter replaced by another of its case ('w' -> 't'), a number moved by one, both numbers
 of a pair scaled by a common factor (a small one, or a prime past 19), a string or list
-shuffled, reordered or grown. Pure functions of
+shuffled, reordered or grown, an element of a list of lists nested one level deeper. Pure functions of
 `(arguments, random.Random)`: the caller derives the generator's seed, so the same seed
 gives the same neighbours.
 """
@@ -121,6 +121,10 @@ def _edit_list(xs: list[Any], rng: random.Random, nonneg: bool) -> list[Any]:
         return []
     a = list(xs)
     i, j = rng.randrange(len(a)), rng.randrange(len(a))
+    if all(isinstance(x, list) for x in a) and a[i] and rng.random() < 0.2:  # a list of lists: one level deeper
+        k = rng.randrange(len(a[i]))
+        a[i] = [[x] if n == k else x for n, x in enumerate(a[i])]
+        return a
     how = rng.randrange(8)
     if how == 7:  # the same elements in another order
         rng.shuffle(a)

@@ -31,6 +31,7 @@ MEDIUM: tuple[Family, ...] = (
         "r = 1\n    for i in range(2, n + 1):\n        r *= i\n    return r",
         (0, 1, 2, 5, 7, 10),
         held_out=(3, 4, 12),
+        arg_ranges=((0, 500),),  # a recursive solution is honest: Python's recursion limit is 1000
     ),
     fam(
         "fibonacci",
