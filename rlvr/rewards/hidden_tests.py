@@ -323,13 +323,41 @@ def hidden_tests(
             kept.append((args, origin, value, f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})"))
     if not kept:
         return []
-    killed = _informative(_kills(task, [k[0] for k in kept], seed=seed, step=step, observe=observe))
+    raw = _kills(task, [k[0] for k in kept], seed=seed, step=step, observe=observe)
     examples = visible + [a for a in held if len(a) == len(visible[0])]
     feats = features(
-        [(args, origin, value) for args, origin, value, _ in kept], examples, _example_answers(task, examples), killed
+        [(args, origin, value) for args, origin, value, _ in kept],
+        examples,
+        _example_answers(task, examples),
+        _informative(raw),
     )
-    tests = [kept[i][3] for i in select_covering(feats, n)]
+    picks = select_covering(feats, n)
+    tests = [kept[i][3] for i in picks]
+    if _has_buggy(task) and tests and not any(0 in raw[i] for i in picks):
+        tests = _with_bug_shown(tests, task, visible, seed=seed, step=step, observe=observe)
     return _with_second_answer(tests, task)
+
+
+def _has_buggy(task: Task) -> bool:
+    buggy = task.metadata.get("buggy")
+    return isinstance(buggy, str) and bool(buggy.strip()) and buggy.strip() != str(task.reference or "").strip()
+
+
+def _with_bug_shown(
+    tests: list[Any], task: Task, visible: list[tuple[Any, ...]], *, seed: int, step: int, observe: Observer
+) -> list[Any]:
+    """A repair task whose drawn inputs all miss its bug (the buggy program, alternate 0,
+    answers every one right: squares of primes for a trial division that stops one short)
+    would pay the unrepaired program in full; its last drawn test gives way to the first
+    visible test the buggy program fails, as `_with_second_answer` does for a constant."""
+    shown = [str(t) for t in task.tests.get("tests") or [] if isinstance(t, str)]
+    entry = str(task.entry_point)
+    by_args = {repr(a): line for line in shown if (a := _call_args(line, entry)) is not None}
+    for args, kills in zip(visible, _kills(task, visible, seed=seed, step=step, observe=observe), strict=True):
+        line = by_args.get(repr(args))
+        if 0 in kills and line is not None:
+            return [*tests[:-1], line]
+    return tests
 
 
 def _kills(

@@ -189,3 +189,21 @@ def test_a_patch_that_hides_a_repair_tasks_shown_failure_meets_the_bug_in_the_dr
             except AssertionError:
                 failed += 1
         assert failed, step
+
+
+def test_no_repair_tasks_unrepaired_program_passes_its_drawn_tests() -> None:
+    # before the buggy program became an alternate whose kill is guaranteed, 12 of 193
+    # passed every drawn test at seed 0, step 0 (a boundary bug such as `x >= 0` for
+    # `x > 0`, whose one exposing input is visible; is_prime's squares of primes)
+    from rlvr.sandbox import execute
+
+    passing = []
+    for task in load_tasks("bundled:code_repair"):
+        tests = hidden_tests(task, seed=0, step=0)
+        spec = {"format": "assert", "tests": tests}
+        if task.tests.get("prelude"):
+            spec["prelude"] = task.tests["prelude"]
+        result = execute(str(task.metadata["buggy"]), spec)
+        if tests and result.passed == result.total:
+            passing.append(task.id)
+    assert passing == []
