@@ -8,6 +8,7 @@ from typing import Any
 
 from rlvr.rewards.alternates import MAX_ALTERNATES, alternate_programs, kill_program, kills
 from rlvr.types import Task
+from tests.unit.test_hidden_tests import _python_observer
 
 REF = "def f(x):\n    return x > 10\n"
 
@@ -15,18 +16,6 @@ REF = "def f(x):\n    return x > 10\n"
 def _task(ref: str = REF, **metadata: Any) -> Task:
     spec = {"format": "assert", "tests": ["assert f(0) == False", "assert f(11) == True"]}
     return Task(id="t/1", domain="python", prompt="p", tests=spec, entry_point="f", reference=ref, metadata=metadata)
-
-
-def _observer(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
-    env: dict[str, Any] = {}
-    exec(code, env)
-    out: list[tuple[bool, Any]] = []
-    for e in exprs:
-        try:
-            out.append((True, eval(e, env)))
-        except Exception as err:
-            out.append((False, str(err)))
-    return out
 
 
 def test_a_repair_tasks_buggy_program_comes_first_then_the_references_mutants() -> None:
@@ -44,15 +33,15 @@ def test_an_input_kills_the_alternates_whose_value_differs() -> None:
         "def f(x):\n    return 1 / (x - 3) > 0 and x > 10\n",  # raises at 3
         "def f(x):\n    return x > 10\n",  # the same as the reference
     ]
-    got = kills(_task(), [(10,), (3,), (20,)], alts, _observer)
+    got = kills(_task(), [(10,), (3,), (20,)], alts, _python_observer)
     assert got == [frozenset({0}), frozenset({1}), frozenset()]
-    assert kills(_task(), [(1,)], [], _observer) == [frozenset()]
+    assert kills(_task(), [(1,)], [], _python_observer) == [frozenset()]
 
 
 def test_an_alternate_that_loops_is_stopped_by_its_step_budget_and_counts_as_killed() -> None:
     loops = "def f(x):\n    while True:\n        x += 1\n"
     start = time.monotonic()
-    assert kills(_task(), [(5,), (50,)], [loops, REF], _observer) == [frozenset({0}), frozenset({0})]
+    assert kills(_task(), [(5,), (50,)], [loops, REF], _python_observer) == [frozenset({0}), frozenset({0})]
     assert time.monotonic() - start < 5
 
 

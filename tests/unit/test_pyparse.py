@@ -5,6 +5,7 @@ depth mismatch" while the rollout runner scored groups in threads."""
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from rlvr.rewards.hacks import detect_hacks
@@ -26,50 +27,42 @@ def test_no_module_calls_ast_parse_directly() -> None:
     assert not direct, f"parse through rlvr.tasks.pyparse.parse (or .literal for a string): {direct}"
 
 
+def _from_threads(call: Callable[[], object], times: int, threads: int = 6) -> list[object]:
+    """`call()` `times` times in each of `threads` threads at once; every result, or the
+    first errors raised."""
+    errors: list[BaseException] = []
+    out: list[object] = []
+
+    def work() -> None:
+        try:
+            for _ in range(times):
+                out.append(call())
+        except BaseException as e:
+            errors.append(e)
+
+    pool = [threading.Thread(target=work) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert not errors, errors[:3]
+    return out
+
+
 def test_threads_scoring_at_once_all_get_their_trees() -> None:
     tests = {
         "format": "assert",
         "tests": [f"assert f({'[' * 20}{i}{']' * 20}) == {i}" for i in range(6)],
     }
     code = "def f(x):\n" + "".join(f"    if x == {'[' * 20}{i}{']' * 20}:\n        return {i}\n" for i in range(6))
-    errors: list[BaseException] = []
-    found: list[set[str]] = []
-
-    def work() -> None:
-        try:
-            for _ in range(40):
-                found.append({f.name for f in detect_hacks(code, tests)})
-        except BaseException as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=work) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[:3]
+    found = _from_threads(lambda: {f.name for f in detect_hacks(code, tests)}, 40)
     assert len(found) == 240 and all(names == found[0] for names in found)
-    assert "hardcoded_tests" in found[0]
+    assert "hardcoded_tests" in found[0]  # type: ignore[operator]
     assert pyparse.parse("x = 1").body[0].targets[0].id == "x"
     assert pyparse.parse("1 + 2", mode="eval").body.op.__class__.__name__ == "Add"
 
 
 def test_literals_are_read_under_the_lock_from_threads() -> None:
     text = repr([[i, (i, "x" * i), {i: [None, True]}] for i in range(30)])
-    errors: list[BaseException] = []
-    values: list[object] = []
-
-    def work() -> None:
-        try:
-            for _ in range(60):
-                values.append(pyparse.literal(text))
-        except BaseException as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=work) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[:3]
+    values = _from_threads(lambda: pyparse.literal(text), 60)
     assert len(values) == 360 and all(v == values[0] for v in values) and pyparse.literal(" [1, 2]") == [1, 2]
