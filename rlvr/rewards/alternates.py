@@ -13,8 +13,11 @@ All alternates are evaluated inside the sandbox, in the same fork as the referen
 fork per input: `kill_program` defines each in its own namespace, and `_rlvr_kills(args)`
 returns for each whether it differs (an exception counts; so does running past a step
 budget of 20 times the reference's own line events on that input, counted with
-`sys.settrace`, which stops a mutant that loops without a per-mutant timer). Only that
-list of booleans leaves the process.
+`sys.settrace`, which stops a mutant that loops without a per-mutant timer). An input on
+which the reference itself takes more than REFERENCE_STEPS line events asks none (it
+returns None): the work is bounded by counts, not seconds, so a busy machine keeps the
+same kills and a run stays the same for its seed. Only that list of booleans leaves the
+process.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from rlvr.types import Task
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 MAX_ALTERNATES = 48  # per step; a reference with more mutants has a different share asked each step
 STEP_FACTOR = 20  # an alternate may take this many times the reference's line events
+REFERENCE_STEPS = 5000  # an input the reference takes more line events on asks no alternate (bounded work, not time)
 
 _HELPER = """
 import copy as _rlvr_copy
@@ -66,6 +70,8 @@ def _rlvr_same(got, want):
 
 def _rlvr_kills(*args):
     want, steps = _rlvr_traced(_rlvr_ref, args, None)
+    if steps > {ref_cap}:
+        return None
     limit = {factor} * steps + 1000
     out = []
     for fn in _rlvr_alts:
@@ -117,7 +123,7 @@ def kill_program(task: Task, alternates: list[str]) -> str:
             "    _rlvr_alts.append(None)"
         )
     lines.append(f"{entry} = _rlvr_ref")
-    return "\n".join(lines) + "\n" + _HELPER.format(factor=STEP_FACTOR)
+    return "\n".join(lines) + "\n" + _HELPER.format(factor=STEP_FACTOR, ref_cap=REFERENCE_STEPS)
 
 
 def kills(task: Task, inputs: list[tuple[Any, ...]], alternates: list[str], observe: Observer) -> list[frozenset[int]]:

@@ -46,6 +46,7 @@ from rlvr.types import Task
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 DEFAULT_COUNT = 20
 FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
+KILL_SECONDS = 10.0  # one input's alternates, all of them: a timer that a busy machine never reaches
 REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test: a run's 5 s covers 28 tests
 POOL = 3  # inputs drawn per test kept: the kept ones cover the most features (rlvr.rewards.test_selection)
 MAGNITUDE_DIGITS = 12  # integers are also drawn with up to this many digits (more where the examples have more)
@@ -299,15 +300,10 @@ def hidden_tests(
         drawn = draw_candidates(task, seed=seed, step=step, n=n)
     except NotDrawable:
         return []
-    if observe is None:
-        from rlvr.sandbox.api import observe as sandbox_observe
-        from rlvr.sandbox.executor import Limits
-
-        limits = Limits(timeout_s=20.0, test_timeout_s=REFERENCE_SECONDS)
-
-        def observe(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
-            return sandbox_observe(code, exprs, limits)
-
+    # the alternates get a generous timer: which inputs kill them is bounded by line
+    # events, not seconds (rlvr.rewards.alternates), so that a busy machine draws the same
+    kill_observe = observe or _sandbox_observer(KILL_SECONDS)
+    observe = observe or _sandbox_observer(REFERENCE_SECONDS)
     entry = str(task.entry_point)
     # the task's own held-out inputs (secret too) come last: a second answer for the
     # sets whose drawn inputs all share one (a boolean whose other answer was visible)
@@ -323,7 +319,7 @@ def hidden_tests(
             kept.append((args, origin, value, f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})"))
     if not kept:
         return []
-    raw = _kills(task, [k[0] for k in kept], seed=seed, step=step, observe=observe)
+    raw = _kills(task, [k[0] for k in kept], seed=seed, step=step, observe=kill_observe)
     examples = visible + [a for a in held if len(a) == len(visible[0])]
     feats = features(
         [(args, origin, value) for args, origin, value, _ in kept],
@@ -334,8 +330,20 @@ def hidden_tests(
     picks = select_covering(feats, n)
     tests = [kept[i][3] for i in picks]
     if _has_buggy(task) and tests and not any(0 in raw[i] for i in picks):
-        tests = _with_bug_shown(tests, task, visible, seed=seed, step=step, observe=observe)
+        tests = _with_bug_shown(tests, task, visible, seed=seed, step=step, observe=kill_observe)
     return _with_second_answer(tests, task)
+
+
+def _sandbox_observer(test_seconds: float) -> Observer:
+    from rlvr.sandbox.api import observe as sandbox_observe
+    from rlvr.sandbox.executor import Limits
+
+    limits = Limits(timeout_s=60.0, test_timeout_s=test_seconds)
+
+    def observe(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
+        return sandbox_observe(code, exprs, limits)
+
+    return observe
 
 
 def _has_buggy(task: Task) -> bool:

@@ -50,3 +50,13 @@ def test_the_program_keeps_the_reference_under_its_name_and_a_broken_alternate_n
     env: dict[str, Any] = {}
     exec(code, env)
     assert env["f"](11) is True and env["_rlvr_kills"](11) == [False, False]
+
+
+def test_an_input_the_reference_works_long_on_asks_no_alternate() -> None:
+    from rlvr.rewards.alternates import REFERENCE_STEPS
+
+    ref = "def f(x):\n    t = 0\n    for i in range(x):\n        t += i\n    return t > 10\n"
+    wrong = "def f(x):\n    return False\n"
+    small, large = (5,), (REFERENCE_STEPS,)  # about 2 and 2 * REFERENCE_STEPS line events
+    assert kills(_task(ref), [small, large], [wrong], _python_observer) == [frozenset(), frozenset()]
+    assert kills(_task(ref), [(6,)], [wrong], _python_observer) == [frozenset({0})]  # 15 > 10: killed
