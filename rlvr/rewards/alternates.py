@@ -1,5 +1,5 @@
 """Programs that are almost the reference, and the drawn inputs that tell them apart from
-it (hidden tests' `kill` feature, `rlvr.rewards.test_selection`).
+it (hidden tests' `kill` feature, `rlvr.rewards.selection`).
 
 The alternates of a function task are its reference's first-order mutants
 (`rlvr.tasks.mutate`: an operator flipped, a constant off by one, a statement dropped, …)
@@ -87,10 +87,10 @@ def _rlvr_kills(*args):
 """
 
 
-def alternate_programs(task: Task, *, seed: int, step: int) -> list[str]:
+def alternate_programs(task: Task, *, draw: int) -> list[str]:
     """The buggy program (repair tasks) first, then up to MAX_ALTERNATES - 1 of the
-    reference's mutants, a different share each (seed, step) where it has more."""
-    from rlvr.rewards.hidden_tests import draw_seed
+    reference's mutants, a different share for each `draw` (the step's draw seed for the
+    task, `rlvr.rewards.hidden_tests.draw_seed`) where it has more."""
     from rlvr.tasks.mutate import MutationError, mutants
 
     ref = str(task.reference or "")
@@ -102,7 +102,7 @@ def alternate_programs(task: Task, *, seed: int, step: int) -> list[str]:
         found = [m.source for m in mutants(ref, family=None)]
     except (MutationError, SyntaxError, ValueError, RecursionError):
         found = []
-    random.Random(draw_seed(task.id, seed, step) ^ 0x6D75).shuffle(found)
+    random.Random(draw ^ 0x6D75).shuffle(found)
     return out + found[: MAX_ALTERNATES - len(out)]
 
 

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from rlvr.rewards.test_selection import select_covering
+from rlvr.rewards.selection import select_covering
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
 from rlvr.tasks.neighbours import neighbour, reordered
@@ -48,7 +48,7 @@ DEFAULT_COUNT = 20
 FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
 KILL_SECONDS = 10.0  # one input's alternates, all of them: a timer that a busy machine never reaches
 REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test: a run's 5 s covers 28 tests
-POOL = 3  # inputs drawn per test kept: the kept ones cover the most features (rlvr.rewards.test_selection)
+POOL = 3  # inputs drawn per test kept: the kept ones cover the most features (rlvr.rewards.selection)
 MAGNITUDE_DIGITS = 12  # integers are also drawn with up to this many digits (more where the examples have more)
 WIDEN = 2  # how far past the examples' range and lengths half of the drawn values go
 _LOCK = threading.Lock()
@@ -377,7 +377,7 @@ def _kills(
     from rlvr.sandbox.api import SandboxFailure
 
     try:
-        return kills(task, inputs, alternate_programs(task, seed=seed, step=step), observe)
+        return kills(task, inputs, alternate_programs(task, draw=draw_seed(task.id, seed, step)), observe)
     except SandboxFailure:
         return [frozenset() for _ in inputs]
 
@@ -419,7 +419,7 @@ def features(
     killed: list[frozenset[int]],
 ) -> list[frozenset[Any]]:
     """What each candidate (args, origin, the reference's value) exercises, as
-    `rlvr.rewards.test_selection` reads it: its answer; `flip` (an edit of example k with
+    `rlvr.rewards.selection` reads it: its answer; `flip` (an edit of example k with
     another answer); `reorder` (example k's elements in another order, another answer);
     `length` of each sequence argument up to one past the examples' longest; `beyond`
     (an integer outside its argument's examples) and `scale` (how many digits past

@@ -1,9 +1,9 @@
-"""rlvr.rewards.test_selection and the features hidden_tests gives it: hand-worked covers."""
+"""rlvr.rewards.selection and the features hidden_tests gives it: hand-worked covers."""
 
 from __future__ import annotations
 
 from rlvr.rewards.hidden_tests import features
-from rlvr.rewards.test_selection import select_covering
+from rlvr.rewards.selection import select_covering
 
 
 def test_each_pick_covers_the_most_new_features_then_a_new_round_starts() -> None:
