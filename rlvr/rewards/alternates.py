@@ -87,6 +87,14 @@ def _rlvr_kills(*args):
 """
 
 
+def buggy_program(task: Task) -> str | None:
+    """A repair task's buggy program (`metadata.buggy`) where it differs from the reference."""
+    buggy = task.metadata.get("buggy")
+    if isinstance(buggy, str) and buggy.strip() and buggy.strip() != str(task.reference or "").strip():
+        return buggy
+    return None
+
+
 def alternate_programs(task: Task, *, draw: int) -> list[str]:
     """The buggy program (repair tasks) first, then up to MAX_ALTERNATES - 1 of the
     reference's mutants, a different share for each `draw` (the step's draw seed for the
@@ -94,10 +102,8 @@ def alternate_programs(task: Task, *, draw: int) -> list[str]:
     from rlvr.tasks.mutate import MutationError, mutants
 
     ref = str(task.reference or "")
-    out: list[str] = []
-    buggy = task.metadata.get("buggy")
-    if isinstance(buggy, str) and buggy.strip() and buggy.strip() != ref.strip():
-        out.append(buggy)
+    buggy = buggy_program(task)
+    out: list[str] = [buggy] if buggy is not None else []
     try:
         found = [m.source for m in mutants(ref, family=None)]
     except (MutationError, SyntaxError, ValueError, RecursionError):

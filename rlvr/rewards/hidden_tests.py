@@ -37,6 +37,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
 from rlvr.rewards.selection import select_covering
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
@@ -329,8 +330,9 @@ def hidden_tests(
     )
     picks = select_covering(feats, n)
     tests = [kept[i][3] for i in picks]
-    if _has_buggy(task) and tests and not any(0 in raw[i] for i in picks):
-        tests = _with_bug_shown(tests, task, visible, seed=seed, step=step, observe=kill_observe)
+    buggy = buggy_program(task)  # alternate 0 where there is one
+    if buggy is not None and tests and not any(0 in raw[i] for i in picks):
+        tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
     return _with_second_answer(tests, task)
 
 
@@ -346,24 +348,25 @@ def _sandbox_observer(test_seconds: float) -> Observer:
     return observe
 
 
-def _has_buggy(task: Task) -> bool:
-    buggy = task.metadata.get("buggy")
-    return isinstance(buggy, str) and bool(buggy.strip()) and buggy.strip() != str(task.reference or "").strip()
-
-
 def _with_bug_shown(
-    tests: list[Any], task: Task, visible: list[tuple[Any, ...]], *, seed: int, step: int, observe: Observer
+    tests: list[Any], task: Task, buggy: str, visible: list[tuple[Any, ...]], observe: Observer
 ) -> list[Any]:
     """A repair task whose drawn inputs all miss its bug (the buggy program, alternate 0,
     answers every one right: squares of primes for a trial division that stops one short)
     would pay the unrepaired program in full; its last drawn test gives way to the first
     visible test the buggy program fails, as `_with_second_answer` does for a constant."""
+    from rlvr.sandbox.api import SandboxFailure
+
     shown = [str(t) for t in task.tests.get("tests") or [] if isinstance(t, str)]
     entry = str(task.entry_point)
     by_args = {repr(a): line for line in shown if (a := _call_args(line, entry)) is not None}
-    for args, kills in zip(visible, _kills(task, visible, seed=seed, step=step, observe=observe), strict=True):
+    try:
+        found = kills(task, visible, [buggy], observe)
+    except SandboxFailure:
+        return tests
+    for args, killed in zip(visible, found, strict=True):
         line = by_args.get(repr(args))
-        if 0 in kills and line is not None:
+        if 0 in killed and line is not None:
             return [*tests[:-1], line]
     return tests
 
@@ -373,7 +376,6 @@ def _kills(
 ) -> list[frozenset[int]]:
     """Which alternates of the reference each input kills (rlvr.rewards.alternates); none
     known where the sandbox could not run them."""
-    from rlvr.rewards.alternates import alternate_programs, kills
     from rlvr.sandbox.api import SandboxFailure
 
     try:
@@ -437,7 +439,7 @@ def features(
     }
     bags = [_bag(e) for e in examples]
     out = []
-    for (args, origin, value), kills in zip(cands, killed, strict=True):
+    for (args, origin, value), its_kills in zip(cands, killed, strict=True):
         answer = repr(value)
         f: set[Any] = {("answer", answer)}
         if 0 <= origin < len(examples) and answers.get(repr(examples[origin]), answer) != answer:
@@ -455,7 +457,7 @@ def features(
                 digits, most = len(str(abs(args[i]))), len(str(max(abs(lo), abs(hi))))
                 if digits > most:  # orders of magnitude past the examples, in steps of four digits
                     f.add(("scale", i, (digits - most - 1) // 4))
-        f.update(("kill", j) for j in kills)
+        f.update(("kill", j) for j in its_kills)
         out.append(frozenset(f))
     return out
 
