@@ -9,6 +9,7 @@ typed wrappers over torch.distributed for the few collectives the learner needs.
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 from dataclasses import dataclass
@@ -88,11 +89,18 @@ def init(device: str = "auto", *, timeout_s: float = 600.0) -> tuple[DistEnv, to
 
 def shutdown(*, barrier: bool = True) -> None:
     """Leave the process group, after a last barrier so that no rank exits while the
-    others still talk to it (skip it after an error: the others may never arrive)."""
+    others still talk to it (skip it after an error: the others may never arrive).
+
+    Garbage is collected first: a learner dropped in a reference cycle (FSDP modules,
+    their mesh) keeps the gloo group and its finished work items, which hold tensors,
+    alive until the interpreter is torn down, and freeing them then can abort the
+    process ("terminate called without an active exception", pytorch PR 179291)."""
     if dist.is_initialized():
+        gc.collect()
         if barrier:
             dist.barrier()
         dist.destroy_process_group()
+        gc.collect()
 
 
 def mesh(device: torch.device) -> DeviceMesh:
