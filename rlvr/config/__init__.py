@@ -4,7 +4,7 @@ Every field is documented once, by the docstring under it; that text is also wha
 `rlvr train --help` prints for the key. Unknown keys and bad values fail with a message
 naming the dotted key and what is allowed. One module per section (`model`, `tasks`,
 `generation`, `algo`, `train`, `curriculum`, `reward`, `sandbox`, `engine`, `dist`,
-`observe`), `RunConfig` and the rules spanning sections in `run`, the loaders in `load`,
+`observe`, `sft`), `RunConfig` and the rules spanning sections in `run`, the loaders in `load`,
 the shared base in `base`; all re-exported here. The config imports nothing above it:
 names that other packages own (reward terms, hack signatures, alert rules) are checked
 by those packages when a run starts (rlvr.train.preflight.check_names).
@@ -24,6 +24,7 @@ from rlvr.config.observe import AlertRuleConfig, AlertsConfig, LogConfig, TraceC
 from rlvr.config.reward import FormatRulesConfig, RewardConfig, TermConfig
 from rlvr.config.run import RunConfig
 from rlvr.config.sandbox import SandboxConfig
+from rlvr.config.sft import RftConfig, SftConfig
 from rlvr.config.tasks import PromptConfig, TasksConfig
 from rlvr.config.train import BufferConfig, EvalConfig, RolloutConfig, TrainConfig
 
@@ -45,9 +46,11 @@ __all__ = [
     "PromptConfig",
     "QueueConfig",
     "RewardConfig",
+    "RftConfig",
     "RolloutConfig",
     "RunConfig",
     "SandboxConfig",
+    "SftConfig",
     "StorageConfig",
     "TasksConfig",
     "TermConfig",

@@ -11,7 +11,7 @@ from pydantic import Field, ValidationInfo, model_validator
 
 from rlvr.algos.names import estimator_needs
 from rlvr.config.algo import AlgoConfig
-from rlvr.config.base import _Section
+from rlvr.config.base import ConfigError, _Section
 from rlvr.config.curriculum import CurriculumConfig
 from rlvr.config.dist import DistConfig, QueueConfig, StorageConfig
 from rlvr.config.engine import EngineConfig
@@ -20,6 +20,7 @@ from rlvr.config.model import ModelConfig
 from rlvr.config.observe import AlertsConfig, LogConfig, TraceConfig
 from rlvr.config.reward import RewardConfig
 from rlvr.config.sandbox import SandboxConfig
+from rlvr.config.sft import RftConfig, SftConfig
 from rlvr.config.tasks import PromptConfig, TasksConfig
 from rlvr.config.train import BufferConfig, EvalConfig, RolloutConfig, TrainConfig
 
@@ -53,6 +54,8 @@ class RunConfig(_Section):
     log: LogConfig = Field(default_factory=LogConfig)
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
+    sft: SftConfig = Field(default_factory=SftConfig)
+    rft: RftConfig = Field(default_factory=RftConfig)
 
     @property
     def run_dir(self) -> Path:
@@ -152,3 +155,28 @@ class RunConfig(_Section):
         if problems:
             raise ValueError("\n".join(problems))
         return self
+
+
+NOT_READ: dict[str, tuple[str, ...]] = {
+    "train": ("sft", "rft"),
+    "eval": ("sft", "rft"),
+    "sft": ("algo", "train", "buffer", "queue", "dist", "storage", "curriculum", "rft"),
+    "rft": ("algo", "train", "buffer", "queue", "dist", "storage", "curriculum"),
+}
+"""The sections each command never reads (`rlvr sft` has its own learning rate, batch and
+checkpoint keys under sft; RL's are under train)."""
+
+_READ_BY = {"sft": "rlvr sft and rlvr rft", "rft": "rlvr rft", "storage": "rlvr train"}
+
+
+def check_command_keys(cfg: RunConfig, command: str) -> None:
+    """A key set for a section the command never reads is an error naming it (a
+    learning rate given as train.lr to rlvr sft would otherwise do nothing)."""
+    problems = []
+    for section in NOT_READ.get(command, ()):
+        for key in sorted(getattr(cfg, section).model_fields_set):
+            by = _READ_BY.get(section, "rlvr train")
+            hint = f" (rlvr {command} reads sft.{key})" if section == "train" and key in SftConfig.model_fields else ""
+            problems.append(f"{section}.{key}: set, but read only by {by}, not rlvr {command}{hint}")
+    if problems:
+        raise ConfigError("\n".join(problems))

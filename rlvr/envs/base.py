@@ -167,6 +167,21 @@ def check_reply(task: Task, reply: str, settings: EnvSettings | None = None) -> 
     return run_sync(env.step(reply))
 
 
+def reference_reply(task: Task) -> str | None:
+    """The task's reference as the reply its environment checks: the environment class's
+    own `reference_reply(task)` (an optional static or class method: a code environment
+    fences the reference code, an answer environment writes the expected answer in the
+    form its prompt asks for), else the task's `reference` as it stands (already a whole
+    reply: `<answer>` tags, a bash block, tool calls, a diff). None when it has neither.
+    The supervised stage trains on these (rlvr.sft); nothing is run here."""
+    cls = ENVS.get(task.domain)
+    own = getattr(cls, "reference_reply", None) if cls is not None else None
+    if callable(own):
+        reply: str | None = own(task)
+        return reply
+    return task.reference or None
+
+
 def check_task(task: Task) -> None:
     """Raise ValueError, naming the field, when no environment can run `task`: its domain
     has none, or the environment's own `check_task` (an optional static or class method

@@ -43,6 +43,12 @@ class JsonOutputEnv:
             need = "{'format': 'json', 'expected': {...}}"
             raise ValueError(f"task {task.id}: field 'tests': json tasks need {need}")
 
+    @staticmethod
+    def reference_reply(task: Task) -> str | None:
+        """The expected object in `<answer>` tags, as the prompts ask (the task's own
+        reference when it has one)."""
+        return task.reference or f"<answer>{json.dumps(task.tests['expected'], ensure_ascii=False)}</answer>"
+
     async def reset(self, task: Task) -> list[dict[str, str]]:
         self.check_task(task)
         self.task = task

@@ -26,6 +26,12 @@ class MathAnswerEnv:
         if task.tests.get("format") != "answer" or "answer" not in task.tests:
             raise ValueError(f"task {task.id}: field 'tests': math tasks need {{'format': 'answer', 'answer': ...}}")
 
+    @staticmethod
+    def reference_reply(task: Task) -> str | None:
+        """The expected answer, boxed (the task's own reference when it has one, which may
+        show its working)."""
+        return task.reference or f"The answer is \\boxed{{{task.tests['answer']}}}."
+
     async def reset(self, task: Task) -> list[dict[str, str]]:
         self.check_task(task)
         self.task = task

@@ -76,6 +76,13 @@ class PythonFunctionEnv:
             except (SyntaxError, ValueError) as e:
                 raise ValueError(f"task {task.id}: field 'tests.prelude': not valid Python: {e}") from None
 
+    @classmethod
+    def reference_reply(cls, task: Task) -> str | None:
+        """The reference program in a fenced block tagged with its language (the form the
+        prompts ask for and `extract_code` reads first); None without one."""
+        ref = (task.reference or "").strip("\n")
+        return f"```{cls.language}\n{ref}\n```" if ref.strip() else None
+
     async def reset(self, task: Task) -> list[dict[str, str]]:
         self.check_task(task)
         self.task = task

@@ -85,6 +85,34 @@ def encode_prompt(
     return ids
 
 
+def continuation(
+    tokenizer: PreTrainedTokenizerBase,
+    base: str,
+    messages: list[dict[str, Any]],
+    response_prefix: str,
+    tools: list[dict[str, Any]] | None,
+    after_eos: bool,
+) -> tuple[str, list[int]] | None:
+    """What follows a reply in an episode's tokens: `base` is the rendered context with
+    the reply's text at its end, `messages` the conversation with that reply and the
+    environment's answer; rendered with the next assistant turn opened, the text past
+    `base` is tokenized on its own (environment tokens, never trained). The reply's
+    end-of-turn token, when it ended with one (`after_eos`), is already in the context and
+    is not repeated. Returns (the new rendered text, the new tokens), or None when the
+    chat template rewrites earlier turns (its rendering does not start with `base`).
+    The supervised stage encodes its conversations through this too (rlvr.sft.encode), so
+    that it trains on the token sequence an episode has."""
+    full = render(tokenizer, messages, response_prefix, tools)
+    if not full.startswith(base):
+        return None
+    delta = full[len(base) :]
+    eos = getattr(tokenizer, "eos_token", None)
+    if after_eos and eos and delta.startswith(eos):
+        delta = delta[len(eos) :]
+    ids: list[int] = tokenizer(delta, add_special_tokens=False)["input_ids"]
+    return full, ids
+
+
 @dataclass
 class _Episode:
     task: Task
@@ -307,16 +335,12 @@ async def _advance(
         return
     # another attempt: render the conversation with the feedback, append only the new tokens
     messages = [*e.messages, {"role": "assistant", "content": reply}, *step.messages]
-    full = render(tokenizer, messages, es.response_prefix, getattr(e.env, "tools", None))
-    base = e.text + comp.text
-    if not full.startswith(base):
+    tools = getattr(e.env, "tools", None)
+    cont = continuation(tokenizer, e.text + comp.text, messages, es.response_prefix, tools, comp.finish_reason == "eos")
+    if cont is None:
         e.done, e.finish_reason = True, "template"  # a chat template that rewrites history: stop here
         return
-    delta = full[len(base) :]
-    eos = getattr(tokenizer, "eos_token", None)
-    if comp.finish_reason == "eos" and eos and delta.startswith(eos):
-        delta = delta[len(eos) :]  # the end-of-turn token is already the reply's last token
-    delta_ids: list[int] = tokenizer(delta, add_special_tokens=False)["input_ids"]
+    full, delta_ids = cont
     if (
         es.max_context_tokens is not None
         and len(e.context_ids) + len(delta_ids) + max_new_tokens > es.max_context_tokens

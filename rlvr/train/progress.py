@@ -76,13 +76,14 @@ class Progress:
             stats = f"reward {row['reward/mean']:+.3f}  pass {row['reward/pass_rate']:.0%}  {speed}"
         else:
             stats = f"nothing trained (every group dropped)  {speed}"
+        wait, learn = row["time/rollout_wait_s"], row["time/train_s"]
+        self.show(step, stats, f"step {step}: {stats}  ({wait:.1f}s rollout wait, {learn:.1f}s train)")
+
+    def show(self, step: int, stats: str, line: str) -> None:
+        """Step `step` done: `stats` beside the bar, or `line` printed when the display is
+        plain (the supervised stage's steps come here with their own figures)."""
         with self._lock:
             self._phases.clear()  # the next report (the next step's, or async rollouts') sets them again
         self._bar.update(self._task, completed=step, stats=stats, phase="")
         if not self.interactive and not self.quiet:
-            wait, learn = row["time/rollout_wait_s"], row["time/train_s"]
-            print(
-                f"step {step}: {stats}  ({wait:.1f}s rollout wait, {learn:.1f}s train)",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(line, file=sys.stderr, flush=True)

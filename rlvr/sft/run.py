@@ -1,0 +1,322 @@
+"""`rlvr sft`: a supervised fine-tuning run, on the same model loading, LoRA, checkpoints,
+trace store, metric sinks, alerts, display and evaluation as `rlvr train`.
+
+    examples = load_examples(sft.data)              # files, datasets, task references
+    train, held_out = split_held_out(examples)      # by a hash of each example
+    steps = schedule(train lengths, seed)           # every step's batch, fixed by the seed
+    evaluate before: held-out loss, pass@1 on the tasks' held-out split
+    for step in steps[start:]:
+        stats = trainer.step(batch)                 # mean NLL of the replies' tokens
+        log, alerts, maybe save a checkpoint
+    evaluate after; the final model in <run>/model (LoRA merged)
+
+The run directory is laid out as a training run's (config.yaml, metrics.jsonl, traces/,
+checkpoints/step-N/, summary.json) plus `model/`, a model directory that
+`rlvr train model.name_or_path=<run>/model` starts from. A checkpoint holds the
+weights, AdamW and the schedule, and the RNG states; the schedule of batches is
+recomputed from the seed, so `--resume` after a kill continues with the same batches and
+ends with the weights of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from safetensors.torch import load_file
+
+from rlvr.config import ConfigError, RunConfig
+from rlvr.envs.settings import env_settings
+from rlvr.rollout.evaluate import EvalResult, evaluate
+from rlvr.rollout.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
+from rlvr.rollout.models import load_policy
+from rlvr.sft.data import TASKS, Loaded, load_examples, split_held_out
+from rlvr.sft.encode import Encoded, ExampleError, encode
+from rlvr.sft.plan import schedule
+from rlvr.sft.trainer import SftTrainer
+from rlvr.trace.monitor import RunMonitor, RunStopped
+from rlvr.trace.parquet import TraceStore
+from rlvr.trace.store import JsonlStore, read_jsonl, truncate_after_step
+from rlvr.train.build import seed_everything, trace_uri
+from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, weights_fingerprint
+from rlvr.train.preflight import RunInputs, check_run
+from rlvr.train.progress import Progress
+
+
+@dataclass
+class SftSummary:
+    run_dir: Path
+    steps: int
+    examples: int  # trained on
+    held_out: int
+    loss_before: float | None  # held-out loss
+    loss_after: float | None
+    eval_before: EvalResult | None
+    eval_after: EvalResult | None
+    losses: list[float]  # each step's training loss
+    left_out: dict[str, int]
+    elapsed_s: float
+    model_dir: Path
+    by_source: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class SftData:
+    train: list[Encoded]
+    held_out: list[Encoded]
+    loaded: Loaded
+
+
+def prepare_data(cfg: RunConfig, inputs: RunInputs | None, tok: Any) -> SftData:
+    """The examples of sft.data, encoded, split into training and held-out ones; those
+    over sft.max_length are left out and counted."""
+    s = cfg.sft
+    tasks = inputs.train_tasks if inputs is not None else []
+    loaded = load_examples(s.data, tasks=tasks, settings=env_settings(cfg), check_references=s.check_references)
+    train_ex, held_ex = split_held_out(loaded.examples, s.held_out)
+    encoded: dict[int, Encoded] = {}
+    for ex in [*train_ex, *held_ex]:
+        try:
+            enc = encode(tok, ex.messages, tools=ex.tools, response_prefix=cfg.prompt.response_prefix)
+        except ExampleError as e:
+            raise ConfigError(f"sft.data: {ex.id}: {e}") from None
+        if enc.length > s.max_length:
+            loaded.leave_out(f"examples over sft.max_length ({s.max_length} tokens)")
+            continue
+        encoded[id(ex)] = enc
+    train = [encoded[id(e)] for e in train_ex if id(e) in encoded]
+    held = [encoded[id(e)] for e in held_ex if id(e) in encoded]
+    if not train:
+        why = "; ".join(f"{n} {k}" for k, n in loaded.left_out.items()) or "the sources are empty"
+        raise ConfigError(f"sft.data: no example left to train on ({why})")
+    return SftData(train, held, loaded)
+
+
+def run_sft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain: bool = False) -> SftSummary:
+    """The whole supervised run (see the module's docstring)."""
+    t_start = time.perf_counter()
+    s = cfg.sft
+    if not s.data:
+        raise ConfigError("sft.data: name at least one source (a chat file, a datasets directory, or 'tasks')")
+    ckpt = _starting_point(cfg, resume)
+    seed_everything(cfg.seed)
+    evaluating = cfg.eval.before_training or cfg.eval.after_training
+    needs_tasks = evaluating or TASKS in s.data
+    inputs = check_run(cfg, model=_source(cfg, ckpt)) if needs_tasks else None
+    if s.threads:
+        torch.set_num_threads(s.threads)
+    model, tok = _load(cfg, ckpt)
+    data = prepare_data(cfg, inputs, tok)
+    plan = schedule([e.length for e in data.train], s.batch_size, seed=cfg.seed, epochs=s.epochs, max_steps=s.max_steps)
+    cfg.run_dir.mkdir(parents=True, exist_ok=True)
+    (cfg.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    trainer = SftTrainer(model, s, int(tok.pad_token_id), len(plan))
+    state: dict[str, Any] = {}
+    if ckpt is not None:
+        blob, state = load_trainer_state(ckpt)
+        trainer.load_state_dict(blob["learner"])
+        _cut_after(cfg, trainer.steps_done)
+    start = trainer.steps_done
+    traces = TraceStore(trace_uri(cfg))
+    metrics = JsonlStore(cfg.run_dir / "metrics.jsonl")
+    progress = Progress(len(plan), start, quiet=quiet, plain=plain)
+    trainer.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
+    history = [r for r in read_jsonl(cfg.run_dir / "metrics.jsonl") if r.get("event") == "step"] if start else []
+    monitor = RunMonitor(cfg, traces, history=history, resume_step=start, note=progress.alert)
+    eval_tasks = inputs.eval_tasks if inputs is not None else []
+    if ckpt is None:
+        state = _before(cfg, model, tok, trainer, data, eval_tasks, metrics, traces, progress)
+    losses: list[float] = list(state.get("losses", []))
+    try:
+        with progress:
+            for step in range(start, len(plan)):
+                t0 = time.perf_counter()
+                stats = trainer.step([data.train[i] for i in plan[step]])
+                row = _row(step + 1, stats, time.perf_counter() - t0, model)
+                losses.append(stats["loss"])
+                if s.eval_every and (step + 1) % s.eval_every == 0 and data.held_out:
+                    row["sft/held_out_loss"] = trainer.mean_loss(data.held_out)
+                metrics.append(row)
+                traces.write_step(step + 1, [], row)
+                progress.show(step + 1, _stats_text(row), f"step {step + 1}: {_stats_text(row)}")
+                alerts = monitor.step(step + 1, row)
+                stop = next((a for a in alerts if a.action == "stop"), None)
+                due = (s.checkpoint_every and (step + 1) % s.checkpoint_every == 0) or step + 1 == len(plan)
+                if due or stop or any(a.action == "checkpoint" for a in alerts):
+                    _save(cfg, model, tok, trainer, {**state, "losses": losses}, step + 1)
+                if stop:
+                    raise RunStopped(stop)
+    finally:
+        monitor.close()
+    return _finish(cfg, model, tok, trainer, data, eval_tasks, metrics, traces, progress, state, losses, t_start)
+
+
+def _starting_point(cfg: RunConfig, resume: bool) -> Path | None:
+    """The checkpoint to resume from, after the run directory's checks."""
+    root = cfg.run_dir / "checkpoints"
+    ckpt = latest_checkpoint(root) if resume else None
+    if resume and ckpt is None:
+        raise ConfigError(f"--resume: no checkpoint in {root} to resume from (run without --resume to start)")
+    if not resume and cfg.run_dir.exists() and any(cfg.run_dir.iterdir()):
+        raise FileExistsError(f"run directory {cfg.run_dir} is not empty; pass --resume or choose another name")
+    return ckpt
+
+
+def _source(cfg: RunConfig, ckpt: Path | None) -> str:
+    return str(ckpt / "model") if ckpt and not cfg.model.lora else cfg.model.name_or_path
+
+
+def _load(cfg: RunConfig, ckpt: Path | None) -> tuple[Any, Any]:
+    """The policy as the run has it at `ckpt` (None: at the start), LoRA adapters applied."""
+    m, lora = cfg.model, cfg.model.lora
+    model, tok = load_policy(_source(cfg, ckpt), dtype=m.dtype, cache_dir=m.cache_dir, seed=cfg.seed, device=m.device)
+    if lora:
+        model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)
+        if ckpt:
+            load_adapter_state(model, load_file(str(ckpt / "adapter.safetensors")))
+    return model, tok
+
+
+def _before(
+    cfg: RunConfig,
+    model: Any,
+    tok: Any,
+    trainer: SftTrainer,
+    data: SftData,
+    eval_tasks: list[Any],
+    metrics: JsonlStore,
+    traces: TraceStore,
+    progress: Progress,
+) -> dict[str, Any]:
+    """The figures before training (kept in every checkpoint, so a resumed run reports
+    them): what was read and left out, the held-out loss, pass@1."""
+    loaded = data.loaded
+    progress.note(
+        f"sft: {len(data.train)} training examples, {len(data.held_out)} held out"
+        + "".join(f"; left out: {n} {why}" for why, n in loaded.left_out.items())
+    )
+    state: dict[str, Any] = {"left_out": loaded.left_out, "by_source": loaded.by_source}
+    metrics.append(
+        {"event": "sft_data", "train": len(data.train), "held_out": len(data.held_out), **state,
+         "train_tokens": sum(e.trained for e in data.train)}
+    )  # fmt: skip
+    state["loss_before"] = trainer.mean_loss(data.held_out) if data.held_out else None
+    if cfg.eval.before_training and eval_tasks:
+        state["eval_before"] = _evaluate(cfg, model, tok, eval_tasks, 0, "before", metrics, traces, progress)
+    metrics.append({"event": "held_out_loss", "when": "before", "loss": state["loss_before"]})
+    return state
+
+
+def _evaluate(
+    cfg: RunConfig,
+    model: Any,
+    tok: Any,
+    tasks: list[Any],
+    step: int,
+    when: str,
+    metrics: JsonlStore,
+    traces: TraceStore,
+    progress: Progress,
+) -> dict[str, Any]:
+    progress.note(f"evaluating the {'initial' if when == 'before' else 'fine-tuned'} policy on {len(tasks)} tasks")
+    r = evaluate(model, tok, tasks, cfg)
+    summary = {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
+               "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()}, "by_domain": r.by_domain}  # fmt: skip
+    metrics.append({"event": "eval", "when": when, **summary})
+    traces.write_eval(step, when, summary, r.trajectories)
+    return summary
+
+
+def _row(step: int, stats: dict[str, float], seconds: float, model: Any) -> dict[str, Any]:
+    return {
+        "event": "step",
+        "step": step,
+        **{f"train/{k}": v for k, v in stats.items()},
+        "time/train_s": seconds,
+        "time/tokens_per_s": stats["tokens"] / max(seconds, 1e-9),
+        "weights_fingerprint": weights_fingerprint(model),
+    }
+
+
+def _stats_text(row: dict[str, Any]) -> str:
+    held = f"  held-out {row['sft/held_out_loss']:.3f}" if "sft/held_out_loss" in row else ""
+    return f"loss {row['train/loss']:.3f}{held}  {row['time/tokens_per_s']:.0f} tok/s  lr {row['train/lr']:.2e}"
+
+
+def _save(cfg: RunConfig, model: Any, tok: Any, trainer: SftTrainer, state: dict[str, Any], step: int) -> None:
+    lora = cfg.model.lora
+    save_checkpoint(
+        cfg.run_dir / "checkpoints",
+        step,
+        merged_copy(model) if lora else model,
+        tok,
+        trainer.state_dict(),
+        {"stage": "sft", **state},
+        keep=cfg.sft.keep_checkpoints,
+        tensors={"adapter.safetensors": adapter_state(model)} if lora else None,
+    )
+
+
+def _cut_after(cfg: RunConfig, step: int) -> None:
+    """What a run that died logged after its checkpoint's step."""
+    truncate_after_step(cfg.run_dir / "metrics.jsonl", step)
+    TraceStore(trace_uri(cfg)).truncate_after(step)
+
+
+def _finish(
+    cfg: RunConfig,
+    model: Any,
+    tok: Any,
+    trainer: SftTrainer,
+    data: SftData,
+    eval_tasks: list[Any],
+    metrics: JsonlStore,
+    traces: TraceStore,
+    progress: Progress,
+    state: dict[str, Any],
+    losses: list[float],
+    t_start: float,
+) -> SftSummary:
+    """Held-out loss and pass@1 after training, the final model directory, summary.json."""
+    loss_after = trainer.mean_loss(data.held_out) if data.held_out else None
+    metrics.append({"event": "held_out_loss", "when": "after", "loss": loss_after})
+    steps = trainer.steps_done
+    eval_after = None
+    if cfg.eval.after_training and eval_tasks:
+        eval_after = _evaluate(cfg, model, tok, eval_tasks, steps, "after", metrics, traces, progress)
+    out = cfg.run_dir / "model"
+    tmp = cfg.run_dir / "model.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    (merged_copy(model) if cfg.model.lora else model).save_pretrained(str(tmp))
+    tok.save_pretrained(str(tmp))
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    metrics.close()
+    summary = SftSummary(
+        cfg.run_dir, steps, len(data.train), len(data.held_out), state.get("loss_before"), loss_after,
+        _result(state.get("eval_before")), _result(eval_after), losses, dict(state.get("left_out", {})),
+        time.perf_counter() - t_start, out, dict(state.get("by_source", {})),
+    )  # fmt: skip
+    (cfg.run_dir / "summary.json").write_text(
+        json.dumps(
+            {"stage": "sft", "steps": steps, "examples": summary.examples, "held_out": summary.held_out,
+             "loss_before": summary.loss_before, "loss_after": loss_after, "eval_before": state.get("eval_before"),
+             "eval_after": eval_after, "left_out": summary.left_out, "by_source": summary.by_source,
+             "elapsed_s": summary.elapsed_s, "model_dir": str(out), "losses": losses},
+            indent=2,
+        )
+    )  # fmt: skip
+    return summary
+
+
+def _result(d: dict[str, Any] | None) -> EvalResult | None:
+    if d is None:
+        return None
+    by_difficulty = {int(k): v for k, v in d["by_difficulty"].items()}
+    return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d["by_domain"])
