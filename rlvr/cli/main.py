@@ -4,6 +4,7 @@ each keeps its heavy imports inside `run`.
 
 rlvr train CONFIG [key.path=value ...] [--resume] [--quiet]
 rlvr sft CONFIG [key.path=value ...] [--resume] [--quiet]   supervised fine-tuning (sft.data)
+rlvr rft CONFIG [key.path=value ...] [--resume] [--quiet]   rejection-sampling fine-tuning
 rlvr eval CONFIG [key.path=value ...] [--checkpoint DIR] [--engine hf|vllm|openai --base-url URL] [--json]
 rlvr config CONFIG [key.path=value ...]        print the resolved config
 rlvr config --keys                             every key, its default and its meaning
@@ -36,6 +37,7 @@ from rlvr.config import ConfigError
 COMMANDS = {
     "train": "rlvr.cli.train",
     "sft": "rlvr.cli.sft",
+    "rft": "rlvr.cli.rft",
     "eval": "rlvr.cli.eval",
     "config": "rlvr.cli.config",
     "sandbox": "rlvr.cli.sandbox",
@@ -62,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     overrides: list[str] = []
-    if argv and argv[0] in ("train", "sft", "eval", "config"):
+    if argv and argv[0] in ("train", "sft", "rft", "eval", "config"):
         argv, overrides = split_overrides(argv)
     args = parser().parse_args(argv)
     sys.path.insert(0, str(Path.cwd()))  # plugins named by module resolve from where rlvr runs

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
     from rlvr.config.run import check_command_keys
 
-    check_command_keys(cfg, "sft")
+    check_command_keys(cfg, "sft", args.overrides)
     if not cfg.sft.data:
         from rlvr.config import ConfigError
 

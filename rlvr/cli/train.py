@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
     from rlvr.config.run import check_command_keys
 
-    check_command_keys(cfg, "train")
+    check_command_keys(cfg, "train", args.overrides)
     from rlvr.train.preflight import check_run  # the environments: after the config's own checks
 
     # Plugins, tasks, split, sinks and model name checked before torch is even imported, so

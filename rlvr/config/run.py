@@ -169,14 +169,27 @@ checkpoint keys under sft; RL's are under train)."""
 _READ_BY = {"sft": "rlvr sft and rlvr rft", "rft": "rlvr rft", "storage": "rlvr train"}
 
 
-def check_command_keys(cfg: RunConfig, command: str) -> None:
-    """A key set for a section the command never reads is an error naming it (a
-    learning rate given as train.lr to rlvr sft would otherwise do nothing)."""
+def unread_keys(cfg: RunConfig, command: str) -> list[str]:
+    """The keys set (in the file or on the line) in sections `command` never reads, each
+    with why: one message line per key."""
     problems = []
     for section in NOT_READ.get(command, ()):
         for key in sorted(getattr(cfg, section).model_fields_set):
             by = _READ_BY.get(section, "rlvr train")
             hint = f" (rlvr {command} reads sft.{key})" if section == "train" and key in SftConfig.model_fields else ""
             problems.append(f"{section}.{key}: set, but read only by {by}, not rlvr {command}{hint}")
+    return problems
+
+
+def check_command_keys(cfg: RunConfig, command: str, overrides: list[str] | None = None) -> None:
+    """A key given for a section the command never reads is an error naming it (a
+    learning rate given as train.lr to rlvr sft would otherwise do nothing). With
+    `overrides`, only the keys on the command line count: one config file may serve
+    several stages (rlvr sft, then rlvr train with the same file)."""
+    problems = unread_keys(cfg, command)
+    if overrides is not None:
+        given = {o.split("=", 1)[0].strip() for o in overrides}
+        named = lambda p: p.split(":")[0]  # noqa: E731
+        problems = [p for p in problems if any(g == named(p) or g.startswith(named(p) + ".") for g in given)]
     if problems:
         raise ConfigError("\n".join(problems))

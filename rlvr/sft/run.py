@@ -21,7 +21,6 @@ ends with the weights of an uninterrupted run.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,22 +28,29 @@ from typing import Any
 
 import torch
 import yaml
-from safetensors.torch import load_file
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.envs.settings import env_settings
-from rlvr.rollout.evaluate import EvalResult, evaluate
-from rlvr.rollout.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
-from rlvr.rollout.models import load_policy
+from rlvr.rollout.evaluate import EvalResult
 from rlvr.sft.data import TASKS, Loaded, load_examples, split_held_out
 from rlvr.sft.encode import Encoded, ExampleError, encode
 from rlvr.sft.plan import schedule
+from rlvr.sft.stage import (
+    cut_after,
+    eval_result,
+    evaluate_tasks,
+    load_model,
+    model_source,
+    save_stage,
+    starting_point,
+    write_model_dir,
+)
 from rlvr.sft.trainer import SftTrainer
 from rlvr.trace.monitor import RunMonitor, RunStopped
 from rlvr.trace.parquet import TraceStore
-from rlvr.trace.store import JsonlStore, read_jsonl, truncate_after_step
+from rlvr.trace.store import JsonlStore, read_jsonl
 from rlvr.train.build import seed_everything, trace_uri
-from rlvr.train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, weights_fingerprint
+from rlvr.train.checkpoint import load_trainer_state, weights_fingerprint
 from rlvr.train.preflight import RunInputs, check_run
 from rlvr.train.progress import Progress
 
@@ -104,14 +110,14 @@ def run_sft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
     s = cfg.sft
     if not s.data:
         raise ConfigError("sft.data: name at least one source (a chat file, a datasets directory, or 'tasks')")
-    ckpt = _starting_point(cfg, resume)
+    ckpt = starting_point(cfg, resume)
     seed_everything(cfg.seed)
     evaluating = cfg.eval.before_training or cfg.eval.after_training
     needs_tasks = evaluating or TASKS in s.data
-    inputs = check_run(cfg, model=_source(cfg, ckpt)) if needs_tasks else None
+    inputs = check_run(cfg, model=model_source(cfg, ckpt)) if needs_tasks else None
     if s.threads:
         torch.set_num_threads(s.threads)
-    model, tok = _load(cfg, ckpt)
+    model, tok = load_model(cfg, ckpt)
     data = prepare_data(cfg, inputs, tok)
     plan = schedule([e.length for e in data.train], s.batch_size, seed=cfg.seed, epochs=s.epochs, max_steps=s.max_steps)
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
@@ -121,7 +127,7 @@ def run_sft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
     if ckpt is not None:
         blob, state = load_trainer_state(ckpt)
         trainer.load_state_dict(blob["learner"])
-        _cut_after(cfg, trainer.steps_done)
+        cut_after(cfg, trainer.steps_done)
     start = trainer.steps_done
     traces = TraceStore(trace_uri(cfg))
     metrics = JsonlStore(cfg.run_dir / "metrics.jsonl")
@@ -149,38 +155,13 @@ def run_sft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
                 stop = next((a for a in alerts if a.action == "stop"), None)
                 due = (s.checkpoint_every and (step + 1) % s.checkpoint_every == 0) or step + 1 == len(plan)
                 if due or stop or any(a.action == "checkpoint" for a in alerts):
-                    _save(cfg, model, tok, trainer, {**state, "losses": losses}, step + 1)
+                    kept = {"stage": "sft", **state, "losses": losses}
+                    save_stage(cfg, model, tok, trainer.state_dict(), kept, step + 1)
                 if stop:
                     raise RunStopped(stop)
     finally:
         monitor.close()
     return _finish(cfg, model, tok, trainer, data, eval_tasks, metrics, traces, progress, state, losses, t_start)
-
-
-def _starting_point(cfg: RunConfig, resume: bool) -> Path | None:
-    """The checkpoint to resume from, after the run directory's checks."""
-    root = cfg.run_dir / "checkpoints"
-    ckpt = latest_checkpoint(root) if resume else None
-    if resume and ckpt is None:
-        raise ConfigError(f"--resume: no checkpoint in {root} to resume from (run without --resume to start)")
-    if not resume and cfg.run_dir.exists() and any(cfg.run_dir.iterdir()):
-        raise FileExistsError(f"run directory {cfg.run_dir} is not empty; pass --resume or choose another name")
-    return ckpt
-
-
-def _source(cfg: RunConfig, ckpt: Path | None) -> str:
-    return str(ckpt / "model") if ckpt and not cfg.model.lora else cfg.model.name_or_path
-
-
-def _load(cfg: RunConfig, ckpt: Path | None) -> tuple[Any, Any]:
-    """The policy as the run has it at `ckpt` (None: at the start), LoRA adapters applied."""
-    m, lora = cfg.model, cfg.model.lora
-    model, tok = load_policy(_source(cfg, ckpt), dtype=m.dtype, cache_dir=m.cache_dir, seed=cfg.seed, device=m.device)
-    if lora:
-        model = apply_lora(model, lora.r, lora.alpha, lora.dropout, lora.target_modules)
-        if ckpt:
-            load_adapter_state(model, load_file(str(ckpt / "adapter.safetensors")))
-    return model, tok
 
 
 def _before(
@@ -208,29 +189,9 @@ def _before(
     )  # fmt: skip
     state["loss_before"] = trainer.mean_loss(data.held_out) if data.held_out else None
     if cfg.eval.before_training and eval_tasks:
-        state["eval_before"] = _evaluate(cfg, model, tok, eval_tasks, 0, "before", metrics, traces, progress)
+        state["eval_before"] = evaluate_tasks(cfg, model, tok, eval_tasks, 0, "before", metrics, traces, progress)
     metrics.append({"event": "held_out_loss", "when": "before", "loss": state["loss_before"]})
     return state
-
-
-def _evaluate(
-    cfg: RunConfig,
-    model: Any,
-    tok: Any,
-    tasks: list[Any],
-    step: int,
-    when: str,
-    metrics: JsonlStore,
-    traces: TraceStore,
-    progress: Progress,
-) -> dict[str, Any]:
-    progress.note(f"evaluating the {'initial' if when == 'before' else 'fine-tuned'} policy on {len(tasks)} tasks")
-    r = evaluate(model, tok, tasks, cfg)
-    summary = {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
-               "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()}, "by_domain": r.by_domain}  # fmt: skip
-    metrics.append({"event": "eval", "when": when, **summary})
-    traces.write_eval(step, when, summary, r.trajectories)
-    return summary
 
 
 def _row(step: int, stats: dict[str, float], seconds: float, model: Any) -> dict[str, Any]:
@@ -247,26 +208,6 @@ def _row(step: int, stats: dict[str, float], seconds: float, model: Any) -> dict
 def _stats_text(row: dict[str, Any]) -> str:
     held = f"  held-out {row['sft/held_out_loss']:.3f}" if "sft/held_out_loss" in row else ""
     return f"loss {row['train/loss']:.3f}{held}  {row['time/tokens_per_s']:.0f} tok/s  lr {row['train/lr']:.2e}"
-
-
-def _save(cfg: RunConfig, model: Any, tok: Any, trainer: SftTrainer, state: dict[str, Any], step: int) -> None:
-    lora = cfg.model.lora
-    save_checkpoint(
-        cfg.run_dir / "checkpoints",
-        step,
-        merged_copy(model) if lora else model,
-        tok,
-        trainer.state_dict(),
-        {"stage": "sft", **state},
-        keep=cfg.sft.keep_checkpoints,
-        tensors={"adapter.safetensors": adapter_state(model)} if lora else None,
-    )
-
-
-def _cut_after(cfg: RunConfig, step: int) -> None:
-    """What a run that died logged after its checkpoint's step."""
-    truncate_after_step(cfg.run_dir / "metrics.jsonl", step)
-    TraceStore(trace_uri(cfg)).truncate_after(step)
 
 
 def _finish(
@@ -289,18 +230,12 @@ def _finish(
     steps = trainer.steps_done
     eval_after = None
     if cfg.eval.after_training and eval_tasks:
-        eval_after = _evaluate(cfg, model, tok, eval_tasks, steps, "after", metrics, traces, progress)
-    out = cfg.run_dir / "model"
-    tmp = cfg.run_dir / "model.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    (merged_copy(model) if cfg.model.lora else model).save_pretrained(str(tmp))
-    tok.save_pretrained(str(tmp))
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+        eval_after = evaluate_tasks(cfg, model, tok, eval_tasks, steps, "after", metrics, traces, progress)
+    out = write_model_dir(cfg, model, tok)
     metrics.close()
     summary = SftSummary(
         cfg.run_dir, steps, len(data.train), len(data.held_out), state.get("loss_before"), loss_after,
-        _result(state.get("eval_before")), _result(eval_after), losses, dict(state.get("left_out", {})),
+        eval_result(state.get("eval_before")), eval_result(eval_after), losses, dict(state.get("left_out", {})),
         time.perf_counter() - t_start, out, dict(state.get("by_source", {})),
     )  # fmt: skip
     (cfg.run_dir / "summary.json").write_text(
@@ -313,10 +248,3 @@ def _finish(
         )
     )  # fmt: skip
     return summary
-
-
-def _result(d: dict[str, Any] | None) -> EvalResult | None:
-    if d is None:
-        return None
-    by_difficulty = {int(k): v for k, v in d["by_difficulty"].items()}
-    return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d["by_domain"])

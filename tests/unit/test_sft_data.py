@@ -183,3 +183,9 @@ def test_a_key_the_command_never_reads_is_an_error_naming_it() -> None:
     with pytest.raises(ConfigError, match=r"sft\.epochs: set, but read only by rlvr sft and rlvr rft, not rlvr train"):
         check_command_keys(load_config(None, ["sft.epochs=2"]), "train")
     check_command_keys(load_config(None, ["sft.epochs=2", "model.dtype=float32"]), "sft")
+    # with the command line's overrides, only the keys given there count: one file may
+    # serve rlvr sft and then rlvr train
+    both = load_config(None, ["train.lr=1e-4", "sft.lr=1e-5"])
+    check_command_keys(both, "sft", ["sft.lr=1e-5"])
+    with pytest.raises(ConfigError, match=r"^train\.lr: set, but read only by rlvr train, not rlvr sft"):
+        check_command_keys(both, "sft", ["train.lr=1e-4"])
