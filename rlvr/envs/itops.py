@@ -95,6 +95,10 @@ class ItOpsEnv:
         self.kept = [bool(self.system.holds(c)) for c in task.tests["goal"]]
         return opening_messages(task, self.settings)
 
+    closing_reply = "The system is in the required state."
+    """A reply without commands, which ends the episode (the supervised stage closes a
+    reference episode with it, rlvr.sft.data)."""
+
     async def step(self, reply: str) -> StepResult:
         if self.task is None or self.system is None:
             raise RuntimeError("step() before reset()")

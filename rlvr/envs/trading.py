@@ -185,6 +185,10 @@ class TradingEnv:
         self.kept = self.broker.goal_met(task.tests["goal"])
         return opening_messages(task, self.settings)
 
+    closing_reply = '{"tool": "done"}'
+    """What ends an episode whose goal is reached (the supervised stage closes a reference
+    episode with it, rlvr.sft.data)."""
+
     async def step(self, reply: str) -> StepResult:
         if self.task is None or self.broker is None:
             raise RuntimeError("step() before reset()")

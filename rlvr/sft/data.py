@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.config import ConfigError
-from rlvr.envs.base import EnvSettings, check_reply, opening_messages, reference_reply
+from rlvr.envs.base import ENVS, EnvSettings, make_env, opening_messages, reference_reply, run_sync
 from rlvr.types import Task
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -68,15 +68,19 @@ def load_examples(
     tasks: list[Task] | None = None,
     settings: EnvSettings | None = None,
     check_references: bool = True,
+    max_turns: int = 1,
 ) -> Loaded:
     """Every source's examples, in the order given (duplicates kept: a source may weigh
     an example twice on purpose). `tasks`: what the `tasks` source renders (the run's
     training split); `settings`: the run's environments (system prompts, sandbox), used
-    to render prompts and check references."""
+    to render prompts and check references; `max_turns`: the run's turns per episode
+    (rollout.max_turns), above 1 for references rendered as whole episodes."""
     out = Loaded()
     for source in sources:
         if source == TASKS:
-            got = task_examples(tasks or [], settings or EnvSettings(), check=check_references, out=out)
+            got = task_examples(
+                tasks or [], settings or EnvSettings(), check=check_references, out=out, max_turns=max_turns
+            )
         else:
             got = list(read_source(source))
         out.examples += got
@@ -211,24 +215,50 @@ def _message(m: Any, where: str, i: int) -> dict[str, Any]:
     return out
 
 
-def task_examples(tasks: list[Task], settings: EnvSettings, *, check: bool, out: Loaded) -> list[Example]:
+def task_examples(
+    tasks: list[Task], settings: EnvSettings, *, check: bool, out: Loaded, max_turns: int = 1
+) -> list[Example]:
     """Each task's opening messages and reference reply. Tasks without a reference are
     counted and left out; with `check`, so are references their environment does not
-    pay in full (each runs as one episode, in the sandbox where it has code)."""
+    pay in full (each runs as one episode, in the sandbox where it has code).
+
+    Multi-turn (`max_turns` > 1), the reference is rendered as the whole episode the
+    policy would have: where the environment answers the reference reply and goes on (a
+    tool's results, a shell's output), its answer follows, then the environment's
+    `closing_reply` (an optional class attribute: `{"tool": "done"}`, a reply without
+    commands) ends the episode, so the policy learns when to stop as well as what to do;
+    the environment's turns are context, never trained."""
     examples = []
     for task in tasks:
         reply = reference_reply(task)
         if not reply:
             out.leave_out(f"tasks without a reference ({task.domain})")
             continue
-        if check:
-            result = check_reply(task, reply, settings)
-            if result.reward is None or result.reward.total < 1.0 - 1e-9:
+        closing = getattr(ENVS.get(task.domain), "closing_reply", None) if max_turns > 1 else None
+        if check or closing:
+            messages, total = _episode(task, reply, settings, closing, max_turns)
+            if check and total < 1.0 - 1e-9:
                 out.leave_out(f"references their environment does not pay in full ({task.domain})")
                 continue
-        messages = [*opening_messages(task, settings), {"role": "assistant", "content": reply}]
+        else:
+            messages = [*opening_messages(task, settings), {"role": "assistant", "content": reply}]
         examples.append(Example(task.id, messages, None, task.id, task.domain))
     return examples
+
+
+def _episode(
+    task: Task, reply: str, settings: EnvSettings, closing: str | None, max_turns: int
+) -> tuple[list[dict[str, Any]], float]:
+    """The reference's episode (its messages) and the reward it ends with."""
+    env = make_env(task.domain, settings)
+    messages: list[dict[str, Any]] = [*run_sync(env.reset(task)), {"role": "assistant", "content": reply}]
+    result = run_sync(env.step(reply))
+    turns = 1
+    while closing and not result.done and result.messages and turns < max_turns:
+        messages += [*result.messages, {"role": "assistant", "content": closing}]
+        result = run_sync(env.step(closing))
+        turns += 1
+    return messages, (result.reward.total if result.reward is not None else 0.0)
 
 
 def split_held_out(examples: list[Example], share: float) -> tuple[list[Example], list[Example]]:

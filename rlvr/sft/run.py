@@ -84,7 +84,10 @@ def prepare_data(cfg: RunConfig, inputs: RunInputs | None, tok: Any) -> SftData:
     over sft.max_length are left out and counted."""
     s = cfg.sft
     tasks = inputs.train_tasks if inputs is not None else []
-    loaded = load_examples(s.data, tasks=tasks, settings=env_settings(cfg), check_references=s.check_references)
+    loaded = load_examples(
+        s.data, tasks=tasks, settings=env_settings(cfg), check_references=s.check_references,
+        max_turns=cfg.rollout.max_turns,
+    )  # fmt: skip
     train_ex, held_ex = split_held_out(loaded.examples, s.held_out)
     encoded: dict[int, Encoded] = {}
     for ex in [*train_ex, *held_ex]:

@@ -189,3 +189,20 @@ def test_a_key_the_command_never_reads_is_an_error_naming_it() -> None:
     check_command_keys(both, "sft", ["sft.lr=1e-5"])
     with pytest.raises(ConfigError, match=r"^train\.lr: set, but read only by rlvr train, not rlvr sft"):
         check_command_keys(both, "sft", ["train.lr=1e-4"])
+
+
+def test_multi_turn_references_are_whole_episodes_that_end_as_the_environment_asks() -> None:
+    from rlvr.envs.base import check_task
+    from rlvr.sft.data import Loaded
+    from rlvr.tasks import load_tasks
+
+    (task,) = [t for t in load_tasks("bundled:itops", check=check_task)][:1]
+    one = task_examples([task], EnvSettings(), check=True, out=Loaded(), max_turns=1)[0].messages
+    assert [m["role"] for m in one] == ["user", "assistant"] and one[-1]["content"] == task.reference
+    # the shell answers the reference's commands; a reply without commands then ends it
+    out = Loaded()
+    (ex,) = task_examples([task], EnvSettings(), check=True, out=out, max_turns=4)
+    roles = [m["role"] for m in ex.messages]
+    assert roles == ["user", "assistant", "user", "assistant"] and not out.left_out
+    assert ex.messages[2]["content"].startswith("$ ") and "Continue with more commands" in ex.messages[2]["content"]
+    assert ex.messages[3]["content"] == "The system is in the required state."
