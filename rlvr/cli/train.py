@@ -1,6 +1,6 @@
 """`rlvr train CONFIG [key.path=value ...] [--resume] [--quiet] [--plain]`: a training run
 (in this process, under torchrun with the sharded learner, or on Ray), then the table of
-held-out pass@1 before and after."""
+held-out pass@1 before and after; with `stages` (e.g. [sft, rl]) each stage in turn."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from rlvr.train.loop import train
 
     quiet_libraries()
+    if cfg.stages:
+        return _staged(cfg, args)
 
     if dist.launched():  # torchrun --nproc-per-node N -m rlvr.cli train ...: the sharded learner
         from rlvr.train.sharded import run_launched
@@ -71,4 +73,29 @@ def run(args: argparse.Namespace) -> int:
     table.add_row(f"train reward (mean of the first / last {steps(q)})", f"{first:.3f}", f"{last:.3f}")
     console.print(table)
     console.print(f"run directory: {s.run_dir}")
+    return 0
+
+
+def _staged(cfg: Any, args: argparse.Namespace) -> int:
+    """`stages: [...]`: each stage in turn (rlvr.sft.stages), then pass@1 after each."""
+    from rlvr.config import ConfigError
+    from rlvr.learner import collectives as dist
+
+    if dist.launched() or cfg.dist.backend == "ray":
+        raise ConfigError("stages: a staged run runs in one process (not under torchrun or on Ray)")
+    from rich.console import Console
+    from rich.table import Table
+
+    from rlvr.sft.stages import run_stages
+
+    results = run_stages(cfg, resume=args.resume, quiet=args.quiet, plain=args.plain)
+    table = Table(title=f"rlvr: {cfg.name} (stages: {', '.join(cfg.stages)})")
+    table.add_column("held-out pass@1 (greedy)")
+    table.add_column("", justify="right")
+    table.add_column("run directory")
+    fmt = lambda v: f"{v:.3f}" if v is not None else "-"  # noqa: E731
+    table.add_row("at the start", fmt(results[0].pass_before), "")
+    for r in results:
+        table.add_row(f"after {r.stage}" + (" (done earlier)" if r.skipped else ""), fmt(r.pass_after), str(r.run_dir))
+    Console().print(table)
     return 0

@@ -6,6 +6,7 @@ docstring is its documentation and its `rlvr config --keys` text."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
@@ -32,6 +33,11 @@ class RunConfig(_Section):
     """Where run directories are created."""
     seed: int = 0
     """Seed for task sampling, generation and initialisation."""
+    stages: list[Literal["sft", "rft", "rl"]] = Field(default_factory=list)
+    """`rlvr train` runs these stages in order, each in <run>/<stage> and each starting from
+    the model the one before it wrote (e.g. [sft, rl]: a supervised warm start on sft.data,
+    then RL); each is resumable, and a finished stage is not run again on --resume. rl,
+    when named, comes last. Empty: RL alone, in <run> (what rlvr train does without it)."""
     plugins: list[str] = Field(default_factory=list)
     """Python modules imported before the run (dotted names on the path, or .py files):
     where your own environments register their domains and reward code lives."""
@@ -122,6 +128,18 @@ class RunConfig(_Section):
         return self
 
     @model_validator(mode="after")
+    def _stages(self) -> RunConfig:
+        """Stages name each stage once, rl last; an sft stage needs its data."""
+        st = self.stages
+        if len(set(st)) != len(st):
+            raise ValueError(f"stages: each stage once, got {st}")
+        if "rl" in st and st[-1] != "rl":
+            raise ValueError(f"stages: rl writes checkpoints, not a model directory, so it comes last (got {st})")
+        if "sft" in st and not self.sft.data:
+            raise ValueError("stages: an sft stage needs sft.data (a chat file, a datasets directory, or 'tasks')")
+        return self
+
+    @model_validator(mode="after")
     def _no_inert_settings(self, info: ValidationInfo) -> RunConfig:
         """A key set in the file or on the command line that the chosen path never reads
         is an error saying why (a typo in intent, like a typo in a name, should not pass).
@@ -174,6 +192,8 @@ def unread_keys(cfg: RunConfig, command: str) -> list[str]:
     with why: one message line per key."""
     problems = []
     for section in NOT_READ.get(command, ()):
+        if command == "train" and (section in cfg.stages or (section == "sft" and "rft" in cfg.stages)):
+            continue  # rlvr train runs that stage (stages: [...]); rft fine-tunes with the sft settings
         for key in sorted(getattr(cfg, section).model_fields_set):
             by = _READ_BY.get(section, "rlvr train")
             hint = f" (rlvr {command} reads sft.{key})" if section == "train" and key in SftConfig.model_fields else ""

@@ -188,3 +188,25 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
         assert r.returncode == 2, (extra, r.stderr)
         assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not (tmp_path / "x").exists()
+
+
+def test_a_staged_run_warms_up_then_trains_and_a_resume_skips_finished_stages(tmp_path: Path) -> None:
+    common = [
+        "examples/sft_then_rl.yaml", "--plain", *TINY, f"output_dir={tmp_path}", "name=st", "sft.max_steps=2",
+        "sft.batch_size=4", "train.steps=2", "train.prompts_per_step=2", "algo.group_size=2",
+    ]  # fmt: skip
+    r = rlvr("train", *common)
+    assert r.returncode == 0, r.stderr
+    assert "after sft" in r.stdout and "after rl" in r.stdout and "done earlier" not in r.stdout
+    sft, rl = tmp_path / "st" / "sft", tmp_path / "st" / "rl"
+    assert (sft / "model" / "model.safetensors").is_file() and (sft / "summary.json").is_file()
+    assert f"name_or_path: {sft / 'model'}" in (rl / "config.yaml").read_text()
+    assert "before_training: false" in (rl / "config.yaml").read_text()  # sft's 'after' is its 'before'
+    steps = lambda d: sum('"event": "step"' in x for x in (d / "metrics.jsonl").read_text().splitlines())  # noqa: E731
+    assert steps(sft) == 2 and steps(rl) == 2
+    again = rlvr("train", *common, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("(done earlier)") == 2
+    assert steps(sft) == 2 and steps(rl) == 2  # nothing ran twice
+    fresh = rlvr("train", *common)
+    assert fresh.returncode == 2 and "is not empty; pass --resume" in fresh.stderr

@@ -20,7 +20,7 @@ def test_every_example_loads(path: Path) -> None:
     from rlvr.config.run import check_command_keys
 
     cfg = load_config(path)
-    check_command_keys(cfg, "sft" if path.name.startswith("sft") else "train")
+    check_command_keys(cfg, "sft" if path.name.startswith("sft_") and not cfg.stages else "train")
 
 
 def test_examples_exist() -> None:
