@@ -149,3 +149,16 @@ def test_ab_commits_smoke_runs_head_against_itself_in_worktrees_with_equal_weigh
     assert r["weights_equal"] is True  # the same commit, the same seed: bit for bit
     done = run_bench("bench/ab_commits.py", ok=False)
     assert done.returncode == 2 and "--base is required" in done.stderr
+
+
+def test_sft_vs_trl_smoke_trains_rlvr_s_side_on_the_bench_s_batches() -> None:
+    with records_nothing(RESULTS / "sft_vs_trl.json"):
+        figures = last_json(run_bench("bench/sft_vs_trl.py", "--smoke").stdout)
+    assert figures["rlvr_tokens_per_s"] > 0 and figures["rlvr_peak_rss_gib"] > 0
+
+
+def test_warm_start_smoke_runs_each_arm_as_a_user_runs_it() -> None:
+    with records_nothing(RESULTS / "warm_start.json"):
+        figures = last_json(run_bench("bench/warm_start.py", "--smoke", "--domains", "json").stdout)
+    for arm in ("rl", "sft", "rft", "sft_rl"):
+        assert 0.0 <= figures[f"json/{arm}/pass_after"] <= 1.0 and figures[f"json/{arm}/cpu_s"] > 0
