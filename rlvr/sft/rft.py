@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.rewards.hidden_tests import with_hidden_tests
@@ -38,24 +37,12 @@ from rlvr.rollout.factory import make_engine
 from rlvr.rollout.runner import episode_settings, run_episodes
 from rlvr.sft.encode import Encoded
 from rlvr.sft.plan import schedule
-from rlvr.sft.stage import (
-    cut_after,
-    eval_result,
-    evaluate_tasks,
-    load_model,
-    model_source,
-    save_stage,
-    starting_point,
-    write_model_dir,
-)
+from rlvr.sft.stage import Stage, eval_result, load_model, model_source, open_stage, starting_point
 from rlvr.sft.trainer import SftTrainer
-from rlvr.trace.monitor import RunMonitor, RunStopped
-from rlvr.trace.parquet import TraceStore
-from rlvr.trace.store import JsonlStore, read_jsonl
-from rlvr.train.build import seed_everything, trace_uri
+from rlvr.trace.monitor import RunStopped
+from rlvr.train.build import seed_everything
 from rlvr.train.checkpoint import load_trainer_state, weights_fingerprint
 from rlvr.train.preflight import check_run
-from rlvr.train.progress import Progress
 from rlvr.types import Task, Trajectory
 
 CUT = ("length", "turns", "context", "budget")  # a reply that did not end on its own
@@ -121,55 +108,44 @@ def run_rft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
     if cfg.sft.threads:
         torch.set_num_threads(cfg.sft.threads)
     model, tok = load_model(cfg, ckpt)
-    cfg.run_dir.mkdir(parents=True, exist_ok=True)
-    (cfg.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     state: dict[str, Any] = {"round": 0, "kept": [], "sampled": [], "pool": []}
     if ckpt is not None:
         _, state = load_trainer_state(ckpt)
-        cut_after(cfg, int(state["round"]))
     start = int(state["round"])
-    traces, metrics = TraceStore(trace_uri(cfg)), JsonlStore(cfg.run_dir / "metrics.jsonl")
-    progress = Progress(r.rounds, start, quiet=quiet, plain=plain)
-    history = [x for x in read_jsonl(cfg.run_dir / "metrics.jsonl") if x.get("event") == "step"] if start else []
-    monitor = RunMonitor(cfg, traces, history=history, resume_step=start, note=progress.alert)
+    run = open_stage(cfg, model, tok, total=r.rounds, start=start, quiet=quiet, plain=plain)
     evals = inputs.eval_tasks
-    if ckpt is None and cfg.eval.before_training and evals:
-        state["eval_before"] = evaluate_tasks(cfg, model, tok, evals, 0, "before", metrics, traces, progress)
     pool = [Encoded(*row) for row in state["pool"]]
     try:
-        with progress:
+        if ckpt is None and cfg.eval.before_training and evals:
+            state["eval_before"] = run.evaluate(evals, 0, "before")
+        with run.progress:
             for rnd in range(start, r.rounds):
                 t0 = time.perf_counter()
-                trajs = _sample(cfg, model, tok, round_tasks(inputs.train_tasks, r.tasks_per_round, seed=cfg.seed,
-                                                             rnd=rnd), rnd, progress)  # fmt: skip
+                trajs = _sample(run, round_tasks(inputs.train_tasks, r.tasks_per_round, seed=cfg.seed, rnd=rnd), rnd)
                 kept = keep(trajs, min_reward=r.min_reward, per_task=r.per_task)
                 t1 = time.perf_counter()
                 chosen = {id(t) for t in kept}
                 pool = [*pool, *map(as_example, kept)] if r.accumulate else [as_example(t) for t in kept]
-                stats = _fine_tune(cfg, model, tok, pool, rnd, progress) if pool else {}
+                stats = _fine_tune(run, pool, rnd) if pool else {}
                 if not kept:
-                    progress.alert(f"round {rnd + 1}: no sample reached rft.min_reward {r.min_reward}: nothing kept")
+                    run.progress.alert(
+                        f"round {rnd + 1}: no sample reached rft.min_reward {r.min_reward}: nothing kept"
+                    )
                 row = _row(rnd + 1, trajs, kept, stats, [t0, t1, time.perf_counter()], model)
+                text = f"kept {len(kept)}/{len(trajs)}" + (f"  loss {stats['loss']:.3f}" if stats else "")
+                alerts = run.log_step(rnd + 1, row, text, [(t, id(t) in chosen) for t in trajs])
                 state["kept"].append(len(kept))
                 state["sampled"].append(len(trajs))
-                metrics.append(row)
-                traces.write_step(rnd + 1, [(t, id(t) in chosen) for t in trajs], row)
-                text = f"kept {len(kept)}/{len(trajs)}" + (f"  loss {stats['loss']:.3f}" if stats else "")
-                progress.show(rnd + 1, text, f"round {rnd + 1}: {text}")
-                alerts = monitor.step(rnd + 1, row)
                 state["round"] = rnd + 1
                 state["pool"] = [[e.prompt_ids, e.completion_ids, e.mask] for e in pool] if r.accumulate else []
-                save_stage(cfg, model, tok, {}, {"stage": "rft", **state}, rnd + 1)
+                run.save({}, {"stage": "rft", **state}, rnd + 1)
                 stop = next((a for a in alerts if a.action == "stop"), None)
                 if stop:
                     raise RunStopped(stop)
+        eval_after = run.evaluate(evals, r.rounds, "after") if cfg.eval.after_training and evals else None
+        out = run.write_model()
     finally:
-        monitor.close()
-    eval_after = None
-    if cfg.eval.after_training and inputs.eval_tasks:
-        eval_after = evaluate_tasks(cfg, model, tok, inputs.eval_tasks, r.rounds, "after", metrics, traces, progress)
-    out = write_model_dir(cfg, model, tok)
-    metrics.close()
+        run.close()
     summary = RftSummary(
         cfg.run_dir, r.rounds, list(state["kept"]), list(state["sampled"]), eval_result(state.get("eval_before")),
         eval_result(eval_after), time.perf_counter() - t_start, out,
@@ -185,9 +161,10 @@ def run_rft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
     return summary
 
 
-def _sample(cfg: RunConfig, model: Any, tok: Any, tasks: list[Task], rnd: int, progress: Progress) -> list[Trajectory]:
+def _sample(run: Stage, tasks: list[Task], rnd: int) -> list[Trajectory]:
     """rft.samples episodes of each task by the current policy, scored as a training step
     scores them (hidden tests drawn for this round)."""
+    cfg = run.cfg
     if cfg.reward.hidden_tests:
         tasks = [with_hidden_tests(t, cfg.reward.hidden_tests, seed=cfg.seed, step=rnd) for t in tasks]
     params = SamplingParams(
@@ -199,35 +176,33 @@ def _sample(cfg: RunConfig, model: Any, tok: Any, tasks: list[Task], rnd: int, p
     )
     return run_episodes(
         tasks,
-        engine=make_engine(cfg, model, tok),
-        tokenizer=tok,
+        engine=make_engine(cfg, run.model, run.tok),
+        tokenizer=run.tok,
         episodes=episode_settings(cfg, group_size=cfg.rft.samples),
         params=params,
         group_prefix=f"rft{rnd}/",
-        on_progress=lambda name, done, total: progress.phase("rollout", name, done, total),
+        on_progress=lambda name, done, total: run.progress.phase("rollout", name, done, total),
     )
 
 
-def _fine_tune(
-    cfg: RunConfig, model: Any, tok: Any, pool: list[Encoded], rnd: int, progress: Progress
-) -> dict[str, float]:
+def _fine_tune(run: Stage, pool: list[Encoded], rnd: int) -> dict[str, float]:
     """sft.epochs over the pool with a fresh optimizer (the sft settings); the mean loss
     and tokens of its steps."""
-    s = cfg.sft
-    keep_max = [e for e in pool if e.length <= s.max_length]
-    if not keep_max:
+    s = run.cfg.sft
+    fits = [e for e in pool if e.length <= s.max_length]
+    if not fits:
         return {}
-    plan = schedule([e.length for e in keep_max], s.batch_size, seed=cfg.seed * 1009 + rnd, epochs=s.epochs,
+    plan = schedule([e.length for e in fits], s.batch_size, seed=run.cfg.seed * 1009 + rnd, epochs=s.epochs,
                     max_steps=s.max_steps)  # fmt: skip
-    trainer = SftTrainer(model, s, int(tok.pad_token_id), len(plan))
-    trainer.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
+    trainer = SftTrainer(run.model, s, int(run.tok.pad_token_id), len(plan))
+    trainer.on_progress = lambda name, done, total: run.progress.phase("learner", name, done, total)
     losses, tokens = [], 0.0
     for batch in plan:
-        st = trainer.step([keep_max[i] for i in batch])
+        st = trainer.step([fits[i] for i in batch])
         losses.append(st["loss"])
         tokens += st["tokens"]
     return {"loss": sum(losses) / len(losses), "tokens": tokens, "steps": float(len(plan)),
-            "examples": float(len(keep_max))}  # fmt: skip
+            "examples": float(len(fits))}  # fmt: skip
 
 
 def _row(

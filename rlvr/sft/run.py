@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.envs.settings import env_settings
@@ -35,24 +34,12 @@ from rlvr.rollout.evaluate import EvalResult
 from rlvr.sft.data import TASKS, Loaded, load_examples, split_held_out
 from rlvr.sft.encode import Encoded, ExampleError, encode
 from rlvr.sft.plan import schedule
-from rlvr.sft.stage import (
-    cut_after,
-    eval_result,
-    evaluate_tasks,
-    load_model,
-    model_source,
-    save_stage,
-    starting_point,
-    write_model_dir,
-)
+from rlvr.sft.stage import Stage, eval_result, load_model, model_source, open_stage, starting_point
 from rlvr.sft.trainer import SftTrainer
-from rlvr.trace.monitor import RunMonitor, RunStopped
-from rlvr.trace.parquet import TraceStore
-from rlvr.trace.store import JsonlStore, read_jsonl
-from rlvr.train.build import seed_everything, trace_uri
+from rlvr.trace.monitor import RunStopped
+from rlvr.train.build import seed_everything
 from rlvr.train.checkpoint import load_trainer_state, weights_fingerprint
 from rlvr.train.preflight import RunInputs, check_run
-from rlvr.train.progress import Progress
 
 
 @dataclass
@@ -116,34 +103,26 @@ def run_sft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
     ckpt = starting_point(cfg, resume)
     seed_everything(cfg.seed)
     evaluating = cfg.eval.before_training or cfg.eval.after_training
-    needs_tasks = evaluating or TASKS in s.data
-    inputs = check_run(cfg, model=model_source(cfg, ckpt)) if needs_tasks else None
+    inputs = check_run(cfg, model=model_source(cfg, ckpt)) if evaluating or TASKS in s.data else None
+    eval_tasks = inputs.eval_tasks if inputs is not None else []
     if s.threads:
         torch.set_num_threads(s.threads)
     model, tok = load_model(cfg, ckpt)
     data = prepare_data(cfg, inputs, tok)
     plan = schedule([e.length for e in data.train], s.batch_size, seed=cfg.seed, epochs=s.epochs, max_steps=s.max_steps)
-    cfg.run_dir.mkdir(parents=True, exist_ok=True)
-    (cfg.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     trainer = SftTrainer(model, s, int(tok.pad_token_id), len(plan))
     state: dict[str, Any] = {}
     if ckpt is not None:
         blob, state = load_trainer_state(ckpt)
         trainer.load_state_dict(blob["learner"])
-        cut_after(cfg, trainer.steps_done)
     start = trainer.steps_done
-    traces = TraceStore(trace_uri(cfg))
-    metrics = JsonlStore(cfg.run_dir / "metrics.jsonl")
-    progress = Progress(len(plan), start, quiet=quiet, plain=plain)
-    trainer.on_progress = lambda name, done, total: progress.phase("learner", name, done, total)
-    history = [r for r in read_jsonl(cfg.run_dir / "metrics.jsonl") if r.get("event") == "step"] if start else []
-    monitor = RunMonitor(cfg, traces, history=history, resume_step=start, note=progress.alert)
-    eval_tasks = inputs.eval_tasks if inputs is not None else []
+    run = open_stage(cfg, model, tok, total=len(plan), start=start, quiet=quiet, plain=plain)
+    trainer.on_progress = lambda name, done, total: run.progress.phase("learner", name, done, total)
     if ckpt is None:
-        state = _before(cfg, model, tok, trainer, data, eval_tasks, metrics, traces, progress)
+        state = _before(run, trainer, data, eval_tasks)
     losses: list[float] = list(state.get("losses", []))
     try:
-        with progress:
+        with run.progress:
             for step in range(start, len(plan)):
                 t0 = time.perf_counter()
                 stats = trainer.step([data.train[i] for i in plan[step]])
@@ -151,49 +130,35 @@ def run_sft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
                 losses.append(stats["loss"])
                 if s.eval_every and (step + 1) % s.eval_every == 0 and data.held_out:
                     row["sft/held_out_loss"] = trainer.mean_loss(data.held_out)
-                metrics.append(row)
-                traces.write_step(step + 1, [], row)
-                progress.show(step + 1, _stats_text(row), f"step {step + 1}: {_stats_text(row)}")
-                alerts = monitor.step(step + 1, row)
+                alerts = run.log_step(step + 1, row, _stats_text(row))
                 stop = next((a for a in alerts if a.action == "stop"), None)
                 due = (s.checkpoint_every and (step + 1) % s.checkpoint_every == 0) or step + 1 == len(plan)
                 if due or stop or any(a.action == "checkpoint" for a in alerts):
-                    kept = {"stage": "sft", **state, "losses": losses}
-                    save_stage(cfg, model, tok, trainer.state_dict(), kept, step + 1)
+                    run.save(trainer.state_dict(), {"stage": "sft", **state, "losses": losses}, step + 1)
                 if stop:
                     raise RunStopped(stop)
+        return _finish(run, trainer, data, eval_tasks, state, losses, t_start)
     finally:
-        monitor.close()
-    return _finish(cfg, model, tok, trainer, data, eval_tasks, metrics, traces, progress, state, losses, t_start)
+        run.close()
 
 
-def _before(
-    cfg: RunConfig,
-    model: Any,
-    tok: Any,
-    trainer: SftTrainer,
-    data: SftData,
-    eval_tasks: list[Any],
-    metrics: JsonlStore,
-    traces: TraceStore,
-    progress: Progress,
-) -> dict[str, Any]:
+def _before(run: Stage, trainer: SftTrainer, data: SftData, eval_tasks: list[Any]) -> dict[str, Any]:
     """The figures before training (kept in every checkpoint, so a resumed run reports
     them): what was read and left out, the held-out loss, pass@1."""
     loaded = data.loaded
-    progress.note(
+    run.progress.note(
         f"sft: {len(data.train)} training examples, {len(data.held_out)} held out"
         + "".join(f"; left out: {n} {why}" for why, n in loaded.left_out.items())
     )
     state: dict[str, Any] = {"left_out": loaded.left_out, "by_source": loaded.by_source}
-    metrics.append(
+    run.metrics.append(
         {"event": "sft_data", "train": len(data.train), "held_out": len(data.held_out), **state,
          "train_tokens": sum(e.trained for e in data.train)}
     )  # fmt: skip
     state["loss_before"] = trainer.mean_loss(data.held_out) if data.held_out else None
-    if cfg.eval.before_training and eval_tasks:
-        state["eval_before"] = evaluate_tasks(cfg, model, tok, eval_tasks, 0, "before", metrics, traces, progress)
-    metrics.append({"event": "held_out_loss", "when": "before", "loss": state["loss_before"]})
+    if run.cfg.eval.before_training and eval_tasks:
+        state["eval_before"] = run.evaluate(eval_tasks, 0, "before")
+    run.metrics.append({"event": "held_out_loss", "when": "before", "loss": state["loss_before"]})
     return state
 
 
@@ -214,28 +179,21 @@ def _stats_text(row: dict[str, Any]) -> str:
 
 
 def _finish(
-    cfg: RunConfig,
-    model: Any,
-    tok: Any,
+    run: Stage,
     trainer: SftTrainer,
     data: SftData,
     eval_tasks: list[Any],
-    metrics: JsonlStore,
-    traces: TraceStore,
-    progress: Progress,
     state: dict[str, Any],
     losses: list[float],
     t_start: float,
 ) -> SftSummary:
     """Held-out loss and pass@1 after training, the final model directory, summary.json."""
+    cfg = run.cfg
     loss_after = trainer.mean_loss(data.held_out) if data.held_out else None
-    metrics.append({"event": "held_out_loss", "when": "after", "loss": loss_after})
+    run.metrics.append({"event": "held_out_loss", "when": "after", "loss": loss_after})
     steps = trainer.steps_done
-    eval_after = None
-    if cfg.eval.after_training and eval_tasks:
-        eval_after = evaluate_tasks(cfg, model, tok, eval_tasks, steps, "after", metrics, traces, progress)
-    out = write_model_dir(cfg, model, tok)
-    metrics.close()
+    eval_after = run.evaluate(eval_tasks, steps, "after") if cfg.eval.after_training and eval_tasks else None
+    out = run.write_model()
     summary = SftSummary(
         cfg.run_dir, steps, len(data.train), len(data.held_out), state.get("loss_before"), loss_after,
         eval_result(state.get("eval_before")), eval_result(eval_after), losses, dict(state.get("left_out", {})),

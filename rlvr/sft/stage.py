@@ -1,25 +1,31 @@
 """What the supervised commands share (`rlvr sft`, `rlvr rft`): where a run starts (a
 fresh, empty run directory, or its latest checkpoint with --resume), the policy as a
-checkpoint left it (LoRA adapters applied), pass@1 on tasks logged and traced as
-`rlvr train` logs it, and cutting what a killed run logged after its checkpoint."""
+checkpoint left it (LoRA adapters applied), and `Stage`: the run as it goes, with where
+its records go (metrics.jsonl, the trace store, the sinks and alerts, the display) and
+what it does besides its updates (evaluate, log a step, checkpoint, write the model)."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from safetensors.torch import load_file
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.rollout.evaluate import EvalResult, evaluate
 from rlvr.rollout.lora import adapter_state, apply_lora, load_adapter_state, merged_copy
 from rlvr.rollout.models import load_policy
+from rlvr.trace.alerts import Alert
+from rlvr.trace.monitor import RunMonitor
 from rlvr.trace.parquet import TraceStore
-from rlvr.trace.store import JsonlStore, truncate_after_step
+from rlvr.trace.store import JsonlStore, read_jsonl, truncate_after_step
 from rlvr.train.build import trace_uri
 from rlvr.train.checkpoint import latest_checkpoint, save_checkpoint
 from rlvr.train.progress import Progress
+from rlvr.types import Trajectory
 
 
 def starting_point(cfg: RunConfig, resume: bool) -> Path | None:
@@ -50,26 +56,6 @@ def load_model(cfg: RunConfig, ckpt: Path | None) -> tuple[Any, Any]:
     return model, tok
 
 
-def evaluate_tasks(
-    cfg: RunConfig,
-    model: Any,
-    tok: Any,
-    tasks: list[Any],
-    step: int,
-    when: str,
-    metrics: JsonlStore,
-    traces: TraceStore,
-    progress: Progress,
-) -> dict[str, Any]:
-    progress.note(f"evaluating the {'initial' if when == 'before' else 'fine-tuned'} policy on {len(tasks)} tasks")
-    r = evaluate(model, tok, tasks, cfg)
-    summary = {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
-               "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()}, "by_domain": r.by_domain}  # fmt: skip
-    metrics.append({"event": "eval", "when": when, **summary})
-    traces.write_eval(step, when, summary, r.trajectories)
-    return summary
-
-
 def cut_after(cfg: RunConfig, step: int) -> None:
     """What a run that died logged after its checkpoint's step."""
     truncate_after_step(cfg.run_dir / "metrics.jsonl", step)
@@ -83,32 +69,85 @@ def eval_result(d: dict[str, Any] | None) -> EvalResult | None:
     return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d["by_domain"])
 
 
-def save_stage(
-    cfg: RunConfig, model: Any, tok: Any, trainer_state: dict[str, Any], state: dict[str, Any], step: int
-) -> Path:
-    """A checkpoint after `step`: the weights (LoRA merged, the adapters beside them),
-    the trainer's state, the RNG states and `state` (JSON: the figures a resumed run
-    reports)."""
-    lora = cfg.model.lora
-    return save_checkpoint(
-        cfg.run_dir / "checkpoints",
-        step,
-        merged_copy(model) if lora else model,
-        tok,
-        trainer_state,
-        state,
-        keep=cfg.sft.keep_checkpoints,
-        tensors={"adapter.safetensors": adapter_state(model)} if lora else None,
-    )
+@dataclass
+class Stage:
+    """A supervised command's run as it goes: its config, the policy, and where its records
+    go. `open_stage` makes it; `close` ends its sinks."""
+
+    cfg: RunConfig
+    model: Any
+    tok: Any
+    metrics: JsonlStore
+    traces: TraceStore
+    progress: Progress
+    monitor: RunMonitor
+
+    def evaluate(self, tasks: list[Any], step: int, when: str) -> dict[str, Any]:
+        """pass@1 of the policy on `tasks` ('before', 'after'), logged and traced as
+        `rlvr train` does it; the summary as plain data (for state.json)."""
+        what = "initial" if when == "before" else "fine-tuned"
+        self.progress.note(f"evaluating the {what} policy on {len(tasks)} tasks")
+        r = evaluate(self.model, self.tok, tasks, self.cfg)
+        by_difficulty = {str(k): v for k, v in r.by_difficulty.items()}
+        summary = {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
+                   "by_difficulty": by_difficulty, "by_domain": r.by_domain}  # fmt: skip
+        self.metrics.append({"event": "eval", "when": when, **summary})
+        self.traces.write_eval(step, when, summary, r.trajectories)
+        return summary
+
+    def log_step(
+        self, step: int, row: dict[str, Any], text: str, trajectories: list[tuple[Trajectory, bool]] | None = None
+    ) -> list[Alert]:
+        """One step's (or round's) record everywhere: metrics.jsonl, the trace store (with
+        its trajectories, each marked trained or not), the display (`text`), the sinks
+        and the alert rules; the alerts it raised."""
+        self.metrics.append(row)
+        self.traces.write_step(step, trajectories or [], row)
+        self.progress.show(step, text, f"{'round' if trajectories is not None else 'step'} {step}: {text}")
+        return self.monitor.step(step, row)
+
+    def save(self, trainer_state: dict[str, Any], state: dict[str, Any], step: int) -> Path:
+        """A checkpoint after `step`: the weights (LoRA merged, the adapters beside them),
+        the trainer's state, the RNG states and `state` (JSON: what a resumed run reports)."""
+        lora = self.cfg.model.lora
+        return save_checkpoint(
+            self.cfg.run_dir / "checkpoints",
+            step,
+            merged_copy(self.model) if lora else self.model,
+            self.tok,
+            trainer_state,
+            state,
+            keep=self.cfg.sft.keep_checkpoints,
+            tensors={"adapter.safetensors": adapter_state(self.model)} if lora else None,
+        )
+
+    def write_model(self) -> Path:
+        """The final model as a plain model directory, `<run>/model` (LoRA merged), that
+        `rlvr train model.name_or_path=...` starts from; written beside, renamed into place."""
+        out, tmp = self.cfg.run_dir / "model", self.cfg.run_dir / "model.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        (merged_copy(self.model) if self.cfg.model.lora else self.model).save_pretrained(str(tmp))
+        self.tok.save_pretrained(str(tmp))
+        shutil.rmtree(out, ignore_errors=True)
+        tmp.rename(out)
+        return out
+
+    def close(self) -> None:
+        self.monitor.close()
+        self.metrics.close()
 
 
-def write_model_dir(cfg: RunConfig, model: Any, tok: Any) -> Path:
-    """The run's final model as a plain model directory, `<run>/model` (LoRA merged), that
-    `rlvr train model.name_or_path=...` starts from; written beside and renamed into place."""
-    out, tmp = cfg.run_dir / "model", cfg.run_dir / "model.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    (merged_copy(model) if cfg.model.lora else model).save_pretrained(str(tmp))
-    tok.save_pretrained(str(tmp))
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
-    return out
+def open_stage(cfg: RunConfig, model: Any, tok: Any, *, total: int, start: int, quiet: bool, plain: bool) -> Stage:
+    """The run directory (its resolved config written), its records opened (what a killed
+    run logged after checkpoint `start` cut first), the display for `total` steps, and the
+    monitor, its alert windows continuing from the steps already done."""
+    cfg.run_dir.mkdir(parents=True, exist_ok=True)
+    (cfg.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    if start:
+        cut_after(cfg, start)
+    traces = TraceStore(trace_uri(cfg))
+    history = [r for r in read_jsonl(cfg.run_dir / "metrics.jsonl") if r.get("event") == "step"] if start else []
+    metrics = JsonlStore(cfg.run_dir / "metrics.jsonl")
+    progress = Progress(total, start, quiet=quiet, plain=plain)
+    monitor = RunMonitor(cfg, traces, history=history, resume_step=start, note=progress.alert)
+    return Stage(cfg, model, tok, metrics, traces, progress, monitor)

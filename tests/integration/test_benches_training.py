@@ -162,3 +162,9 @@ def test_warm_start_smoke_runs_each_arm_as_a_user_runs_it() -> None:
         figures = last_json(run_bench("bench/warm_start.py", "--smoke", "--domains", "json").stdout)
     for arm in ("rl", "sft", "rft", "sft_rl"):
         assert 0.0 <= figures[f"json/{arm}/pass_after"] <= 1.0 and figures[f"json/{arm}/cpu_s"] > 0
+
+
+def test_sft_vs_trl_reads_its_recorded_results_and_quotes_the_agreement() -> None:
+    figures = last_json(run_bench("bench/sft_vs_trl.py", "--report", "bench/results/sft_vs_trl.json").stdout)
+    assert figures["ratio"] == pytest.approx(figures["rlvr_tokens_per_s"] / figures["trl_tokens_per_s"])
+    assert figures["first_loss_ok"] and figures["curves_ok"]  # the recorded run met the bounds
