@@ -124,3 +124,44 @@ def test_rlvr_rft_reports_a_round_that_keeps_nothing(tmp_path: Path) -> None:
     assert "round 1: no sample reached rft.min_reward 1.0: nothing kept" in r.stderr
     assert "samples kept per round: 0/6" in r.stdout
     assert (tmp_path / "r" / "model" / "model.safetensors").is_file()
+
+
+def test_rlvr_rft_resumes_after_kill_9_to_the_uninterrupted_weights(tmp_path: Path) -> None:
+    """`rlvr rft` as a user runs it, with the scripted engine as a plugin (samples the
+    reward pays): killed with SIGKILL after its first round's checkpoint and resumed, it
+    ends with the weights of a run that was never interrupted."""
+    import os
+    import signal
+    import time
+
+    tasks = write_add_tasks(tmp_path / "add.jsonl", n=8)
+    common = [
+        "rft", "examples/quickstart.yaml", "--plain", "model.name_or_path=tiny-random", f"tasks.source={tasks}",
+        "tasks.eval_fraction=0.25", "plugins=[tests/integration/plugins/scripted_add.py]", "engine.kind=scripted_add",
+        "rft.rounds=4", "rft.samples=2", "rft.accumulate=true", "sft.batch_size=2", "sft.epochs=3", "sft.lr=1e-3",
+        "eval.before_training=false", "eval.after_training=false", "generation.max_new_tokens=40",
+        f"output_dir={tmp_path}",
+    ]  # fmt: skip
+    whole = subprocess.run([sys.executable, "-m", "rlvr.cli", *common, "name=whole"], capture_output=True,
+                           text=True, cwd=ROOT, timeout=600)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr
+    assert "samples kept per round: 6/12, 6/12, 6/12, 6/12" in whole.stdout
+    proc = subprocess.Popen([sys.executable, "-m", "rlvr.cli", *common, "name=cut"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    first = tmp_path / "cut" / "checkpoints" / "step-000001" / "state.json"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not first.exists():
+        assert proc.poll() is None
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = sorted(p.name for p in (tmp_path / "cut" / "checkpoints").iterdir() if (p / "state.json").exists())
+    assert done and done[-1] < "step-000004", "the run ended before it was killed"
+    resumed = subprocess.run([sys.executable, "-m", "rlvr.cli", *common, "name=cut", "--resume"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=600)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    a, b = _weights(tmp_path / "whole"), _weights(tmp_path / "cut")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    rounds = [json.loads(x)["step"] for x in (tmp_path / "cut" / "metrics.jsonl").read_text().splitlines()
+              if '"event": "step"' in x]  # fmt: skip
+    assert rounds == [1, 2, 3, 4]
