@@ -189,6 +189,25 @@ class TradingEnv:
     """What ends an episode whose goal is reached (the supervised stage closes a reference
     episode with it, rlvr.sft.data)."""
 
+    LOOKS = ("get_account", "get_quote")
+
+    @classmethod
+    def reference_turns(cls, task: Task) -> list[str] | None:
+        """The reference plan as an agent plays it over turns: first the calls that only
+        look (the account, quotes), whose results come back, then the orders and `done`.
+        A plan's order sizes are worked out from what those calls return, so written as one
+        reply it would teach numbers the prompt does not show. None when the plan has no
+        such split (it only looks, or only acts)."""
+        lines = [ln for ln in str(task.reference or "").splitlines() if ln.strip()]
+        try:
+            tools = [json.loads(ln).get("tool") for ln in lines]
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        k = next((i for i, t in enumerate(tools) if t not in cls.LOOKS), len(tools))
+        if k == 0 or k == len(tools):
+            return None
+        return ["\n".join(lines[:k]), "\n".join(lines[k:])]
+
     async def step(self, reply: str) -> StepResult:
         if self.task is None or self.broker is None:
             raise RuntimeError("step() before reset()")

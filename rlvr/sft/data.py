@@ -223,20 +223,28 @@ def task_examples(
     pay in full (each runs as one episode, in the sandbox where it has code).
 
     Multi-turn (`max_turns` > 1), the reference is rendered as the whole episode the
-    policy would have: where the environment answers the reference reply and goes on (a
-    tool's results, a shell's output), its answer follows, then the environment's
-    `closing_reply` (an optional class attribute: `{"tool": "done"}`, a reply without
-    commands) ends the episode, so the policy learns when to stop as well as what to do;
-    the environment's turns are context, never trained."""
+    policy would have. An environment may split it into turns (`reference_turns(task)`:
+    trading looks at the account and quotes first, then orders, so the order sizes
+    follow from what the policy has seen); after each, the environment's answer (a
+    tool's results, a shell's output) follows; an episode the reference leaves open is
+    ended by the environment's `closing_reply` (`{"tool": "done"}`, a reply without
+    commands), so the policy learns to stop as well as what to do. The environment's
+    turns are context, never trained."""
     examples = []
     for task in tasks:
         reply = reference_reply(task)
         if not reply:
             out.leave_out(f"tasks without a reference ({task.domain})")
             continue
-        closing = getattr(ENVS.get(task.domain), "closing_reply", None) if max_turns > 1 else None
-        if check or closing:
-            messages, total = _episode(task, reply, settings, closing, max_turns)
+        cls = ENVS.get(task.domain)
+        turns = [reply]
+        closing = None
+        if max_turns > 1:
+            split = getattr(cls, "reference_turns", None)
+            turns = (split(task) if callable(split) else None) or [reply]
+            closing = getattr(cls, "closing_reply", None)
+        if check or closing or len(turns) > 1:
+            messages, total = _episode(task, turns, settings, closing, max_turns)
             if check and total < 1.0 - 1e-9:
                 out.leave_out(f"references their environment does not pay in full ({task.domain})")
                 continue
@@ -247,18 +255,25 @@ def task_examples(
 
 
 def _episode(
-    task: Task, reply: str, settings: EnvSettings, closing: str | None, max_turns: int
+    task: Task, turns: list[str], settings: EnvSettings, closing: str | None, max_turns: int
 ) -> tuple[list[dict[str, Any]], float]:
     """The reference's episode (its messages) and the reward it ends with."""
     env = make_env(task.domain, settings)
-    messages: list[dict[str, Any]] = [*run_sync(env.reset(task)), {"role": "assistant", "content": reply}]
-    result = run_sync(env.step(reply))
-    turns = 1
-    while closing and not result.done and result.messages and turns < max_turns:
-        messages += [*result.messages, {"role": "assistant", "content": closing}]
-        result = run_sync(env.step(closing))
-        turns += 1
-    return messages, (result.reward.total if result.reward is not None else 0.0)
+    messages: list[dict[str, Any]] = list(run_sync(env.reset(task)))
+    replies = list(turns[:max_turns])
+    result = None
+    while replies:
+        reply = replies.pop(0)
+        if result is not None:
+            messages += result.messages
+        messages.append({"role": "assistant", "content": reply})
+        result = run_sync(env.step(reply))
+        if result.done or not result.messages:
+            break
+        if not replies and closing and sum(m["role"] == "assistant" for m in messages) < max_turns:
+            replies.append(closing)
+            closing = None
+    return messages, (result.reward.total if result is not None and result.reward is not None else 0.0)
 
 
 def split_held_out(examples: list[Example], share: float) -> tuple[list[Example], list[Example]]:

@@ -68,14 +68,15 @@ class SftTrainer:
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
         tokens = sum(e.trained for e in batch)
-        nll = 0.0
+        nll = entropy = 0.0
         micro = _micro_batches(batch, self.cfg.micro_batch_size)
         for i, rows in enumerate(micro):
             if self.on_progress is not None:
                 self.on_progress("learning", i, len(micro))
-            total = self._nll(rows)  # summed over the rows' trained tokens
+            total, ent = self._nll(rows)  # summed over the rows' trained tokens
             (total / max(tokens, 1)).backward()
             nll += float(total.detach())
+            entropy += ent
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.parameters(), self.cfg.max_grad_norm))
         self.optimizer.step()
         self.scheduler.step()
@@ -83,6 +84,7 @@ class SftTrainer:
         self.steps_done += 1
         return {
             "loss": nll / max(tokens, 1),
+            "entropy": entropy / max(tokens, 1),  # mean over the trained tokens, of the policy before the step
             "tokens": float(tokens),
             "examples": float(len(batch)),
             "grad_norm": grad_norm if math.isfinite(grad_norm) else float("nan"),
@@ -98,13 +100,14 @@ class SftTrainer:
         self.model.eval()
         total, tokens = 0.0, 0
         for rows in _micro_batches(examples, self.cfg.micro_batch_size):
-            total += float(self._nll(rows))
+            total += float(self._nll(rows)[0])
             tokens += sum(e.trained for e in rows)
         self.model.train(was)
         return total / max(tokens, 1)
 
-    def _nll(self, rows: list[Encoded]) -> torch.Tensor:
-        """The summed negative log-likelihood of the rows' trained tokens (a scalar)."""
+    def _nll(self, rows: list[Encoded]) -> tuple[torch.Tensor, float]:
+        """The summed negative log-likelihood of the rows' trained tokens (a scalar), and
+        their summed entropy (a number)."""
         prompts = [e.prompt_ids for e in rows]
         share = len({tuple(p) for p in prompts}) < len(prompts)  # samples of one task: one prompt pass
         st = token_stats(
@@ -118,7 +121,7 @@ class SftTrainer:
         mask = torch.zeros_like(st.logprobs)  # [B, L]
         for r, e in enumerate(rows):
             mask[r, : len(e.mask)] = torch.tensor(e.mask, dtype=mask.dtype)
-        return -(st.logprobs * mask).sum()
+        return -(st.logprobs * mask).sum(), float((st.entropy.detach() * mask).sum())
 
     def state_dict(self) -> dict[str, Any]:
         return {

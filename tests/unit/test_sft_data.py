@@ -206,3 +206,27 @@ def test_multi_turn_references_are_whole_episodes_that_end_as_the_environment_as
     assert roles == ["user", "assistant", "user", "assistant"] and not out.left_out
     assert ex.messages[2]["content"].startswith("$ ") and "Continue with more commands" in ex.messages[2]["content"]
     assert ex.messages[3]["content"] == "The system is in the required state."
+
+
+def test_a_trading_reference_looks_first_then_orders_on_what_it_saw() -> None:
+    """Written as one reply, the plan's order sizes would come from an account the prompt
+    does not show; as turns, the account's answer comes before the order."""
+    from rlvr.envs.base import check_task
+    from rlvr.envs.trading import TradingEnv
+    from rlvr.sft.data import Loaded
+    from rlvr.tasks import load_tasks
+
+    tasks = load_tasks("bundled:trading", check=check_task)
+    task = next(t for t in tasks if (t.reference or "").startswith('{"tool": "get_account"}\n{"tool": "place_order"'))
+    looks, acts = TradingEnv.reference_turns(task) or ["", ""]
+    assert looks == '{"tool": "get_account"}' and acts.endswith('{"tool": "done"}')
+    (ex,) = task_examples([task], EnvSettings(), check=True, out=Loaded(), max_turns=4)
+    assert [m["role"] for m in ex.messages] == ["user", "assistant", "user", "assistant"]
+    assert ex.messages[2]["content"].startswith('Tool results:\n- {"tool": "get_account"} -> {"cash": ')
+    assert ex.messages[3]["content"] == acts
+    # one turn: the plan as one reply, as a single-turn run would answer
+    (one,) = task_examples([task], EnvSettings(), check=True, out=Loaded(), max_turns=1)
+    assert one.messages[-1]["content"] == task.reference
+    # every bundled trading reference still earns the full reward played over turns
+    out = Loaded()
+    assert len(task_examples(tasks, EnvSettings(), check=True, out=out, max_turns=4)) == len(tasks) and not out.left_out
