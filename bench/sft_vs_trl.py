@@ -12,7 +12,9 @@ the seed; TRL's sampler made sequential over that order). Each trainer runs in i
 process (its peak resident memory is its own). Reported: tokens (prompt and reply) per
 second over the training steps, seconds per step, peak RSS, each step's loss; the first
 step's loss must agree to 1e-4 relative (the same batch on the same weights) and the
-curves within 2% after.
+curves within 2% after. rlvr runs twice: the batch in one pass, as TRL runs it, and in
+micro-batches of 4 (`sft.micro_batch_size`'s default: the same update, accumulated,
+less activation memory).
 
     bash bench/setup_trl_env.sh                      # once: .venv-bench with rlvr + trl
     .venv-bench/bin/python bench/sft_vs_trl.py [--steps 12]
@@ -33,6 +35,7 @@ import time
 from pathlib import Path
 
 STEPS, BATCH, LR, SEED = 12, 8, 2e-5, 0
+MICRO = 4  # rlvr's default sft.micro_batch_size: the same update, accumulated over two passes
 MODEL = "smollm2-135m-instruct"
 SYSTEM = "You extract data. Answer with a JSON object inside <answer></answer> tags and nothing else."
 FIRST_LOSS_REL = 1e-4
@@ -69,7 +72,7 @@ def build_data(model: str, steps: int, batch: int) -> list[dict]:
     ]  # fmt: skip
 
 
-def run_rlvr(rows: list[dict], model_name: str, batch: int, out: dict) -> None:
+def run_rlvr(rows: list[dict], model_name: str, batch: int, out: dict, micro: int | None = None) -> None:
     import torch
 
     from rlvr.config import SftConfig
@@ -82,7 +85,7 @@ def run_rlvr(rows: list[dict], model_name: str, batch: int, out: dict) -> None:
     model, tok = load_policy(model_name, seed=SEED)
     enc = [Encoded(r["input_ids"][: r["prompt_len"]], r["input_ids"][r["prompt_len"] :],
                    r["completion_mask"][r["prompt_len"] :]) for r in rows]  # fmt: skip
-    cfg = SftConfig(batch_size=batch, micro_batch_size=batch, lr=LR, schedule="constant", max_grad_norm=1.0)
+    cfg = SftConfig(batch_size=batch, micro_batch_size=micro or batch, lr=LR, schedule="constant", max_grad_norm=1.0)
     steps = len(enc) // batch
     trainer = SftTrainer(model, cfg, int(tok.pad_token_id), steps)
     losses = []
@@ -127,7 +130,10 @@ def child(side: str, data: str, model: str, batch: int, path: str) -> None:
     rows = json.loads(Path(data).read_text())
     out: dict = {"tokens": sum(len(r["input_ids"]) for r in rows),
                  "reply_tokens": sum(sum(r["completion_mask"]) for r in rows)}  # fmt: skip
-    (run_trl if side == "trl" else run_rlvr)(rows, model, batch, out)
+    if side == "trl":
+        run_trl(rows, model, batch, out)
+    else:  # rlvr: the batch in one pass as TRL runs it; rlvr_micro4: in micro-batches of 4 (its default)
+        run_rlvr(rows, model, batch, out, micro=MICRO if side == "rlvr_micro4" else None)
     out["peak_rss_gib"] = _peak_rss_gib()
     Path(path).write_text(json.dumps(out))
 
@@ -142,13 +148,21 @@ def report(results: dict) -> dict:
         if not r["tokens"] or not r["steps_s"] or not r["loss"]:
             raise SystemExit(f"{name}: no tokens, time or loss recorded: the run failed, there is no figure")
     print(f"\n{len(next(iter(results.values()))['loss'])} steps, CPU x{os.cpu_count()}")
-    print(f"{'trainer':<8} {'tok/s':>8} {'s/step':>7} {'peak GiB':>9}  loss per step")
+    print(f"{'trainer':<12} {'tok/s':>8} {'s/step':>7} {'peak GiB':>9}  loss per step")
     figures: dict = {}
     for name, r in results.items():
         figures[f"{name}_tokens_per_s"] = tps = r["tokens"] / r["steps_s"]
         figures[f"{name}_peak_rss_gib"] = r["peak_rss_gib"]
         per = r["steps_s"] / len(r["loss"])
-        print(f"{name:<8} {tps:8.1f} {per:7.2f} {r['peak_rss_gib']:9.2f}  " + " ".join(f"{x:.4f}" for x in r["loss"]))
+        print(f"{name:<12} {tps:8.1f} {per:7.2f} {r['peak_rss_gib']:9.2f}  " + " ".join(f"{x:.4f}" for x in r["loss"]))
+    if "rlvr_micro4" in results and "trl" in results:
+        figures["ratio_micro4"] = figures["rlvr_micro4_tokens_per_s"] / figures["trl_tokens_per_s"]
+        a, b = results["rlvr_micro4"]["loss"], results["trl"]["loss"]
+        figures["micro4_max_loss_rel_diff"] = max(abs(x - y) / abs(y) for x, y in zip(a, b, strict=True))
+        print(
+            f"rlvr in micro-batches of {MICRO} / TRL: {figures['ratio_micro4']:.2f}x, curves within "
+            f"{figures['micro4_max_loss_rel_diff']:.1e}"
+        )
     if "rlvr" in results and "trl" in results:
         a, b = results["rlvr"]["loss"], results["trl"]["loss"]
         if len(a) != len(b):
@@ -182,7 +196,7 @@ def main() -> None:
         print(json.dumps(report(json.loads(Path(a.report).read_text())["results"])))
         return
     model, steps, batch = ("tiny-random", 2, 2) if a.smoke else (MODEL, a.steps, BATCH)
-    sides = ["rlvr"] if a.smoke else ["rlvr", "trl"]
+    sides = ["rlvr"] if a.smoke else ["rlvr", "rlvr_micro4", "trl"]
     results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "rows.json"

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = {
     "json": "examples/json_output.yaml",
     "trading": "examples/trading.yaml",
+    "python": "examples/quickstart.yaml",  # the quickstart's domain: does RFT match GRPO? (--domains python)
 }
 ARMS = ("rl", "sft", "rft", "sft_rl")
 # the budget of each arm (about equal CPU on the quickstart's machine; the table reports what each used)
@@ -72,16 +73,16 @@ def run_arm(domain: str, arm: str, seed: int, out_dir: Path, smoke: bool) -> dic
     if done.returncode != 0:
         raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}")
     run = out_dir / name
-    if arm == "sft_rl":  # pass@1 at the start (the sft stage's before) and after the rl stage
+    if arm == "sft_rl":  # at the start (the sft stage's before) and after the rl stage
         first, last = (json.loads((run / s / "summary.json").read_text()) for s in ("sft", "rl"))
-        before_p, after_p = first["eval_before"]["pass_at_1"], last["eval_after"]["pass_at_1"]
-        mid = first["eval_after"]["pass_at_1"]
+        start, end, mid = first["eval_before"], last["eval_after"], first["eval_after"]["pass_at_1"]
     else:
         s = json.loads((run / "summary.json").read_text())
-        before_p, after_p, mid = s["eval_before"]["pass_at_1"], s["eval_after"]["pass_at_1"], None
+        start, end, mid = s["eval_before"], s["eval_after"], None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"domain": domain, "arm": arm, "seed": seed, "pass_before": before_p, "pass_after": after_p,
-            "pass_after_sft": mid, "cpu_s": cpu, "wall_s": wall}  # fmt: skip
+    return {"domain": domain, "arm": arm, "seed": seed, "pass_before": start["pass_at_1"],
+            "pass_after": end["pass_at_1"], "pass_after_sft": mid, "reward_before": start["mean_reward"],
+            "reward_after": end["mean_reward"], "cpu_s": cpu, "wall_s": wall}  # fmt: skip
 
 
 def report(rows: list[dict]) -> dict:
@@ -90,10 +91,12 @@ def report(rows: list[dict]) -> dict:
         missing = [k for k in ("domain", "arm", "seed", "pass_before", "pass_after", "cpu_s") if k not in r]
         if missing:
             raise SystemExit(f"a row lacks {', '.join(missing)}: {r}")
-    print(f"\n{'domain':<8} {'arm':<7} {'seed':>4} {'before':>7} {'after':>7} {'CPU s':>7} {'wall s':>7}")
+    head = f"{'before':>7} {'after':>7} {'reward':>15} {'CPU s':>7} {'wall s':>7}"
+    print(f"\n{'domain':<8} {'arm':<7} {'seed':>4} {head}")
     for r in rows:
+        reward = f"{r['reward_before']:+.3f} -> {r['reward_after']:+.3f}" if "reward_after" in r else "-"
         print(f"{r['domain']:<8} {r['arm']:<7} {r['seed']:>4} {r['pass_before']:7.3f} {r['pass_after']:7.3f} "
-              f"{r['cpu_s']:7.0f} {r['wall_s']:7.0f}")  # fmt: skip
+              f"{reward:>15} {r['cpu_s']:7.0f} {r['wall_s']:7.0f}")  # fmt: skip
     figures: dict = {}
     for domain in sorted({r["domain"] for r in rows}):
         for arm in ARMS:
@@ -106,7 +109,7 @@ def report(rows: list[dict]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=list(DOMAINS))
+    ap.add_argument("--domains", nargs="+", default=["json", "trading"], choices=list(DOMAINS))
     ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--smoke", action="store_true", help="tiny model, one step of each arm, nothing recorded")

@@ -168,3 +168,10 @@ def test_sft_vs_trl_reads_its_recorded_results_and_quotes_the_agreement() -> Non
     figures = last_json(run_bench("bench/sft_vs_trl.py", "--report", "bench/results/sft_vs_trl.json").stdout)
     assert figures["ratio"] == pytest.approx(figures["rlvr_tokens_per_s"] / figures["trl_tokens_per_s"])
     assert figures["first_loss_ok"] and figures["curves_ok"]  # the recorded run met the bounds
+
+
+def test_warm_start_reads_its_recorded_results() -> None:
+    figures = last_json(run_bench("bench/warm_start.py", "--report", "bench/results/warm_start.json").stdout)
+    for domain in ("json", "trading"):
+        for arm in ("rl", "sft", "rft", "sft_rl"):
+            assert 0.0 <= figures[f"{domain}/{arm}/pass_after"] <= 1.0 and figures[f"{domain}/{arm}/cpu_s"] > 0
