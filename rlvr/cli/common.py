@@ -7,6 +7,7 @@ import argparse
 import re
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 from rlvr.config import ConfigError, RunConfig, describe_fields
 
@@ -32,6 +33,17 @@ def config_args(parser: argparse.ArgumentParser, *, required: bool = True) -> No
     parser.add_argument("overrides", nargs="*", help="key.path=value overrides, anywhere on the line")
     parser.add_argument("--config", dest="config_opt", metavar="CONFIG", help="YAML run config")
     parser.set_defaults(config_required=required)
+
+
+def run_parser(sub: Any, name: str, what: str, per: str = "step") -> argparse.ArgumentParser:
+    """The parser of a command that runs a job from a config (train, sft, rft): the config
+    and overrides, --resume, --quiet, --plain; the config keys in its help."""
+    t: argparse.ArgumentParser = sub.add_parser(name, help=what, epilog=keys_help(), formatter_class=FMT)
+    config_args(t)
+    t.add_argument("--resume", action="store_true", help="continue from the run directory's latest checkpoint")
+    t.add_argument("--quiet", action="store_true", help="no progress display")
+    t.add_argument("--plain", action="store_true", help=f"one plain line per {per} (for logs), even on a terminal")
+    return t
 
 
 # key.path=value: a dotted identifier, then '='. Option values are never taken for one.
@@ -102,3 +114,19 @@ def quiet_libraries() -> None:
 
     transformers.utils.logging.disable_progress_bar()
     huggingface_hub.utils.disable_progress_bars()
+
+
+def before_after_table(title: str, before: Any, after: Any) -> Any:
+    """A rich table with 'at the start' and 'at the end' columns, its first row the
+    held-out pass@1 of two evaluations (EvalResult or None) when there is one."""
+    from rich.table import Table  # the parser is built for every command: rich only when printing
+
+    table = Table(title=title)
+    table.add_column("")
+    table.add_column("at the start", justify="right")
+    table.add_column("at the end", justify="right")
+    n = next((r.num_tasks for r in (before, after) if r is not None), 0)
+    if n:
+        fmt = lambda r: f"{r.pass_at_1:.3f}" if r is not None else "-"  # noqa: E731
+        table.add_row(f"held-out pass@1 ({n} tasks, greedy)", fmt(before), fmt(after))
+    return table

@@ -7,16 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rlvr.cli.common import FMT, config_args, keys_help, quiet_libraries
+from rlvr.cli.common import quiet_libraries, run_parser
 from rlvr.config import load_config
 
 
 def add_parser(sub: Any) -> None:
-    t = sub.add_parser("train", help="train a policy", epilog=keys_help(), formatter_class=FMT)
-    config_args(t)
-    t.add_argument("--resume", action="store_true", help="continue from the run directory's latest checkpoint")
-    t.add_argument("--quiet", action="store_true", help="no progress display")
-    t.add_argument("--plain", action="store_true", help="one plain line per step (for logs), even on a terminal")
+    run_parser(sub, "train", "train a policy")
 
 
 def run(args: argparse.Namespace) -> int:
