@@ -20,10 +20,6 @@ def run(args: argparse.Namespace) -> int:
     from rlvr.config.run import check_command_keys
 
     check_command_keys(cfg, "sft", args.overrides)
-    if not cfg.sft.data:
-        from rlvr.config import ConfigError
-
-        raise ConfigError("sft.data: name at least one source (a chat file, a datasets directory, or 'tasks')")
     from rlvr.sft.data import check_sources
 
     check_sources(cfg.sft.data)

@@ -6,7 +6,7 @@ evaluated."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlvr.config import RunConfig
 from rlvr.types import Task, Trajectory
@@ -23,6 +23,21 @@ class EvalResult:
     by_difficulty: dict[int, float] = field(default_factory=dict)
     trajectories: list[Trajectory] = field(default_factory=list)
     by_domain: dict[str, float] = field(default_factory=dict)  # pass@1 per domain
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures as plain data (JSON: checkpoints, summaries, the trace store), without the trajectories."""
+        return {
+            "pass_at_1": self.pass_at_1,
+            "mean_reward": self.mean_reward,
+            "num_tasks": self.num_tasks,
+            "by_difficulty": {str(k): v for k, v in self.by_difficulty.items()},
+            "by_domain": self.by_domain,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EvalResult:
+        by_difficulty = {int(k): v for k, v in d["by_difficulty"].items()}
+        return cls(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d.get("by_domain", {}))
 
 
 def evaluate(

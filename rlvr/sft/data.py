@@ -89,8 +89,10 @@ def load_examples(
 
 
 def check_sources(sources: list[str]) -> None:
-    """Every source names something readable (reads nothing: the CLI calls this before a
-    model loads)."""
+    """There is a source, and every source names something readable (reads nothing: the
+    CLI calls this before a model loads)."""
+    if not sources:
+        raise ConfigError("sft.data: name at least one source (a chat file, a datasets directory, or 'tasks')")
     for source in sources:
         if source == TASKS:
             continue

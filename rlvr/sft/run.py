@@ -31,7 +31,7 @@ import torch
 from rlvr.config import ConfigError, RunConfig
 from rlvr.envs.settings import env_settings
 from rlvr.rollout.evaluate import EvalResult
-from rlvr.sft.data import TASKS, Loaded, load_examples, split_held_out
+from rlvr.sft.data import TASKS, Loaded, check_sources, load_examples, split_held_out
 from rlvr.sft.encode import Encoded, ExampleError, encode
 from rlvr.sft.plan import schedule
 from rlvr.sft.stage import Stage, eval_result, load_model, model_source, open_stage, starting_point
@@ -98,8 +98,7 @@ def run_sft(cfg: RunConfig, *, resume: bool = False, quiet: bool = False, plain:
     """The whole supervised run (see the module's docstring)."""
     t_start = time.perf_counter()
     s = cfg.sft
-    if not s.data:
-        raise ConfigError("sft.data: name at least one source (a chat file, a datasets directory, or 'tasks')")
+    check_sources(s.data)
     ckpt = starting_point(cfg, resume)
     seed_everything(cfg.seed)
     evaluating = cfg.eval.before_training or cfg.eval.after_training

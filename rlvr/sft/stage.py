@@ -63,10 +63,7 @@ def cut_after(cfg: RunConfig, step: int) -> None:
 
 
 def eval_result(d: dict[str, Any] | None) -> EvalResult | None:
-    if d is None:
-        return None
-    by_difficulty = {int(k): v for k, v in d["by_difficulty"].items()}
-    return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d["by_domain"])
+    return EvalResult.from_dict(d) if d is not None else None
 
 
 @dataclass
@@ -88,9 +85,7 @@ class Stage:
         what = "initial" if when == "before" else "fine-tuned"
         self.progress.note(f"evaluating the {what} policy on {len(tasks)} tasks")
         r = evaluate(self.model, self.tok, tasks, self.cfg)
-        by_difficulty = {str(k): v for k, v in r.by_difficulty.items()}
-        summary = {"pass_at_1": r.pass_at_1, "mean_reward": r.mean_reward, "num_tasks": r.num_tasks,
-                   "by_difficulty": by_difficulty, "by_domain": r.by_domain}  # fmt: skip
+        summary = r.to_dict()
         self.metrics.append({"event": "eval", "when": when, **summary})
         self.traces.write_eval(step, when, summary, r.trajectories)
         return summary

@@ -493,22 +493,11 @@ def _eval_row(r: EvalResult) -> dict[str, Any]:
 
 
 def _eval_to_dict(r: EvalResult | None) -> dict[str, Any] | None:
-    if r is None:
-        return None
-    return {
-        "pass_at_1": r.pass_at_1,
-        "mean_reward": r.mean_reward,
-        "num_tasks": r.num_tasks,
-        "by_difficulty": {str(k): v for k, v in r.by_difficulty.items()},
-        "by_domain": r.by_domain,
-    }
+    return r.to_dict() if r is not None else None
 
 
 def _eval_from_dict(d: dict[str, Any] | None) -> EvalResult | None:
-    if d is None:
-        return None
-    by_difficulty = {int(k): v for k, v in d["by_difficulty"].items()}
-    return EvalResult(d["pass_at_1"], d["mean_reward"], d["num_tasks"], by_difficulty, by_domain=d.get("by_domain", {}))
+    return EvalResult.from_dict(d) if d is not None else None
 
 
 def _summary_dict(s: TrainSummary) -> dict[str, Any]:
