@@ -12,6 +12,8 @@ rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
 rlvr sandbox run|check|serve|bench ...
 rlvr traces|replay|report|dashboard|export RUN ...   read a run
 rlvr repos add SOURCE | list | show NAME        real repositories and their test environments
+rlvr feedback import FILE... --store DIR | query --store DIR [SQL]   people's feedback (docs/feedback.md)
+rlvr rm train CONFIG [key.path=value ...] | score MODEL FILE         reward models trained on it
 rlvr --version
 
 CONFIG may also be given as `--config CONFIG`, and overrides may come anywhere on the
@@ -48,6 +50,8 @@ COMMANDS = {
     "dashboard": "rlvr.cli.report",
     "export": "rlvr.cli.export",
     "repos": "rlvr.cli.repos",
+    "feedback": "rlvr.cli.feedback",
+    "rm": "rlvr.cli.rm",
 }
 """Each command's module (one module may serve two: report and dashboard)."""
 
@@ -64,7 +68,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     overrides: list[str] = []
-    if argv and argv[0] in ("train", "sft", "rft", "eval", "config"):
+    if argv and (argv[0] in ("train", "sft", "rft", "eval", "config") or argv[:2] == ["rm", "train"]):
         argv, overrides = split_overrides(argv)
     args = parser().parse_args(argv)
     sys.path.insert(0, str(Path.cwd()))  # plugins named by module resolve from where rlvr runs
@@ -119,12 +123,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _is_user_error(e: BaseException) -> bool:
     """Errors that name a problem in the user's input or setup: one line, no traceback."""
+    from rlvr.feedback.records import FeedbackError
     from rlvr.rollout.model_names import ModelLoadError
     from rlvr.sandbox.spec import SpecError
     from rlvr.tasks import TaskLoadError
     from rlvr.trace.store import StoreError
 
-    return isinstance(e, (ConfigError, FileExistsError, ModelLoadError, TaskLoadError, SpecError, StoreError))
+    return isinstance(
+        e, (ConfigError, FileExistsError, ModelLoadError, TaskLoadError, SpecError, StoreError, FeedbackError)
+    )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from rlvr.config.load import apply_override, describe_fields, load_config, load_
 from rlvr.config.model import LoraSettings, ModelConfig
 from rlvr.config.observe import AlertRuleConfig, AlertsConfig, LogConfig, TraceConfig
 from rlvr.config.reward import FormatRulesConfig, RewardConfig, TermConfig
+from rlvr.config.rm import RmConfig
 from rlvr.config.run import RunConfig
 from rlvr.config.sandbox import SandboxConfig
 from rlvr.config.sft import RftConfig, SftConfig
@@ -47,6 +48,7 @@ __all__ = [
     "QueueConfig",
     "RewardConfig",
     "RftConfig",
+    "RmConfig",
     "RolloutConfig",
     "RunConfig",
     "SandboxConfig",

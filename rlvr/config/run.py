@@ -20,6 +20,7 @@ from rlvr.config.generation import GenerationConfig
 from rlvr.config.model import ModelConfig
 from rlvr.config.observe import AlertsConfig, LogConfig, TraceConfig
 from rlvr.config.reward import RewardConfig
+from rlvr.config.rm import RmConfig
 from rlvr.config.sandbox import SandboxConfig
 from rlvr.config.sft import RftConfig, SftConfig
 from rlvr.config.tasks import PromptConfig, TasksConfig
@@ -62,6 +63,7 @@ class RunConfig(_Section):
     engine: EngineConfig = Field(default_factory=EngineConfig)
     sft: SftConfig = Field(default_factory=SftConfig)
     rft: RftConfig = Field(default_factory=RftConfig)
+    rm: RmConfig = Field(default_factory=RmConfig)
 
     @property
     def run_dir(self) -> Path:
@@ -175,16 +177,18 @@ class RunConfig(_Section):
         return self
 
 
+_RL_ONLY = ("algo", "train", "buffer", "queue", "dist", "storage", "curriculum")
 NOT_READ: dict[str, tuple[str, ...]] = {
-    "train": ("sft", "rft"),
-    "eval": ("sft", "rft"),
-    "sft": ("algo", "train", "buffer", "queue", "dist", "storage", "curriculum", "rft"),
-    "rft": ("algo", "train", "buffer", "queue", "dist", "storage", "curriculum"),
+    "train": ("sft", "rft", "rm"),
+    "eval": ("sft", "rft", "rm"),
+    "sft": (*_RL_ONLY, "rft", "rm"),
+    "rft": (*_RL_ONLY, "rm"),
+    "rm": (*_RL_ONLY, "sft", "rft", "tasks", "prompt", "generation", "rollout", "sandbox", "reward", "eval", "engine"),
 }
 """The sections each command never reads (`rlvr sft` has its own learning rate, batch and
 checkpoint keys under sft; RL's are under train)."""
 
-_READ_BY = {"sft": "rlvr sft and rlvr rft", "rft": "rlvr rft", "storage": "rlvr train"}
+_READ_BY = {"sft": "rlvr sft and rlvr rft", "rft": "rlvr rft", "storage": "rlvr train", "rm": "rlvr rm train"}
 
 
 def unread_keys(cfg: RunConfig, command: str) -> list[str]:

@@ -104,11 +104,29 @@ def export(
     trained_only: bool = False,
 ) -> Summary:
     """Write `fmt` ("preference" or "sft") rows from the store at `uri` to `out`."""
-    from rlvr.trace.parquet import StoreError, TraceStore
-
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
     kind = output_kind(out)
+    rows, summary = store_rows(
+        uri, fmt, min_margin=min_margin, max_pairs_per_group=max_pairs_per_group, steps=steps, trained_only=trained_only
+    )
+    _write(rows, out, kind, fmt)
+    return summary
+
+
+def store_rows(
+    uri: str,
+    fmt: str,
+    *,
+    min_margin: float | None = None,
+    max_pairs_per_group: int | None = None,
+    steps: tuple[int | None, int | None] | None = None,
+    trained_only: bool = False,
+) -> tuple[list[dict[str, Any]], Summary]:
+    """The `fmt` rows of the store at `uri` (what `export` writes; `rlvr feedback import
+    --from-run` reads the preference rows), and what was left out."""
+    from rlvr.trace.parquet import StoreError, TraceStore
+
     summary = Summary(fmt)
     rows: list[dict[str, Any]] = []
     best: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}  # sft: task -> (rank, row)
@@ -150,8 +168,7 @@ def export(
         if len(tasks) > len(rows):
             summary.skipped["tasks without a passing reply"] += len(tasks) - len(rows)
     summary.rows = len(rows)
-    _write(rows, out, kind, fmt)
-    return summary
+    return rows, summary
 
 
 def _steps_text(steps: tuple[int | None, int | None]) -> str:

@@ -1,0 +1,9 @@
+"""Learning from people's feedback: feedback records in (`records`, `store`), the
+examples a reward model trains on (`examples`), and reward models trained on them
+(`rm`, `rm_train`).
+
+Feedback sits above `rewards` in the dependency order: it reads rewards, the sandbox,
+tasks and config, and nothing above them (the trace store's groups reach it through the
+CLI, already turned into records). The torch-free modules (`records`, `store`,
+`examples`) import no model code, so `rlvr feedback import` answers at once.
+"""

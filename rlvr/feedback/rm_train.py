@@ -1,0 +1,406 @@
+"""Training a reward model on feedback (`rlvr rm train`): a Bradley-Terry loss on pairs,
+a pointwise loss on rated outputs, held-out figures before, during and after, and early
+stopping on the held-out loss.
+
+    pair   (chosen c, rejected r):  -log sigmoid(s(c) - s(r))          [+ center (s(c)^2 + s(r)^2) / 2]
+    point  (output o, label y):     rating_weight * BCE(sigmoid(s(o)), y)
+
+A batch's loss is the mean over its examples, so micro-batching does not change the
+update. Held-out figures (`measure`): pair accuracy (s(c) > s(r); a tie counts half),
+the mean pair loss, calibration (expected calibration error of sigmoid(s(c) - s(r)) as
+the probability that c is preferred, over 10 bins, each pair also counted the other way
+round so both outcomes occur), and for points the loss and the Brier score. A
+length-only baseline (the longer reply wins, or the shorter, whichever the training
+pairs favour) is measured on the same held-out pairs: a reward model that does not beat
+it has learned length.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from rlvr.config import RunConfig
+from rlvr.config.rm import RmConfig
+from rlvr.feedback.examples import Pair, Point, held_out_groups, split, to_examples
+from rlvr.feedback.records import FeedbackError, FeedbackRecord, read_file
+from rlvr.feedback.rm import encode, forward_scores, from_causal_lm, save, score_head
+from rlvr.feedback.store import open_store
+
+
+@dataclass(frozen=True)
+class EncPair:
+    chosen: list[int]
+    rejected: list[int]
+
+
+@dataclass(frozen=True)
+class EncPoint:
+    ids: list[int]
+    label: float
+
+
+Example = EncPair | EncPoint
+
+
+@dataclass
+class RmData:
+    train: list[Example]
+    held_pairs: list[EncPair]
+    held_points: list[EncPoint]
+    groups: tuple[int, int]  # (training groups, held-out groups)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def line(self) -> str:
+        n_pairs = sum(isinstance(x, EncPair) for x in self.train)
+        text = (
+            f"{n_pairs} pairs and {len(self.train) - n_pairs} rated outputs to train on "
+            f"({self.groups[0]} groups); held out: {len(self.held_pairs)} pairs, "
+            f"{len(self.held_points)} rated outputs ({self.groups[1]} groups)"
+        )
+        if self.skipped:
+            text += "; left out: " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        return text
+
+
+def load_feedback(sources: Sequence[str]) -> list[FeedbackRecord]:
+    """Every record of the named stores and .jsonl files, each id once (first seen)."""
+    if not sources:
+        raise FeedbackError("rm.feedback is empty: name a feedback store or a .jsonl file")
+    out: dict[str, FeedbackRecord] = {}
+    for src in sources:
+        records = read_file(src) if src.endswith(".jsonl") else open_store(src).records()
+        for r in records:
+            out.setdefault(r.id, r)
+    return list(out.values())
+
+
+def prepare(records: Sequence[FeedbackRecord], rm_cfg: RmConfig, tok: PreTrainedTokenizerBase) -> RmData:
+    pairs, points, skipped = to_examples(records, rm_cfg.split_by)
+    if not pairs and not points:
+        raise FeedbackError(f"no pairs or rated outputs in {len(records)} feedback records")
+    groups = {p.group for p in pairs} | {p.group for p in points}
+    held = held_out_groups(groups, rm_cfg.held_out)
+    train_pairs, held_pairs = split(pairs, held)
+    train_points, held_points = split(points, held)
+    n = rm_cfg.max_length
+
+    def enc_pairs(ps: list[Pair]) -> list[EncPair]:
+        out = []
+        for p in ps:
+            c, r = encode(tok, p.prompt, p.chosen, n), encode(tok, p.prompt, p.rejected, n)
+            if c is None or r is None:
+                skipped[f"over max_length ({n} tokens)"] += 1
+            else:
+                out.append(EncPair(c, r))
+        return out
+
+    def enc_points(ps: list[Point]) -> list[EncPoint]:
+        out = []
+        for p in ps:
+            ids = encode(tok, p.prompt, p.output, n)
+            if ids is None:
+                skipped[f"over max_length ({n} tokens)"] += 1
+            else:
+                out.append(EncPoint(ids, p.label))
+        return out
+
+    train: list[Example] = [*enc_pairs(train_pairs), *enc_points(train_points)]
+    if not train:
+        raise FeedbackError("no training examples left after the held-out split and max_length")
+    return RmData(train, enc_pairs(held_pairs), enc_points(held_points), (len(groups) - len(held), len(held)), skipped)
+
+
+# ---- the losses and the figures ---------------------------------------------------------
+
+
+def pair_loss(s_chosen: torch.Tensor, s_rejected: torch.Tensor, center: float = 0.0) -> torch.Tensor:
+    """Bradley-Terry negative log-likelihood per pair, [P]."""
+    loss = -F.logsigmoid(s_chosen - s_rejected)
+    if center:
+        loss = loss + center * (s_chosen**2 + s_rejected**2) / 2
+    return loss
+
+
+def point_loss(s: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
+    """Binary cross-entropy of sigmoid(score) against a 0..1 label, per output, [N]."""
+    return F.binary_cross_entropy_with_logits(s, label, reduction="none")
+
+
+def calibration_error(margins: Sequence[float], bins: int = 10) -> float:
+    """Expected calibration error of p = sigmoid(margin) as P(chosen preferred); each pair
+    is also counted reversed (1 - p, outcome 0), so the bins see both outcomes."""
+    probs = [(1 / (1 + math.exp(-m)), 1.0) for m in margins] + [(1 / (1 + math.exp(m)), 0.0) for m in margins]
+    if not probs:
+        return float("nan")
+    total = 0.0
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        cell = [(p, y) for p, y in probs if lo <= p < hi or (b == bins - 1 and p == 1.0)]
+        if cell:
+            conf = sum(p for p, _ in cell) / len(cell)
+            acc = sum(y for _, y in cell) / len(cell)
+            total += len(cell) / len(probs) * abs(conf - acc)
+    return total
+
+
+def length_baseline(train: Sequence[Example], held: Sequence[EncPair]) -> float:
+    """Held-out pair accuracy of 'the longer reply wins' (or the shorter, whichever wins
+    more of the training pairs); a tie in length counts half."""
+
+    def wins(pairs: Sequence[EncPair], longer: bool) -> float:
+        def one(p: EncPair) -> float:
+            d = len(p.chosen) - len(p.rejected)
+            return 0.5 if d == 0 else float((d > 0) == longer)
+
+        return sum(one(p) for p in pairs) / len(pairs)
+
+    train_pairs = [x for x in train if isinstance(x, EncPair)]
+    longer = wins(train_pairs, True) >= 0.5 if train_pairs else True
+    return wins(held, longer) if held else float("nan")
+
+
+@torch.no_grad()
+def measure(
+    rm: PreTrainedModel, pairs: Sequence[EncPair], points: Sequence[EncPoint], pad: int, batch: int = 8
+) -> dict[str, float]:
+    """The held-out figures (see the module docstring); keys absent when there is no such data."""
+    was = rm.training
+    rm.eval()
+    out: dict[str, float] = {}
+    margins: list[float] = []
+    for k in range(0, len(pairs), batch):
+        chunk = pairs[k : k + batch]
+        s = forward_scores(rm, [p.chosen for p in chunk] + [p.rejected for p in chunk], pad)
+        margins += (s[: len(chunk)] - s[len(chunk) :]).tolist()
+    if margins:
+        m = torch.tensor(margins)
+        out["pair_accuracy"] = float(((m > 0).float() + 0.5 * (m == 0).float()).mean())
+        out["pair_loss"] = float(-F.logsigmoid(m).mean())
+        out["calibration_error"] = calibration_error(margins)
+        out["pairs"] = float(len(margins))
+    scores: list[float] = []
+    for k in range(0, len(points), batch):
+        scores += forward_scores(rm, [p.ids for p in points[k : k + batch]], pad).tolist()
+    if scores:
+        s, y = torch.tensor(scores), torch.tensor([p.label for p in points])
+        out["point_loss"] = float(point_loss(s, y).mean())
+        out["point_brier"] = float(((torch.sigmoid(s) - y) ** 2).mean())
+        out["points"] = float(len(scores))
+    rm.train(was)
+    return out
+
+
+def held_out_loss(figures: dict[str, float], rating_weight: float) -> float | None:
+    """What early stopping watches: the pair loss plus the weighted point loss."""
+    parts = [figures.get("pair_loss"), rating_weight * figures["point_loss"] if "point_loss" in figures else None]
+    kept = [p for p in parts if p is not None]
+    return sum(kept) if kept else None
+
+
+# ---- training ---------------------------------------------------------------------------
+
+
+def trainable(rm: PreTrainedModel, cfg: RunConfig) -> PreTrainedModel:
+    """Freeze or wrap the model for `rm.mode`; the head always trains."""
+    mode = cfg.rm.mode
+    if cfg.model.lora and mode != "lora":
+        raise FeedbackError(f"model.lora is set but rm.mode is {mode!r}: set rm.mode=lora, or leave model.lora out")
+    if mode == "frozen":
+        rm.requires_grad_(False)
+    elif mode == "lora":
+        from peft import LoraConfig, get_peft_model
+
+        lora = cfg.model.lora
+        r, alpha = (lora.r, lora.alpha) if lora else (16, 32)
+        targets = lora.target_modules if lora else ["q_proj", "k_proj", "v_proj", "o_proj"]
+        dropout = lora.dropout if lora else 0.0
+        wrapper = get_peft_model(rm, LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets))
+        rm = wrapper.get_base_model()  # type: ignore[assignment]
+        object.__setattr__(rm, "_rlvr_peft_wrapper", wrapper)
+    score_head(rm).requires_grad_(True)
+    return rm
+
+
+def plain(rm: PreTrainedModel) -> PreTrainedModel:
+    """The model to save: LoRA adapters merged in."""
+    wrapper = getattr(rm, "_rlvr_peft_wrapper", None)
+    return rm if wrapper is None else wrapper.merge_and_unload()
+
+
+def lr_factor(step: int, total: int, warmup: int, schedule: str) -> float:
+    """The learning rate's share of its peak at optimizer step `step` (0-based)."""
+    if warmup and step < warmup:
+        return (step + 1) / warmup
+    if schedule == "constant" or total <= warmup:
+        return 1.0
+    done = (step - warmup) / max(total - warmup, 1)
+    return 0.5 * (1 + math.cos(math.pi * done)) if schedule == "cosine" else 1.0 - done
+
+
+def _batch_loss(rm: PreTrainedModel, items: Sequence[Example], rm_cfg: RmConfig, pad: int) -> tuple[torch.Tensor, int]:
+    """The summed loss of a micro-batch (one forward over its sequences) and how many
+    pairs it held whose chosen score came out above the rejected one."""
+    pairs = [x for x in items if isinstance(x, EncPair)]
+    points = [x for x in items if isinstance(x, EncPoint)]
+    seqs = [p.chosen for p in pairs] + [p.rejected for p in pairs] + [p.ids for p in points]
+    s = forward_scores(rm, seqs, pad)
+    n = len(pairs)
+    loss = s.new_zeros(())
+    right = 0
+    if pairs:
+        loss = loss + pair_loss(s[:n], s[n : 2 * n], rm_cfg.center).sum()
+        right = int((s[:n] > s[n : 2 * n]).sum())
+    if points:
+        y = torch.tensor([p.label for p in points], device=s.device)
+        loss = loss + rm_cfg.rating_weight * point_loss(s[2 * n :], y).sum()
+    return loss, right
+
+
+@dataclass
+class RmResult:
+    before: dict[str, float]
+    after: dict[str, float]
+    best_step: int
+    steps: int
+    length_baseline: float
+    seconds: float
+    tokens: int
+
+
+def train_rm(
+    cfg: RunConfig,
+    base: PreTrainedModel,
+    tok: PreTrainedTokenizerBase,
+    data: RmData,
+    out: Path,
+    log: Callable[[dict[str, Any]], None] = lambda row: None,
+) -> RmResult:
+    """Train a reward model on `data` from `base`'s backbone and save it to `out`."""
+    rc = cfg.rm
+    if rc.threads:
+        torch.set_num_threads(rc.threads)
+    torch.manual_seed(cfg.seed)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    rm = trainable(from_causal_lm(base, tok, cfg.seed), cfg)
+    head = [p for p in score_head(rm).parameters() if p.requires_grad]
+    body = [p for n, p in rm.named_parameters() if p.requires_grad and not n.startswith("score.")]
+    groups: list[dict[str, Any]] = [{"params": head, "lr": rc.head_lr or rc.lr}]
+    if body:
+        groups.append({"params": body, "lr": rc.lr})
+    peaks = [g["lr"] for g in groups]
+    opt = torch.optim.AdamW(groups, weight_decay=rc.weight_decay)
+    per_epoch = math.ceil(len(data.train) / rc.batch_size)
+    total = per_epoch * rc.epochs if rc.max_steps is None else min(rc.max_steps, per_epoch * rc.epochs)
+    before = measure(rm, data.held_pairs, data.held_points, pad)
+    log({"step": 0, "phase": "before", **{f"held_out/{k}": v for k, v in before.items()}})
+    best: tuple[float | None, int, dict[str, torch.Tensor] | None] = (held_out_loss(before, rc.rating_weight), 0, None)
+    stale, step, tokens, t0 = 0, 0, 0, time.perf_counter()
+    rng = random.Random(cfg.seed)
+    rm.train()
+    stop = False
+    for epoch in range(rc.epochs):
+        order = list(range(len(data.train)))
+        rng.shuffle(order)
+        for b in range(per_epoch):
+            if step >= total or stop:
+                break
+            batch = [data.train[i] for i in order[b * rc.batch_size : (b + 1) * rc.batch_size]]
+            for g, peak in zip(opt.param_groups, peaks, strict=True):
+                g["lr"] = peak * lr_factor(step, total, rc.warmup_steps, rc.schedule)
+            opt.zero_grad(set_to_none=True)
+            loss_sum, right = 0.0, 0
+            for k in range(0, len(batch), rc.micro_batch_size):
+                micro = batch[k : k + rc.micro_batch_size]
+                loss, r = _batch_loss(rm, micro, rc, pad)
+                (loss / len(batch)).backward()
+                loss_sum += float(loss.detach())
+                right += r
+            params = [p for g in opt.param_groups for p in g["params"]]
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, rc.max_grad_norm))
+            opt.step()
+            step += 1
+            tokens += sum(len(x.chosen) + len(x.rejected) if isinstance(x, EncPair) else len(x.ids) for x in batch)
+            n_pairs = sum(isinstance(x, EncPair) for x in batch)
+            row: dict[str, Any] = {
+                "step": step,
+                "epoch": epoch,
+                "loss": loss_sum / len(batch),
+                "lr": opt.param_groups[-1]["lr"],
+                "grad_norm": grad_norm,
+                "tokens_per_s": tokens / (time.perf_counter() - t0),
+            }
+            if n_pairs:
+                row["pair_accuracy"] = right / n_pairs
+            last_of_epoch = b == per_epoch - 1 or step == total
+            if (rc.eval_every and step % rc.eval_every == 0) or last_of_epoch:
+                figures = measure(rm, data.held_pairs, data.held_points, pad)
+                row.update({f"held_out/{k}": v for k, v in figures.items()})
+                loss_now = held_out_loss(figures, rc.rating_weight)
+                if loss_now is not None and (best[0] is None or loss_now < best[0]):
+                    keep = {n: p.detach().clone() for n, p in rm.named_parameters() if p.requires_grad}
+                    best, stale = (loss_now, step, keep), 0
+                else:
+                    stale += 1
+                    if rc.patience and stale >= rc.patience:
+                        stop = True
+            log(row)
+    seconds = time.perf_counter() - t0
+    best_step = step
+    if rc.patience and best[2] is not None:  # keep the best evaluated weights
+        with torch.no_grad():
+            named = dict(rm.named_parameters())
+            for n, v in best[2].items():
+                named[n].copy_(v)
+        best_step = best[1]
+    after = measure(rm, data.held_pairs, data.held_points, pad)
+    baseline = length_baseline(data.train, data.held_pairs)
+    log({"step": step, "phase": "after", "best_step": best_step, **{f"held_out/{k}": v for k, v in after.items()}})
+    train_scores = _train_scores(rm, data, pad)
+    meta = {
+        "base_model": cfg.model.name_or_path,
+        "mode": rc.mode,
+        "seed": cfg.seed,
+        "max_length": rc.max_length,
+        "steps": step,
+        "best_step": best_step,
+        "held_out": after,
+        "held_out_before": before,
+        "length_baseline_accuracy": baseline,
+        "score_mean": sum(train_scores) / len(train_scores),
+        "score_std": _std(train_scores),
+        "examples": data.line(),
+    }
+    save(plain(rm), tok, out, meta)
+    return RmResult(before, after, best_step, step, baseline, seconds, tokens)
+
+
+@torch.no_grad()
+def _train_scores(rm: PreTrainedModel, data: RmData, pad: int, most: int = 256) -> list[float]:
+    """Scores of (up to `most`) training outputs: what a reward term normalises by."""
+    seqs: list[list[int]] = []
+    for x in data.train:
+        seqs += [x.chosen, x.rejected] if isinstance(x, EncPair) else [x.ids]
+    seqs = seqs[:most]
+    rm.eval()
+    out: list[float] = []
+    for k in range(0, len(seqs), 8):
+        out += forward_scores(rm, seqs[k : k + 8], pad).tolist()
+    return out
+
+
+def _std(xs: Sequence[float]) -> float:
+    if len(xs) < 2:
+        return 0.0
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
