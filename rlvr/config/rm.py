@@ -58,8 +58,9 @@ class RmConfig(_Section):
     """Weight of the pointwise loss (binary cross-entropy of sigmoid(score) against the
     label) beside the pairwise one."""
     center: float = Field(0.0, ge=0.0)
-    """Weight of a penalty on the scores' squared size (TRL's center_rewards_coefficient):
-    keeps scores near 0 without changing which reply is preferred."""
+    """Weight of a penalty on each pair's summed score, squared (TRL's
+    center_rewards_coefficient): keeps scores centred on 0 without changing which reply
+    is preferred."""
     eval_every: int = Field(0, ge=0)
     """Held-out figures every N optimizer steps as well as before and after (0: before
     and after each epoch)."""

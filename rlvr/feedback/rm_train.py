@@ -2,7 +2,7 @@
 a pointwise loss on rated outputs, held-out figures before, during and after, and early
 stopping on the held-out loss.
 
-    pair   (chosen c, rejected r):  -log sigmoid(s(c) - s(r))          [+ center (s(c)^2 + s(r)^2) / 2]
+    pair   (chosen c, rejected r):  -log sigmoid(s(c) - s(r))          [+ center (s(c) + s(r))^2]
     point  (output o, label y):     rating_weight * BCE(sigmoid(s(o)), y)
 
 A batch's loss is the mean over its examples, so micro-batching does not change the
@@ -125,10 +125,12 @@ def prepare(records: Sequence[FeedbackRecord], rm_cfg: RmConfig, tok: PreTrained
 
 
 def pair_loss(s_chosen: torch.Tensor, s_rejected: torch.Tensor, center: float = 0.0) -> torch.Tensor:
-    """Bradley-Terry negative log-likelihood per pair, [P]."""
+    """Bradley-Terry negative log-likelihood per pair, [P]; `center` adds TRL's
+    center_rewards penalty, center * (s(c) + s(r))^2, which pulls each pair's mean score
+    to 0 without touching their difference."""
     loss = -F.logsigmoid(s_chosen - s_rejected)
     if center:
-        loss = loss + center * (s_chosen**2 + s_rejected**2) / 2
+        loss = loss + center * (s_chosen + s_rejected) ** 2
     return loss
 
 
@@ -248,6 +250,18 @@ def lr_factor(step: int, total: int, warmup: int, schedule: str) -> float:
     return 0.5 * (1 + math.cos(math.pi * done)) if schedule == "cosine" else 1.0 - done
 
 
+def batches(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int]]:
+    """The training examples' indices, batch by batch: each epoch a new order drawn from
+    the seed (the last batch of an epoch may be short)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(epochs):
+        order = list(range(n))
+        rng.shuffle(order)
+        out += [order[k : k + batch_size] for k in range(0, n, batch_size)]
+    return out
+
+
 def _batch_loss(rm: PreTrainedModel, items: Sequence[Example], rm_cfg: RmConfig, pad: int) -> tuple[torch.Tensor, int]:
     """The summed loss of a micro-batch (one forward over its sequences) and how many
     pairs it held whose chosen score came out above the rejected one."""
@@ -274,8 +288,8 @@ class RmResult:
     best_step: int
     steps: int
     length_baseline: float
-    seconds: float
-    tokens: int
+    seconds: float  # in training steps (the evaluations not counted)
+    tokens: int  # in training steps
 
 
 def train_rm(
@@ -285,104 +299,132 @@ def train_rm(
     data: RmData,
     out: Path,
     log: Callable[[dict[str, Any]], None] = lambda row: None,
+    plan: Sequence[Sequence[int]] | None = None,
 ) -> RmResult:
-    """Train a reward model on `data` from `base`'s backbone and save it to `out`."""
+    """Train a reward model on `data` from `base`'s backbone and save it to `out`.
+    `plan`: the batches (indices into data.train) in order, as one epoch; default: a new
+    order each epoch drawn from the seed (`batches`)."""
     rc = cfg.rm
     if rc.threads:
         torch.set_num_threads(rc.threads)
     torch.manual_seed(cfg.seed)
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    rm = trainable(from_causal_lm(base, tok, cfg.seed), cfg)
-    head = [p for p in score_head(rm).parameters() if p.requires_grad]
-    body = [p for n, p in rm.named_parameters() if p.requires_grad and not n.startswith("score.")]
-    groups: list[dict[str, Any]] = [{"params": head, "lr": rc.head_lr or rc.lr}]
-    if body:
-        groups.append({"params": body, "lr": rc.lr})
-    peaks = [g["lr"] for g in groups]
-    opt = torch.optim.AdamW(groups, weight_decay=rc.weight_decay)
-    per_epoch = math.ceil(len(data.train) / rc.batch_size)
-    total = per_epoch * rc.epochs if rc.max_steps is None else min(rc.max_steps, per_epoch * rc.epochs)
-    before = measure(rm, data.held_pairs, data.held_points, pad)
-    log({"step": 0, "phase": "before", **{f"held_out/{k}": v for k, v in before.items()}})
-    best: tuple[float | None, int, dict[str, torch.Tensor] | None] = (held_out_loss(before, rc.rating_weight), 0, None)
-    stale, step, tokens, t0 = 0, 0, 0, time.perf_counter()
-    rng = random.Random(cfg.seed)
-    rm.train()
-    stop = False
-    for epoch in range(rc.epochs):
-        order = list(range(len(data.train)))
-        rng.shuffle(order)
-        for b in range(per_epoch):
-            if step >= total or stop:
-                break
-            batch = [data.train[i] for i in order[b * rc.batch_size : (b + 1) * rc.batch_size]]
-            for g, peak in zip(opt.param_groups, peaks, strict=True):
-                g["lr"] = peak * lr_factor(step, total, rc.warmup_steps, rc.schedule)
-            opt.zero_grad(set_to_none=True)
-            loss_sum, right = 0.0, 0
-            for k in range(0, len(batch), rc.micro_batch_size):
-                micro = batch[k : k + rc.micro_batch_size]
-                loss, r = _batch_loss(rm, micro, rc, pad)
-                (loss / len(batch)).backward()
-                loss_sum += float(loss.detach())
-                right += r
-            params = [p for g in opt.param_groups for p in g["params"]]
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, rc.max_grad_norm))
-            opt.step()
-            step += 1
-            tokens += sum(len(x.chosen) + len(x.rejected) if isinstance(x, EncPair) else len(x.ids) for x in batch)
-            n_pairs = sum(isinstance(x, EncPair) for x in batch)
-            row: dict[str, Any] = {
-                "step": step,
-                "epoch": epoch,
-                "loss": loss_sum / len(batch),
-                "lr": opt.param_groups[-1]["lr"],
-                "grad_norm": grad_norm,
-                "tokens_per_s": tokens / (time.perf_counter() - t0),
-            }
-            if n_pairs:
-                row["pair_accuracy"] = right / n_pairs
-            last_of_epoch = b == per_epoch - 1 or step == total
-            if (rc.eval_every and step % rc.eval_every == 0) or last_of_epoch:
-                figures = measure(rm, data.held_pairs, data.held_points, pad)
-                row.update({f"held_out/{k}": v for k, v in figures.items()})
-                loss_now = held_out_loss(figures, rc.rating_weight)
-                if loss_now is not None and (best[0] is None or loss_now < best[0]):
-                    keep = {n: p.detach().clone() for n, p in rm.named_parameters() if p.requires_grad}
-                    best, stale = (loss_now, step, keep), 0
-                else:
-                    stale += 1
-                    if rc.patience and stale >= rc.patience:
-                        stop = True
-            log(row)
-    seconds = time.perf_counter() - t0
-    best_step = step
-    if rc.patience and best[2] is not None:  # keep the best evaluated weights
-        with torch.no_grad():
-            named = dict(rm.named_parameters())
-            for n, v in best[2].items():
-                named[n].copy_(v)
-        best_step = best[1]
-    after = measure(rm, data.held_pairs, data.held_points, pad)
+    run = _Run(trainable(from_causal_lm(base, tok, cfg.seed), cfg), rc, data, pad, log)
+    per_epoch = len(plan) if plan is not None else math.ceil(len(data.train) / rc.batch_size)
+    epochs = 1 if plan is not None else rc.epochs
+    todo = list(plan) if plan is not None else batches(len(data.train), rc.batch_size, rc.epochs, cfg.seed)
+    total = min(len(todo), rc.max_steps or len(todo))
+    before = run.evaluate(0, {"phase": "before"})
+    for i, idx in enumerate(todo[:total]):
+        row = run.step([data.train[j] for j in idx], i, total, epoch=i // per_epoch)
+        if (rc.eval_every and run.steps % rc.eval_every == 0) or (i + 1) % per_epoch == 0 or i + 1 == total:
+            run.evaluate(run.steps, row)
+        log(row)
+        if run.stop:
+            break
+    best_step = run.keep_best() if rc.patience else run.steps
+    after = measure(run.rm, data.held_pairs, data.held_points, pad)
     baseline = length_baseline(data.train, data.held_pairs)
-    log({"step": step, "phase": "after", "best_step": best_step, **{f"held_out/{k}": v for k, v in after.items()}})
-    train_scores = _train_scores(rm, data, pad)
+    log({"step": run.steps, "phase": "after", "best_step": best_step, **{f"held_out/{k}": v for k, v in after.items()}})
+    scores = _train_scores(run.rm, data, pad)
     meta = {
         "base_model": cfg.model.name_or_path,
         "mode": rc.mode,
         "seed": cfg.seed,
         "max_length": rc.max_length,
-        "steps": step,
+        "steps": run.steps,
+        "epochs": epochs,
         "best_step": best_step,
         "held_out": after,
         "held_out_before": before,
         "length_baseline_accuracy": baseline,
-        "score_mean": sum(train_scores) / len(train_scores),
-        "score_std": _std(train_scores),
+        "score_mean": sum(scores) / len(scores),
+        "score_std": _std(scores),
         "examples": data.line(),
     }
-    save(plain(rm), tok, out, meta)
-    return RmResult(before, after, best_step, step, baseline, seconds, tokens)
+    save(plain(run.rm), tok, out, meta)
+    return RmResult(before, after, best_step, run.steps, baseline, run.train_s, run.tokens)
+
+
+class _Run:
+    """One reward model's training as it goes: the optimizer, the counters, the best
+    held-out loss so far and its weights (for early stopping)."""
+
+    def __init__(
+        self, rm: PreTrainedModel, rc: RmConfig, data: RmData, pad: int, log: Callable[[dict[str, Any]], None]
+    ) -> None:
+        self.rm, self.rc, self.data, self.pad, self._log = rm, rc, data, pad, log
+        head = [p for p in score_head(rm).parameters() if p.requires_grad]
+        body = [p for n, p in rm.named_parameters() if p.requires_grad and not n.startswith("score.")]
+        groups: list[dict[str, Any]] = [{"params": head, "lr": rc.head_lr or rc.lr}]
+        if body:
+            groups.append({"params": body, "lr": rc.lr})
+        self.peaks = [g["lr"] for g in groups]
+        self.opt = torch.optim.AdamW(groups, weight_decay=rc.weight_decay)
+        self.steps, self.tokens, self.train_s, self.stale, self.stop = 0, 0, 0.0, 0, False
+        self.best: tuple[float | None, int, dict[str, torch.Tensor] | None] = (None, 0, None)
+
+    def step(self, batch: Sequence[Example], i: int, total: int, epoch: int) -> dict[str, Any]:
+        """One optimizer step on `batch` (the i-th of `total`); its log row."""
+        rc, opt = self.rc, self.opt
+        self.rm.train()
+        for g, peak in zip(opt.param_groups, self.peaks, strict=True):
+            g["lr"] = peak * lr_factor(i, total, rc.warmup_steps, rc.schedule)
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss_sum, right = 0.0, 0
+        for k in range(0, len(batch), rc.micro_batch_size):
+            loss, r = _batch_loss(self.rm, batch[k : k + rc.micro_batch_size], rc, self.pad)
+            (loss / len(batch)).backward()  # the batch's mean, however it is split
+            loss_sum += float(loss.detach())
+            right += r
+        params = [p for g in opt.param_groups for p in g["params"]]
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, rc.max_grad_norm))
+        opt.step()
+        self.train_s += time.perf_counter() - t0
+        self.steps += 1
+        self.tokens += sum(len(x.chosen) + len(x.rejected) if isinstance(x, EncPair) else len(x.ids) for x in batch)
+        row: dict[str, Any] = {
+            "step": self.steps,
+            "epoch": epoch,
+            "loss": loss_sum / len(batch),
+            "lr": opt.param_groups[-1]["lr"],
+            "grad_norm": grad_norm,
+            "tokens_per_s": self.tokens / self.train_s,  # training steps only, not the evaluations
+        }
+        n_pairs = sum(isinstance(x, EncPair) for x in batch)
+        if n_pairs:
+            row["pair_accuracy"] = right / n_pairs
+        return row
+
+    def evaluate(self, step: int, row: dict[str, Any]) -> dict[str, float]:
+        """Held-out figures into `row` (logged here at step 0); tracks the best and the
+        evaluations since it (early stopping)."""
+        figures = measure(self.rm, self.data.held_pairs, self.data.held_points, self.pad)
+        row.update({f"held_out/{k}": v for k, v in figures.items()})
+        if step == 0:
+            self._log({"step": 0, **row})
+        loss = held_out_loss(figures, self.rc.rating_weight)
+        if loss is not None and (self.best[0] is None or loss < self.best[0]):
+            trained = [(n, p) for n, p in self.rm.named_parameters() if p.requires_grad]
+            keep = {n: p.detach().clone() for n, p in trained} if self.rc.patience else None
+            self.best, self.stale = (loss, step, keep), 0
+        else:
+            self.stale += 1
+            self.stop = bool(self.rc.patience) and self.stale >= self.rc.patience
+        return figures
+
+    def keep_best(self) -> int:
+        """Put back the best evaluated weights (step 0's, as drawn, when no step beat
+        them); the step they are from."""
+        _, step, kept = self.best
+        if kept is None:
+            return self.steps
+        with torch.no_grad():
+            named = dict(self.rm.named_parameters())
+            for n, v in kept.items():
+                named[n].copy_(v)
+        return step
 
 
 @torch.no_grad()

@@ -157,6 +157,13 @@ def test_sft_vs_trl_smoke_trains_rlvr_s_side_on_the_bench_s_batches() -> None:
     assert figures["rlvr_tokens_per_s"] > 0 and figures["rlvr_peak_rss_gib"] > 0
 
 
+def test_rm_vs_trl_smoke_trains_rlvr_s_side_on_the_rule_s_pairs() -> None:
+    with records_nothing(RESULTS / "rm_vs_trl.json"):
+        figures = last_json(run_bench("bench/rm_vs_trl.py", "--smoke").stdout)
+    assert figures["rlvr_tokens_per_s"] > 0 and 0.0 <= figures["rlvr_held_out_accuracy"] <= 1.0
+    assert 0.0 <= figures["length_baseline_accuracy"] <= 1.0
+
+
 def test_warm_start_smoke_runs_each_arm_as_a_user_runs_it() -> None:
     with records_nothing(RESULTS / "warm_start.json"):
         figures = last_json(run_bench("bench/warm_start.py", "--smoke", "--domains", "json").stdout)

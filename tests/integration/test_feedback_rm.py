@@ -74,6 +74,14 @@ def test_import_query_and_refusals(tmp_path: Path, store: str) -> None:  # noqa:
     assert sql.returncode == 2 and sql.stderr.startswith("rlvr: error: query failed:") and sql.stderr.count("\n") == 1
     none = _rlvr("feedback", "query", "--store", "missing", cwd=tmp_path)
     assert none.returncode == 2 and "no feedback store there" in none.stderr
+    # importing and querying answer at once: no torch, no transformers
+    probe = (
+        "import sys; from rlvr.cli.main import main; "
+        f"main(['feedback', 'import', {str(fb)!r}, '--store', 'st3']); main(['feedback', 'query', '--store', 'st3']); "
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    light = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert light.returncode == 0 and light.stdout.splitlines()[-1] == "[]", light.stdout + light.stderr
 
 
 def test_rm_train_learns_what_the_feedback_prefers_and_scores_the_same_everywhere(tmp_path: Path) -> None:

@@ -212,8 +212,8 @@ def test_pair_and_point_losses_hand_worked() -> None:
 
     # -log sigmoid(2 - 0) = log(1 + e^-2) = 0.126928
     assert pair_loss(torch.tensor([2.0]), torch.tensor([0.0])).item() == pytest.approx(0.126928, abs=1e-6)
-    # centering adds c (2^2 + 0^2) / 2 = 0.1 * 2 = 0.2
-    assert pair_loss(torch.tensor([2.0]), torch.tensor([0.0]), 0.1).item() == pytest.approx(0.326928, abs=1e-6)
+    # centering adds c (2 + 0)^2 = 0.1 * 4 = 0.4
+    assert pair_loss(torch.tensor([2.0]), torch.tensor([0.0]), 0.1).item() == pytest.approx(0.526928, abs=1e-6)
     # BCE(sigmoid(0), 0.75) = -(0.75 log .5 + .25 log .5) = log 2
     assert point_loss(torch.tensor([0.0]), torch.tensor([0.75])).item() == pytest.approx(math.log(2), abs=1e-6)
 
