@@ -90,10 +90,9 @@ def run_rlvr(data: dict, model_name: str, batch: int, out: dict) -> object:
     """rlvr's training loop (train_rm), fed the bench's pairs in the bench's order."""
     import torch
 
+    from rlvr.cli.common import quiet_libraries
     from rlvr.feedback.rm_train import RmData, train_rm
     from rlvr.rollout.models import load_policy
-
-    from rlvr.cli.common import quiet_libraries
 
     quiet_libraries()
     torch.set_num_threads(os.cpu_count() or 1)
