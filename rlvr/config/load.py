@@ -157,12 +157,24 @@ def _plugins_first(data: Any) -> None:
     plugins = data.get("plugins") if isinstance(data, dict) else None
     if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins):
         import_plugins(plugins)
+    reward = data.get("reward") if isinstance(data, dict) else None
+    terms = reward.get("terms") if isinstance(reward, dict) else None
+    if isinstance(terms, list):
+        import_plugins(term_plugins([t.get("name") for t in terms if isinstance(t, dict)]))
+
+
+def term_plugins(names: list[Any]) -> list[str]:
+    """The modules that register the named reward terms other packages own (TERM_PLUGINS)."""
+    from rlvr.config.reward import TERM_PLUGINS
+
+    return list(dict.fromkeys(TERM_PLUGINS[n] for n in names if isinstance(n, str) and n in TERM_PLUGINS))
 
 
 def load_plugins(cfg: RunConfig) -> None:
-    """Import the config's plugin modules (each registers what it defines); the loaders
-    already did, so this imports nothing twice (a module imports once; a .py file runs once)."""
-    import_plugins(cfg.plugins)
+    """Import the config's plugin modules (each registers what it defines), and those of
+    the reward terms it names that another package registers; the loaders already did, so
+    this imports nothing twice (a module imports once; a .py file runs once)."""
+    import_plugins([*cfg.plugins, *term_plugins([t.name for t in cfg.reward.terms])])
 
 
 def import_plugins(names: list[str]) -> None:

@@ -16,11 +16,15 @@ class TermConfig(_Section):
     (rlvr.rewards.registry; built in: format, length, security, efficiency, math; a plugin
     may register more), or one an environment computes itself (e.g. itops 'safety',
     trading 'rules', python 'tests_held_out'). A name nothing computes is refused when the
-    run starts, with the valid names."""
+    run starts, with the valid names. 'learned' (a reward model: reward.learned) is a
+    group term: added as a guarded bonus that orders replies the verifiable reward ties
+    and never reorders the ones it ranks (docs/feedback.md)."""
     weight: float = 1.0
     """Multiplier of the component's value in the total."""
-    gate: Literal["all_tests_pass"] | None = None
-    """Count the term only when the condition holds ('all_tests_pass'); null: always."""
+    gate: Literal["all_tests_pass", "tie_break"] | None = None
+    """Count the term only when the condition holds: 'all_tests_pass' (the reply passed
+    every test: style among correct answers only), 'tie_break' (a group term only: the
+    group's verifiable rewards are all equal); null: always."""
     domains: list[str] | None = None
     """Apply the term only to tasks of these domains; null: every domain."""
 
@@ -66,6 +70,21 @@ class FormatRulesConfig(_Section):
             except jsonschema.SchemaError as e:
                 raise ValueError(f"not a valid JSON Schema: {e.message}") from None
         return value
+
+
+class LearnedConfig(_Section):
+    model: str | None = None
+    """A reward model directory (`rlvr rm train` writes <run>/reward_model): what the
+    `learned` term scores each reply with, in batches, in the rollout process."""
+    batch_size: int = Field(8, ge=1)
+    """Conversations per forward pass of the reward model."""
+    device: str = "cpu"
+    """Where the reward model runs: 'cpu', 'cuda' or 'cuda:N'."""
+
+
+TERM_PLUGINS = {"learned": "rlvr.feedback.terms"}
+"""Reward terms another package registers, and the module that registers each: a config
+naming one imports that module before it is validated, as if it were listed in plugins."""
 
 
 class RewardConfig(_Section):
@@ -129,6 +148,8 @@ class RewardConfig(_Section):
     expected value changed so that no correct solution passes it (rlvr.rewards.canary).
     Canary groups are never trained on; an episode passing the impossible test is flagged
     `canary` (certain) and counted in `hack/canary`. Code tasks only; 0: off."""
+    learned: LearnedConfig = Field(default_factory=LearnedConfig)
+    """The reward model the `learned` term scores with (docs/feedback.md)."""
     hack_ignore: list[str] = Field(default_factory=list)
     """Hack signatures not to check, e.g. [file_snooping] for tasks that read files (the
     names are the detector's, rlvr.rewards.hacks.FLAGS; an unknown one is refused when the

@@ -8,7 +8,7 @@ import os
 
 from rlvr.config import ConfigError, RunConfig
 from rlvr.envs.base import EnvSettings, env_components
-from rlvr.rewards.registry import reward_names
+from rlvr.rewards.registry import GROUP_REWARDS, reward_names
 from rlvr.rewards.scorer import Scorer, check_hack_ignore
 from rlvr.sandbox import Limits
 
@@ -26,6 +26,12 @@ def check_reward(cfg: RunConfig) -> None:
                 f"reward.terms[{i}].name: no component '{term.name}'; valid: {', '.join(registered)}, "
                 f"or an environment's own: {theirs}"
             )
+        group = GROUP_REWARDS.get(term.name)
+        if term.gate == "tie_break" and group is None:
+            groups = ", ".join(GROUP_REWARDS) or "none registered"
+            raise ConfigError(f"reward.terms[{i}].gate: tie_break needs a group term ({groups}), not '{term.name}'")
+        if group is not None and group.check is not None:
+            group.check(cfg.reward)
 
 
 def env_settings(cfg: RunConfig) -> EnvSettings:

@@ -24,9 +24,10 @@ from typing import Any
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from rlvr.feedback import REWARD_MODEL_META
 from rlvr.feedback.records import FeedbackError, Message
 
-META_FILE = "rlvr_reward_model.json"
+META_FILE = REWARD_MODEL_META
 META_VERSION = 1
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rlvr.rewards.base import RewardComponent
 from rlvr.types import RewardBreakdown
 
-GATES = ("all_tests_pass",)
+GATES = ("all_tests_pass", "tie_break")  # tie_break: group terms only (rlvr.rewards.guard)
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ def combine(
     total = 0.0
     gated: list[str] = []
     for t in terms:
+        if t.gate == "tie_break":
+            raise ValueError(f"term '{t.name}': the tie_break gate needs a group term (one scored over the group)")
         if t.gate == "all_tests_pass" and not all_tests_pass:
             gated.append(t.name)
             continue

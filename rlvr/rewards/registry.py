@@ -15,14 +15,22 @@ with plugins loaded). "completion" is the environment's own verdict and is not c
 here; an environment's own components (itops 'safety', ...) are named by the environment.
 
 Terms run per trajectory, in registration order (which is the order the breakdown lists
-them). Terms that need a whole group (per-group normalisation, a tie-break, a batched
-model) belong to a group stage after this one (not built yet: the learned/judged terms
-of the feedback issue add it).
+them). Terms that need a whole group (a batched model, a judge) are group terms:
+
+    @register_group_reward("learned", check=needs_a_model)
+    def learned(tasks, trajs, ctx) -> list[float | None]: ...   # one score per trajectory
+
+A group term runs after the per-trajectory stage and after the hack findings, only when
+a term weighs it, and is combined as a guarded bonus (`rlvr.rewards.guard`): its scores
+are scaled within the group and the bonus is kept below the smallest gap between the
+group's verifiable totals, so within a group a higher verifiable reward always means a
+higher total. `check(reward_config)` runs when the run starts (a missing model path is a
+config error then, not a crash at the first step).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -69,6 +77,26 @@ class RewardTerm:
 REWARDS: dict[str, RewardTerm] = {}
 
 
+class GroupTermFn(Protocol):
+    def __call__(
+        self, tasks: Sequence[Task], trajs: Sequence[Trajectory], ctx: TermContext
+    ) -> Sequence[float | None]: ...
+
+
+@dataclass(frozen=True)
+class GroupTerm:
+    """A term scored over a whole group at once: one raw score per trajectory (None: not
+    scored, e.g. a conversation over the model's length; it gets no bonus)."""
+
+    name: str
+    fn: GroupTermFn
+    check: Callable[[RewardConfig], None] | None
+    doc: str
+
+
+GROUP_REWARDS: dict[str, GroupTerm] = {}
+
+
 def _everywhere(task: Task, traj: Trajectory, ctx: TermContext) -> bool:
     return True
 
@@ -80,10 +108,28 @@ def register_reward(name: str, *, applies: Applies | None = None, always: bool =
     def deco(fn: TermFn) -> TermFn:
         if not name.isidentifier():
             raise ValueError(f"reward term name {name!r} is not an identifier")
-        if name in REWARDS or name == COMPLETION:
+        if name in REWARDS or name in GROUP_REWARDS or name == COMPLETION:
             raise ValueError(f"reward term {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().split("\n\n")[0]
         REWARDS[name] = RewardTerm(name, fn, applies or _everywhere, always, " ".join(doc.split()))
+        return fn
+
+    return deco
+
+
+def register_group_reward(
+    name: str, *, check: Callable[[RewardConfig], None] | None = None
+) -> Callable[[GroupTermFn], GroupTermFn]:
+    """Register `fn` as the group term `name` (a decorator); `check(reward_config)` raises
+    ConfigError when the run's config cannot serve it."""
+
+    def deco(fn: GroupTermFn) -> GroupTermFn:
+        if not name.isidentifier():
+            raise ValueError(f"reward term name {name!r} is not an identifier")
+        if name in REWARDS or name in GROUP_REWARDS or name == COMPLETION:
+            raise ValueError(f"reward term {name!r} is already registered")
+        doc = (fn.__doc__ or "").strip().split("\n\n")[0]
+        GROUP_REWARDS[name] = GroupTerm(name, fn, check, " ".join(doc.split()))
         return fn
 
     return deco
@@ -93,4 +139,4 @@ def reward_names() -> list[str]:
     """Every name a term may weigh: the environment's verdict and each registered term."""
     import rlvr.rewards.terms  # noqa: F401  (the built-in terms register themselves)
 
-    return [COMPLETION, *REWARDS]
+    return [COMPLETION, *REWARDS, *GROUP_REWARDS]

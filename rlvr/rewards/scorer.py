@@ -9,6 +9,9 @@ the run's `reward` config.
                  on_hack='zero' the total is capped at 0 on a strong finding, or on a
                  suspect one when a held-out test fails, and a strong finding costs
                  `hack_penalty` more
+    group terms → a learned or judged score over the whole group, added as a guarded
+                 bonus (rlvr.rewards.guard): it orders what the verifiable reward ties and
+                 never reorders what it ranks; flagged replies get none
 
 The environment decides task completion (its reward total, or its "completion"
 component); everything else is computed here from the task and the trajectory, so that
@@ -26,9 +29,10 @@ from rlvr.rewards.base import RewardComponent
 from rlvr.rewards.canary import passed_canary
 from rlvr.rewards.combine import Term, combine, combine_group
 from rlvr.rewards.extract import extract_code
+from rlvr.rewards.guard import all_tied, guarded_bonus
 from rlvr.rewards.hacks import BEHAVIOURAL, FLAGS, STRONG, SUSPECT, HackFinding, detect_hacks, hack_flags
 from rlvr.rewards.overfit import ALPHA, Counts, pooled_p
-from rlvr.rewards.registry import REWARDS, TermContext
+from rlvr.rewards.registry import GROUP_REWARDS, REWARDS, TermContext
 from rlvr.rewards.terms import is_code_task
 from rlvr.types import ExecutionResult, RewardBreakdown, Task, Trajectory
 
@@ -53,6 +57,7 @@ class Scorer:
         self.execute = execute
         self.terms = [Term(t.name, t.weight, t.gate) for t in cfg.terms]
         self.wanted = frozenset(t.name for t in cfg.terms)
+        self.grouped = [t for t in cfg.terms if t.name in GROUP_REWARDS]  # the guarded stage's terms
         self._reference_runs: dict[tuple[str, str], ExecutionResult | None] = {}
         self._lock = threading.Lock()
 
@@ -131,6 +136,33 @@ class Scorer:
                     b.details["hack_action"] = f"reward {b.total:.3f} capped at 0 ({reason})"
                     b.total = min(b.total, 0.0)
             tr.reward = b
+        if self.grouped:
+            self._group_stage(tasks, trajs, out, passed)
+
+    def _group_stage(
+        self, tasks: Sequence[Task], trajs: Sequence[Trajectory], out: Sequence[RewardBreakdown], passed: Sequence[bool]
+    ) -> None:
+        """Each group term's scores, added as guarded bonuses (rlvr.rewards.guard) on top of
+        the verifiable totals, in the order the terms are listed; the raw score is logged
+        as the component, the bonus and its cap in details['guarded']."""
+        ctx = TermContext(self.cfg, self.max_new_tokens, self.wanted, self._reference_run)
+        verifiable = [b.total for b in out]
+        tied = all_tied(verifiable)
+        for tc in self.grouped:
+            scores = list(GROUP_REWARDS[tc.name].fn(tasks, trajs, ctx))
+            eligible = [
+                not b.flags
+                and (tc.domains is None or task.domain in tc.domains)
+                and (tc.gate != "all_tests_pass" or p)
+                and (tc.gate != "tie_break" or tied)
+                for task, b, p in zip(tasks, out, passed, strict=True)
+            ]
+            bonus, cap = guarded_bonus(verifiable, scores, eligible, tc.weight)
+            for b, score, ok, add in zip(out, scores, eligible, bonus, strict=True):
+                if score is not None:
+                    b.components[tc.name] = score
+                b.details.setdefault("guarded", {})[tc.name] = {"bonus": add, "cap": cap, "eligible": ok}
+                b.total += add
 
     def _terms_for(self, task: Task, comps: Sequence[dict[str, RewardComponent]]) -> list[Term]:
         """Terms that apply: those for this task's domain whose component it has (a term
@@ -138,7 +170,9 @@ class Scorer:
         return [
             term
             for term, tc in zip(self.terms, self.cfg.terms, strict=True)
-            if (tc.domains is None or task.domain in tc.domains) and all(term.name in c for c in comps)
+            if (tc.domains is None or task.domain in tc.domains)
+            and term.name not in GROUP_REWARDS
+            and all(term.name in c for c in comps)
         ]
 
     def score(self, task: Task, traj: Trajectory) -> RewardBreakdown:
