@@ -98,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, EngineError | RolloutError):  # the generation engine (a server, vLLM), not rlvr
             print(f"rlvr: generation failed: {e}", file=sys.stderr)
             return 3
+        from rlvr.feedback.judge import JudgeError
+
+        if isinstance(e, JudgeError):  # the judge's server (reward.judge), not rlvr
+            print(f"rlvr: the judge failed: {e}", file=sys.stderr)
+            return 3
         from rlvr.pipeline.redis_queue import QueueError
 
         if isinstance(e, QueueError) or type(e).__module__.startswith("redis"):  # queue.backend redis

