@@ -69,8 +69,10 @@ def _model(cfg: RewardConfig) -> Any:
 
 @register_group_reward("learned", check=check_learned)
 def learned(tasks: Sequence[Task], trajs: Sequence[Trajectory], ctx: TermContext) -> list[float | None]:
-    """A reward model's score of each reply (reward.learned.model), as a guarded bonus:
-    it orders what the verifiable reward ties and never reorders what it ranks."""
+    """A reward model's score of each reply (reward.learned.model), in standard
+    deviations of its scores on its training outputs (so `reward/learned` reads the same
+    for any model), as a guarded bonus: it orders what the verifiable reward ties and
+    never reorders what it ranks."""
     cfg = ctx.cfg
     path = str(cfg.learned.model)
     convs = [conversation(t) for t in trajs]
@@ -81,8 +83,9 @@ def learned(tasks: Sequence[Task], trajs: Sequence[Trajectory], ctx: TermContext
             first = {k: c for k, c in zip(keys, convs, strict=True) if k in todo and c is not None}
             rm = _model(cfg)
             scores = rm.score([first[k][0] for k in todo], [first[k][1] for k in todo], cfg.learned.batch_size)
+            mean, std = float(rm.meta.get("score_mean", 0.0)), max(float(rm.meta.get("score_std", 1.0)), 1e-6)
             for k, s in zip(todo, scores, strict=True):
-                _CACHE[k] = s
+                _CACHE[k] = None if s is None else (s - mean) / std
                 if len(_CACHE) > _CACHE_SIZE:
                     _CACHE.popitem(last=False)
         return [_CACHE.get(k) if k is not None else None for k in keys]

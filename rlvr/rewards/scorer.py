@@ -11,7 +11,7 @@ the run's `reward` config.
                  `hack_penalty` more
     group terms → a learned or judged score over the whole group, added as a guarded
                  bonus (rlvr.rewards.guard): it orders what the verifiable reward ties and
-                 never reorders what it ranks; flagged replies get none
+                 never reorders what it ranks; flagged and probe-like replies get none
 
 The environment decides task completion (its reward total, or its "completion"
 component); everything else is computed here from the task and the trajectory, so that
@@ -152,6 +152,7 @@ class Scorer:
             scores = list(GROUP_REWARDS[tc.name].fn(tasks, trajs, ctx))
             eligible = [
                 not b.flags
+                and b.components.get("probe_like", 0.0) < 1.0
                 and (tc.domains is None or task.domain in tc.domains)
                 and (tc.gate != "all_tests_pass" or p)
                 and (tc.gate != "tie_break" or tied)

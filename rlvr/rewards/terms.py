@@ -10,7 +10,8 @@ from rlvr.rewards.efficiency import efficiency_reward
 from rlvr.rewards.extract import extract_code, extract_final_answer
 from rlvr.rewards.format import FormatRules, format_reward
 from rlvr.rewards.length import overlong_penalty
-from rlvr.rewards.registry import TermContext, register_reward
+from rlvr.rewards.probes import probe_like
+from rlvr.rewards.registry import GROUP_REWARDS, TermContext, register_reward
 from rlvr.rewards.security import security_reward
 from rlvr.types import Task, Trajectory
 
@@ -83,3 +84,17 @@ def math_term(task: Task, traj: Trajectory, ctx: TermContext) -> RewardComponent
     from rlvr.rewards.math import math_reward  # math-verify is slow to import
 
     return math_reward(extract_final_answer(traj.completion_text), str(task.tests["answer"]))
+
+
+def _judged(task: Task, traj: Trajectory, ctx: TermContext) -> bool:
+    return "probe_like" in ctx.wanted or bool(ctx.wanted & GROUP_REWARDS.keys())
+
+
+@register_reward("probe_like", applies=_judged)
+def probe_like_term(task: Task, traj: Trajectory, ctx: TermContext) -> RewardComponent:
+    """1 when the reply is one of the empty shapes known to fool learned rewards and judges
+    (rlvr.rewards.probes: punctuation alone, a reasoning opener alone, a note to the grader,
+    one line repeated); logged whenever a learned or judged term is in use, and such a reply
+    never gets that term's bonus."""
+    last = next((t.content for t in reversed(traj.turns) if t.role == "assistant"), traj.completion_text)
+    return RewardComponent(1.0 if probe_like(last) else 0.0)

@@ -188,3 +188,43 @@ def test_grad_norm_spike_ignores_tiny_baselines() -> None:
     for r, g in zip(rows, [0.02, 0.01, 0.015, 0.012, 0.011, 0.25, 0.02], strict=True):
         r["train/grad_norm"] = g  # 0.25 is 20x the median, but a small norm all the same
     assert run(rows) == []
+
+
+def _judged(key: str, value: Any, pass_rate: float | None = 0.3, steps: int = 14) -> list[dict[str, Any]]:
+    """Healthy rows with a learned or judged term's score, the pass rate held flat."""
+    rows = with_change(key, value, from_step=1, steps=steps)
+    for r in rows:
+        r.setdefault("reward/probe_like", 0.0)
+        if pass_rate is not None:
+            r["reward/pass_rate"] = pass_rate
+    return rows
+
+
+def test_learned_and_judged_scores_rising_while_the_verifiable_reward_does_not() -> None:
+    # the learned score climbs 0.25 std a step from step 6 while the pass rate stays flat:
+    # at step 9 the window (5..9) is 0.5 above the steps before it, not more; at step 10, 0.75
+    rows = _judged("reward/learned", lambda s: 0.25 * max(s - 5, 0))
+    assert [f for f in run(rows) if f[1] == "learned_divergence"] == [(10, "learned_divergence")]
+    # the same climb while the verifiable reward rises too (the healthy pass rate): quiet
+    rising = _judged("reward/learned", lambda s: 0.25 * max(s - 5, 0), pass_rate=None)
+    assert [f for f in run(rising) if f[1] == "learned_divergence"] == []
+    # a held-out evaluation that did not improve overrides a rising training pass rate
+    for r in rising:
+        r.update({"eval/pass_at_1": 0.4} if r["step"] in (6, 12) else {})
+    assert [f for f in run(rising) if f[1] == "learned_divergence"] == [(12, "learned_divergence")]
+    judged = _judged("reward/judge", lambda s: 0.5 + 0.06 * max(s - 5, 0))
+    assert [f for f in run(judged) if f[1] == "judge_divergence"] == [(10, "judge_divergence")]
+    steady = _judged("reward/learned", 0.7, steps=30)
+    assert run(steady) == []  # a level is not a rise; and nothing else fires on a healthy run with the terms
+
+
+def test_length_drift_with_a_judged_term_and_probe_like_replies() -> None:
+    longer = _judged("reward/learned", 0.0)
+    for r in longer:
+        r["rollout/completion_len_mean"] = 60.0 * (1.6 if r["step"] >= 6 else 1.0)
+    # step 8: the window (4..8) averages 81.6 against 60 before it (1..3): 1.36 times
+    assert [f for f in run(longer) if f[1] == "judged_length_drift"] == [(8, "judged_length_drift")]
+    plain = with_change("rollout/completion_len_mean", 96.0, from_step=6)  # no judged term: not this rule's
+    assert [f for f in run(plain) if f[1] == "judged_length_drift"] == []
+    probes = _judged("reward/probe_like", lambda s: 0.3 if s >= 6 else 0.0)
+    assert [f for f in run(probes) if f[1] == "probe_like_rate"] == [(6, "probe_like_rate")]

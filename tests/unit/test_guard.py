@@ -126,3 +126,10 @@ def test_config_checks(style: str) -> None:
     with pytest.raises(ConfigError, match=r"tie_break needs a group term \(test_style\), not 'format'"):
         check_reward(cfg)
     check_reward(RunConfig(reward=RewardConfig(terms=[TermConfig(name=style, gate="tie_break")])))
+
+
+def test_probe_like_replies_get_no_bonus(style: str) -> None:
+    group = [_ep("same line\n" * 8, False), _ep("ok", False), _ep("fine", False)]
+    totals = _score([TermConfig(name=style, weight=0.2)], group)
+    assert group[0].reward is not None and group[0].reward.components["probe_like"] == 1.0
+    assert totals == pytest.approx([0.0, 0.0, 0.2])  # the longest reply is a probe: only the other two compared
