@@ -2,6 +2,8 @@
 
 rlvr rm train CONFIG [key.path=value ...] [--quiet]   train on rm.feedback, write <run>/reward_model
 rlvr rm score MODEL FILE [--json]                     score {prompt, output} lines with a reward model
+rlvr rm check MODEL | --judge CONFIG  (--feedback SRC ... | --tasks SOURCE) [--cases N] [--json]
+                                                      audit a reward model or a judge before a run (exit 1: it failed)
 """
 
 from __future__ import annotations
@@ -28,10 +30,35 @@ def add_parser(sub: Any) -> None:
     s.add_argument("model", metavar="MODEL", help="a reward model directory (rlvr rm train writes <run>/reward_model)")
     s.add_argument("file", metavar="FILE", help="JSONL: prompt (a string or messages) and output on each line")
     s.add_argument("--json", action="store_true", help="one JSON line per input line, with its score")
+    c = rs.add_parser(
+        "check",
+        help="audit a reward model or a judge: probes, length, agreement with the verifiable reward",
+        description="Probe replies (empty, ':', 'Thought process:', an opener alone, one line repeated, filler, a "
+        "note to the grader) must not score above a real answer; padding a real answer must not raise its score; "
+        "a real answer should score above a wrong one (tasks: a mutant of the reference that fails its tests). "
+        "Exit 1 when a check fails (docs/feedback.md).",
+    )
+    c.add_argument("model", nargs="?", metavar="MODEL", help="a reward model directory")
+    c.add_argument("--judge", metavar="CONFIG", help="audit the judge of this run config (reward.judge) instead")
+    c.add_argument("--feedback", nargs="+", metavar="SRC", help="cases: preferred outputs of feedback stores/files")
+    c.add_argument(
+        "--tasks",
+        metavar="SOURCE",
+        help="cases: tasks' references (and failing mutants), e.g. bundled:python_functions",
+    )
+    c.add_argument("--cases", type=int, default=32, metavar="N", help="at most N cases (default 32)")
+    c.add_argument(
+        "--max-probe-rate", type=float, default=0.0, metavar="R", help="most share a probe may beat a real answer"
+    )
+    c.add_argument(
+        "--max-length-rise", type=float, default=0.5, metavar="X", help="most score rise from padding, in std"
+    )
+    c.add_argument("--min-agreement", type=float, default=0.5, metavar="A", help="least share real > wrong")
+    c.add_argument("--json", action="store_true", help="the figures as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
-    return _train(args) if args.rm_command == "train" else _score(args)
+    return {"train": _train, "score": _score, "check": _check}[args.rm_command](args)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -128,3 +155,102 @@ def _score(args: argparse.Namespace) -> int:
         else:
             print("over max_length" if s is None else f"{s:.4f}")
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from rlvr.config import ConfigError
+    from rlvr.feedback.audit import audit
+
+    if bool(args.model) == bool(args.judge):
+        raise ConfigError("rlvr rm check: name a reward model directory, or --judge CONFIG (one of the two)")
+    if bool(args.feedback) == bool(args.tasks):
+        raise ConfigError("rlvr rm check: cases from --feedback SRC ... or from --tasks SOURCE (one of the two)")
+    if args.cases < 1:
+        raise ConfigError(f"--cases must be at least 1, got {args.cases}")
+    cases = _feedback_cases(args.feedback, args.cases) if args.feedback else _task_cases(args.tasks, args.cases)
+    if args.judge:
+        from rlvr.config import load_config
+        from rlvr.feedback.judge import Judge
+
+        judge = Judge(load_config(args.judge).reward.judge)
+        scorer, what = judge.score, f"the judge of {args.judge}"
+    else:
+        quiet_libraries()
+        from rlvr.feedback.rm import RewardModel
+
+        rm = RewardModel.load(args.model)
+        scorer, what = (lambda items: rm.score([p for p, _ in items], [r for _, r in items])), args.model
+    result = audit(
+        scorer,
+        cases,
+        max_probe_rate=args.max_probe_rate,
+        max_length_rise=args.max_length_rise,
+        min_agreement=args.min_agreement,
+    )
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0 if result.passed else 1
+    print(f"rlvr rm check: {what} on {result.cases} cases")
+    for name, rate in result.probes.items():
+        print(f"  probe {name:<16} above the real answer in {rate:6.1%} of cases")
+    print(f"  padding with 4 empty sentences: {result.length_rise:+.2f} std ({result.length_rising_share:.0%} rose)")
+    if result.agreement is not None:
+        print(f"  real answer above a wrong one: {result.agreement:.0%} of {result.agreement_cases} cases")
+    if result.unscored:
+        print(f"  unscored replies: {result.unscored}")
+    for p in result.problems:
+        print(f"FAILED: {p}")
+    print("passed" if result.passed else f"failed ({len(result.problems)} checks)")
+    return 0 if result.passed else 1
+
+
+def _feedback_cases(sources: list[str], most: int) -> list[Any]:
+    """One case per prompt: a preferred output (a preference's winner, an edit, an
+    accepted or well-rated output), first seen first."""
+    from rlvr.feedback.audit import Case
+    from rlvr.feedback.examples import to_examples
+    from rlvr.feedback.records import FeedbackError
+    from rlvr.feedback.rm_train import load_feedback
+
+    pairs, points, _ = to_examples(load_feedback(sources), "prompt")
+    cases: dict[Any, Case] = {}
+    for prompt, real in [(p.prompt, p.chosen) for p in pairs] + [
+        (p.prompt, p.output) for p in points if p.label >= 0.5
+    ]:
+        cases.setdefault(prompt, Case(prompt, real))
+    if not cases:
+        raise FeedbackError("no preferred outputs in the feedback to audit with")
+    return list(cases.values())[:most]
+
+
+def _task_cases(source: str, most: int) -> list[Any]:
+    """Tasks with a reference: the reference as the reply its environment pays, and the
+    first mutant of it (rlvr.tasks.mutate) that the verifiable reward fails."""
+    from dataclasses import replace
+
+    from rlvr.config import load_config
+    from rlvr.envs.base import reference_reply
+    from rlvr.envs.scoring import score_completion
+    from rlvr.feedback.audit import Case
+    from rlvr.tasks import load_tasks
+    from rlvr.tasks.mutate import mutants
+
+    cfg = load_config(None, ["reward.hidden_tests=0"])
+    out = []
+    for task in load_tasks(source):
+        real = reference_reply(task) if task.reference else None
+        if real is None:
+            continue
+        wrong = None
+        if task.domain in ("python", "repair"):
+            for m in mutants(task.reference or "")[:8]:
+                reply = reference_reply(replace(task, reference=m.source))
+                traj = score_completion(task, reply or "", cfg) if reply else None
+                if traj is not None and traj.execution is not None and traj.execution.passed < traj.execution.total:
+                    wrong = reply
+                    break
+        prompt = (("user", task.prompt),)
+        out.append(Case(prompt, real, wrong))
+        if len(out) >= most:
+            break
+    return out

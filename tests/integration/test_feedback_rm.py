@@ -127,6 +127,18 @@ def test_rm_train_learns_what_the_feedback_prefers_and_scores_the_same_everywher
     again = _rlvr("rm", "train", str(cfg), "--quiet", cwd=tmp_path)
     assert again.returncode == 2 and "is not empty" in again.stderr
 
+    # the audits, on cases from the feedback and from tasks (a reference, and a mutant of it that fails)
+    check = _rlvr("rm", "check", str(out), "--feedback", str(fb), "--cases", "6", "--json", cwd=tmp_path)
+    assert check.returncode in (0, 1), check.stderr
+    figures = json.loads(check.stdout)
+    assert figures["cases"] == 6 and set(figures["probes"]) >= {"colon", "thought_process", "grader_note"}
+    assert figures["passed"] == (check.returncode == 0) == (not figures["problems"])
+    tasks = _rlvr("rm", "check", str(out), "--tasks", "bundled:python_functions", "--cases", "3", cwd=tmp_path)
+    assert tasks.returncode in (0, 1) and "real answer above a wrong one" in tasks.stdout, tasks.stderr
+    assert "on 3 cases" in tasks.stdout
+    both = _rlvr("rm", "check", str(out), "--feedback", str(fb), "--tasks", "x", cwd=tmp_path)
+    assert both.returncode == 2 and "one of the two" in both.stderr
+
 
 def test_modes_and_config_refusals(tmp_path: Path) -> None:
     from rlvr.config import load_config
