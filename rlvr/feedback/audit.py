@@ -135,9 +135,7 @@ def audit(
             f"(more than {max_length_rise:g})"
         )
     if out.agreement is not None and out.agreement < min_agreement:
-        out.problems.append(
-            f"the real answer scored above a wrong one in only {out.agreement:.0%} of {agree_n} cases"
-        )
+        out.problems.append(f"the real answer scored above a wrong one in only {out.agreement:.0%} of {agree_n} cases")
     return out
 
 
