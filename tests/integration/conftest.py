@@ -1,5 +1,10 @@
 """Fixtures shared by integration test modules.
 
+`toolz_repo`: toolz 1.2.0 from the registry, built once per session into a temporary
+repository cache through the shipped lock, with its suite's baseline (as `rlvr repos add
+--bundled` builds it): (the cache, the repository's record), for the tests that need a
+built repository.
+
 `llama_server`: llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`)
 on the embedded GGUF model, started once per test session and shared by the modules that
 use it (the OpenAI engine's tests, the judge's). Without llama-cpp-python its tests skip,
@@ -17,6 +22,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +87,15 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def toolz_repo(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from rlvr.repos.bundle import LOCK, PROJECTS, _add
+    from rlvr.repos.suite import ensure_baseline
+
+    cache = tmp_path_factory.mktemp("bundle-cache")
+    project = next(p for p in PROJECTS if p.source == "toolz==1.2.0")
+    repo = _add(project, cache, LOCK)
+    ensure_baseline(repo)  # its suite's three runs, as rlvr repos add --bundled leaves it
+    return cache, repo

@@ -4,12 +4,15 @@ and a reply that does nothing earn at most 0 under the default reward config, ju
 (breaking it costs), not credit; and the bundled correct behaviour still earns 1.
 
 Every task of every set is scored, the code sets too (their sandbox runs go through a
-small thread pool: about half a minute for all of them on two cores)."""
+small thread pool: about half a minute for all of them on two cores); of bundled:repos,
+the tasks of toolz, the one project the test session builds (`toolz_repo`), since a
+fresh machine has none built."""
 
 from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pytest
 
@@ -66,9 +69,13 @@ def _violations(task: Task, cfg: RunConfig) -> list[tuple[str, str, float]]:
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_doing_nothing_earns_at_most_zero_on_every_bundled_task(name: str) -> None:
+def test_doing_nothing_earns_at_most_zero_on_every_bundled_task(name: str, request: pytest.FixtureRequest) -> None:
     cfg = RunConfig()
     tasks = load_tasks(f"bundled:{name}")
+    if name == "repos":  # the repositories must be built: toolz's tasks, on the session's own build of it
+        cache, repo = request.getfixturevalue("toolz_repo")
+        tasks = [replace(t, tests={**t.tests, "cache": str(cache)}) for t in tasks if t.tests["repo"] == repo.slug]
+        assert len(tasks) >= 40
     with ThreadPoolExecutor(4) as pool:
         found = [v for vs in pool.map(lambda t: _violations(t, cfg), tasks) for v in vs]
     assert not found, f"{len(found)} no-op replies earn reward on {name}: {found[:10]}"

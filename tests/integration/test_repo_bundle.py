@@ -8,13 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-
-import pytest
+from pathlib import Path
 
 import rlvr.repos.agent  # noqa: F401  (registers the repo_agent domain, as plugins: does)
-from rlvr.repos.bundle import LOCK, PROJECTS, TASKS, _add, load_manifest
+from rlvr.repos.bundle import LOCK, PROJECTS, TASKS, load_manifest
 from rlvr.repos.mine import RepoTask
 from rlvr.repos.reward import oracle_check
+from rlvr.repos.store import Repo
 from rlvr.repos.suite import ensure_baseline, repo_pool
 from rlvr.tasks import load_tasks
 
@@ -38,10 +38,8 @@ def test_the_set_matches_its_manifest_and_is_split_by_repository() -> None:
     assert {t.tests["repo"] for t in tasks if t.metadata["split"] == "eval"} == eval_repos
 
 
-def test_a_sample_of_the_shipped_tasks_passes_the_oracle_check_again(tmp_path_factory: pytest.TempPathFactory) -> None:
-    cache = tmp_path_factory.mktemp("bundle-cache")
-    project = next(p for p in PROJECTS if p.source == "toolz==1.2.0")
-    repo = _add(project, cache, LOCK)
+def test_a_sample_of_the_shipped_tasks_passes_the_oracle_check_again(toolz_repo: tuple[Path, Repo]) -> None:
+    _, repo = toolz_repo
     rows = [json.loads(line) for line in TASKS.read_text().splitlines()]
     mine = [RepoTask.from_dict(r["tests"]["task"]) for r in rows if r["tests"]["repo"] == repo.slug]
     assert mine and all(t.digest == repo.digest for t in mine)
