@@ -15,6 +15,7 @@ rule is then near chance, and only a model that reads the code's structure beats
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import re
@@ -48,8 +49,24 @@ def _fenced(code: str) -> str:
     return f"```python\n{code}```"
 
 
-def records(tasks: list[dict]) -> list[dict]:
-    """One preference record per task with a reference (docs/feedback.md's schema)."""
+def has_docstring(reply: str) -> bool | None:
+    """The rule's property on a policy's reply: some function in its code has a docstring
+    (None: no function parses)."""
+    code = reply.split("```python\n", 1)[-1].split("```")[0]
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    fns = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if not fns:
+        return None
+    return any(ast.get_docstring(f) for f in fns)
+
+
+def records(tasks: list[dict], system: str | None = None) -> list[dict]:
+    """One preference record per task with a reference (docs/feedback.md's schema); with
+    `system`, the prompt is the conversation a run opens with (that system message, then
+    the task), so a reward model sees what the learned term will show it."""
     out = []
     for t in tasks:
         ref = t.get("reference")
@@ -64,7 +81,9 @@ def records(tasks: list[dict]) -> list[dict]:
         out.append(
             {
                 "kind": "preference",
-                "prompt": t["prompt"],
+                "prompt": [{"role": "system", "content": system}, {"role": "user", "content": t["prompt"]}]
+                if system
+                else t["prompt"],
                 "output": _fenced(a),
                 "output_b": _fenced(b),
                 "preferred": "b" if flip else "a",

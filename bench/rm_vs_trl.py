@@ -91,6 +91,7 @@ def run_rlvr(data: dict, model_name: str, batch: int, out: dict) -> object:
     import torch
 
     from rlvr.cli.common import quiet_libraries
+    from rlvr.feedback.rm import from_causal_lm
     from rlvr.feedback.rm_train import RmData, train_rm
     from rlvr.rollout.models import load_policy
 
@@ -98,6 +99,8 @@ def run_rlvr(data: dict, model_name: str, batch: int, out: dict) -> object:
     torch.set_num_threads(os.cpu_count() or 1)
     steps = len(data["train"]) // batch
     base, tok = load_policy(model_name, seed=SEED)
+    rm = from_causal_lm(base, tok, SEED)
+    del base  # as the CLI does: the classifier holds its own copy of the backbone
     losses: list[float] = []
 
     def log(row: dict) -> None:
@@ -108,7 +111,7 @@ def run_rlvr(data: dict, model_name: str, batch: int, out: dict) -> object:
         cfg = _cfg(model_name, steps, batch, tmp)
         rm_data = RmData(_pairs(data["train"]), _pairs(data["held"]), [], (0, 0))
         in_order = [list(range(k, k + batch)) for k in range(0, steps * batch, batch)]  # already rlvr's order
-        res = train_rm(cfg, base, tok, rm_data, Path(tmp) / "rm", log, plan=in_order)  # type: ignore[arg-type]
+        res = train_rm(cfg, rm, tok, rm_data, Path(tmp) / "rm", log, plan=in_order)  # type: ignore[arg-type]
     out.update(steps_s=res.seconds, loss=losses, held_out=res.after, held_out_before=res.before)
     return res
 

@@ -75,10 +75,13 @@ def _train(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose another run name")
     quiet_libraries()
+    from rlvr.feedback.rm import from_causal_lm
     from rlvr.feedback.rm_train import prepare, train_rm
     from rlvr.rollout.models import load_policy
 
     base, tok = load_policy(cfg.model.name_or_path, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed)
+    rm = from_causal_lm(base, tok, cfg.seed)
+    del base  # the classifier holds its own copy of the backbone
     data = prepare(records, cfg.rm, tok)
     print(f"rlvr rm train: {len(records)} feedback records: {data.line()}")
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
@@ -95,7 +98,7 @@ def _train(args: argparse.Namespace) -> int:
             print(f"  step {row['step']}: {what}", flush=True)
 
     try:
-        res = train_rm(cfg, base, tok, data, out, log)
+        res = train_rm(cfg, rm, tok, data, out, log)
     finally:
         metrics.close()
     from rich.console import Console

@@ -34,7 +34,7 @@ from rlvr.config import RunConfig
 from rlvr.config.rm import RmConfig
 from rlvr.feedback.examples import Pair, Point, held_out_groups, split, to_examples
 from rlvr.feedback.records import FeedbackError, FeedbackRecord, read_file
-from rlvr.feedback.rm import encode, forward_scores, from_causal_lm, save, score_head
+from rlvr.feedback.rm import encode, forward_scores, save, score_head
 from rlvr.feedback.store import open_store
 
 
@@ -294,22 +294,24 @@ class RmResult:
 
 def train_rm(
     cfg: RunConfig,
-    base: PreTrainedModel,
+    rm: PreTrainedModel,
     tok: PreTrainedTokenizerBase,
     data: RmData,
     out: Path,
     log: Callable[[dict[str, Any]], None] = lambda row: None,
     plan: Sequence[Sequence[int]] | None = None,
 ) -> RmResult:
-    """Train a reward model on `data` from `base`'s backbone and save it to `out`.
-    `plan`: the batches (indices into data.train) in order, as one epoch; default: a new
-    order each epoch drawn from the seed (`batches`)."""
+    """Train the reward model `rm` (a causal LM's backbone with a new head:
+    rlvr.feedback.rm.from_causal_lm; the caller drops the causal LM, which would otherwise
+    hold a second copy of the weights) on `data` and save it to `out`. `plan`: the batches
+    (indices into data.train) in order, as one epoch; default: a new order each epoch drawn
+    from the seed (`batches`)."""
     rc = cfg.rm
     if rc.threads:
         torch.set_num_threads(rc.threads)
     torch.manual_seed(cfg.seed)
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    run = _Run(trainable(from_causal_lm(base, tok, cfg.seed), cfg), rc, data, pad, log)
+    run = _Run(trainable(rm, cfg), rc, data, pad, log)
     per_epoch = len(plan) if plan is not None else math.ceil(len(data.train) / rc.batch_size)
     epochs = 1 if plan is not None else rc.epochs
     todo = list(plan) if plan is not None else batches(len(data.train), rc.batch_size, rc.epochs, cfg.seed)

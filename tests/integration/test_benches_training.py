@@ -164,6 +164,13 @@ def test_rm_vs_trl_smoke_trains_rlvr_s_side_on_the_rule_s_pairs() -> None:
     assert 0.0 <= figures["length_baseline_accuracy"] <= 1.0
 
 
+def test_feedback_demo_smoke_trains_a_reward_model_and_runs_each_arm() -> None:
+    with records_nothing(RESULTS / "feedback_demo.json"):
+        figures = last_json(run_bench("bench/feedback_demo.py", "--smoke").stdout)
+    for arm in ("verifiable", "learned", "judge"):
+        assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and figures[f"{arm}/cpu_s"] > 0
+
+
 def test_warm_start_smoke_runs_each_arm_as_a_user_runs_it() -> None:
     with records_nothing(RESULTS / "warm_start.json"):
         figures = last_json(run_bench("bench/warm_start.py", "--smoke", "--domains", "json").stdout)

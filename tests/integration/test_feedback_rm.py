@@ -150,7 +150,7 @@ def test_modes_and_config_refusals(tmp_path: Path) -> None:
     records = load_feedback([str(fb)])
     for mode in ("frozen", "lora"):
         cfg = load_config(None, [f"output_dir={tmp_path}", f"rm.mode={mode}", "rm.epochs=1", "rm.lr=1e-3"])
-        res = train_rm(cfg, base, tok, prepare(records, cfg.rm, tok), tmp_path / mode)
+        res = train_rm(cfg, from_causal_lm(base, tok, 0), tok, prepare(records, cfg.rm, tok), tmp_path / mode)
         assert res.steps == 1
         saved = RewardModel.load(tmp_path / mode).model
         fresh = from_causal_lm(base, tok, 0)
@@ -162,7 +162,7 @@ def test_modes_and_config_refusals(tmp_path: Path) -> None:
         assert not torch.equal(saved.score.weight, fresh.score.weight)
     cfg = load_config(None, ["model.lora.r=4", "rm.mode=full"])
     with pytest.raises(Exception, match=r"model\.lora is set but rm\.mode is 'full'"):
-        train_rm(cfg, base, tok, prepare(records, cfg.rm, tok), tmp_path / "x")
+        train_rm(cfg, from_causal_lm(base, tok, 0), tok, prepare(records, cfg.rm, tok), tmp_path / "x")
     r = _rlvr("rm", "train", "--config", "missing.yaml", cwd=tmp_path)
     assert r.returncode == 2
     cfg_file = tmp_path / "c.yaml"

@@ -18,6 +18,7 @@ from tests.integration.test_feedback_rm import _feedback
 
 @pytest.fixture(scope="module")
 def reward_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from rlvr.feedback.rm import from_causal_lm
     from rlvr.feedback.rm_train import load_feedback, prepare, train_rm
     from rlvr.rollout.models import load_policy
 
@@ -25,7 +26,7 @@ def reward_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fb = _feedback(tmp / "fb.jsonl")
     cfg = load_config(None, ["model.name_or_path=tiny-random", "rm.batch_size=8", "rm.epochs=3", "rm.lr=3e-3"])
     base, tok = load_policy("tiny-random")
-    train_rm(cfg, base, tok, prepare(load_feedback([str(fb)]), cfg.rm, tok), tmp / "rm")
+    train_rm(cfg, from_causal_lm(base, tok, cfg.seed), tok, prepare(load_feedback([str(fb)]), cfg.rm, tok), tmp / "rm")
     return tmp / "rm"
 
 

@@ -1,0 +1,217 @@
+"""Does a learned (or judged) term teach what the tests do not check, without costing
+what they do? Issue 35's demonstration, as a user runs it.
+
+The property: a requested output style. The quickstart's system prompt asks for "a
+one-line docstring" at the start of each function; the tests check only behaviour, and the
+embedded SmolLM2-135M-Instruct follows the request in about a quarter of its replies. The
+feedback comes from a rule stated here (bench/docstring_feedback.py: a reviewer prefers
+the function with a docstring; length balanced), on the training split's references
+only, in the conversation a run opens with. Nothing is hand-labelled.
+
+    1. rlvr rm train on that feedback (the embedded model's backbone); rlvr rm check on it
+    2. per seed, three arms of the quickstart (rlvr train, the same steps and prompt):
+         verifiable   reward.terms: [completion]
+         learned      + {name: learned, weight: W} (the reward model of step 1)
+         judge        + {name: judge, weight: W}, a scripted judge server applying the rule
+                      (a 135M judge is near random: the judge arm shows the term's plumbing
+                      and gain with a judge that knows the rule)
+    3. on the held-out tasks (greedy, before and after): pass@1, and the docstring rate
+       (the share of replies with a parsable function whose function has a docstring)
+
+    .venv/bin/python bench/feedback_demo.py [--seeds 0 1 2] [--arms verifiable learned judge]
+    .venv/bin/python bench/feedback_demo.py --smoke       # tiny models, one step each (the test suite)
+    .venv/bin/python bench/feedback_demo.py --report bench/results/feedback_demo.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from docstring_feedback import bundled_python, has_docstring, records  # noqa: E402
+
+SYSTEM = "You are an expert Python programmer. Answer with code only. Start each function with a one-line docstring."
+WEIGHT = 0.5
+ARMS = ("verifiable", "learned", "judge")
+RM_KEYS = ["rm.split_by=family", "rm.held_out=0.1", "rm.batch_size=8", "rm.micro_batch_size=8", "rm.lr=2e-5",
+           "rm.epochs=1"]  # fmt: skip
+SMOKE = ["model.name_or_path=tiny-random", "generation.max_new_tokens=8", "eval.num_tasks=2", "train.steps=1",
+         "train.prompts_per_step=2", "algo.group_size=2"]  # fmt: skip
+CRITERION = "Every function in the reply starts with a docstring."
+
+
+def _rlvr(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "rlvr.cli", *args], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"rlvr {args[0]}: exit {done.returncode}: {done.stderr.strip().splitlines()[-3:]}")
+    return done
+
+
+def train_reward_model(out: Path, smoke: bool) -> dict:
+    """The rule's feedback on the training split's references, a reward model trained on
+    it, and its audit; the figures of both."""
+    from rlvr.tasks import load_tasks, split_tasks
+
+    train, _ = split_tasks(load_tasks("bundled:python_functions"), 0.2)  # the quickstart's split
+    ids = {t.id for t in train}
+    rows = records([t for t in bundled_python() if t["id"] in ids], system=SYSTEM)
+    fb = out / "feedback.jsonl"
+    fb.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = ["model.name_or_path=tiny-random", "rm.max_steps=2"] if smoke else []
+    _rlvr("rm", "train", "--config", str(ROOT / "examples/quickstart.yaml"), f"output_dir={out}", "name=rm",
+          "--quiet", f"rm.feedback=[{fb}]", *RM_KEYS, *model)  # fmt: skip
+    meta = json.loads((out / "rm" / "reward_model" / "rlvr_reward_model.json").read_text())
+    check = _rlvr("rm", "check", str(out / "rm" / "reward_model"), "--tasks", "bundled:python_functions",
+                  "--cases", "4" if smoke else "24", "--json")  # fmt: skip
+    return {"records": len(rows), "held_out": meta["held_out"], "held_out_before": meta["held_out_before"],
+            "length_baseline": meta["length_baseline_accuracy"], "audit": json.loads(check.stdout)}  # fmt: skip
+
+
+class _Rule(BaseHTTPRequestHandler):
+    """A judge that applies the rule: yes (log-prob -0.05) when the quoted reply has a docstring."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        text = body["messages"][-1]["content"]
+        reply = text.split("<<<REPLY\n", 1)[-1].split("\nREPLY>>>", 1)[0]
+        first, second = ("yes", "no") if has_docstring(reply) else ("no", "yes")
+        top = [{"token": first, "logprob": -0.05}, {"token": second, "logprob": -3.0}]
+        choice = {"message": {"role": "assistant", "content": first},
+                  "logprobs": {"content": [{"token": first, "logprob": -0.05, "top_logprobs": top}]}}  # fmt: skip
+        data = json.dumps({"choices": [choice], "usage": {"total_tokens": 1}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def rule_judge() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Rule)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _rates(store: str) -> dict[str, float]:
+    """Docstring rate of the held-out replies, before and after training."""
+    from rlvr.trace.parquet import read_table
+
+    rows = read_table(store, "eval_trajectories").to_pylist()
+    evals = read_table(store, "evals").to_pylist()
+    out = {}
+    for e in evals:
+        if e["suite"]:
+            continue
+        mine = [r for r in rows if r["step"] == e["step"]]
+        seen = [d for d in (has_docstring(r["completion"] or "") for r in mine) if d is not None]
+        out[e["phase"]] = sum(seen) / len(seen) if seen else math.nan
+    return out
+
+
+def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: bool) -> dict:
+    name = f"{arm}-{seed}"
+    terms = {"verifiable": "[{name: completion}]",
+             "learned": f"[{{name: completion}}, {{name: learned, weight: {WEIGHT}}}]",
+             "judge": f"[{{name: completion}}, {{name: judge, weight: {WEIGHT}}}]"}[arm]  # fmt: skip
+    extra = {"verifiable": [], "learned": [f"reward.learned.model={rm}"],
+             "judge": [f"reward.judge.base_url={judge_url}", f"reward.judge.criteria=[{json.dumps(CRITERION)}]",
+                       "reward.judge.concurrency=4"]}[arm]  # fmt: skip
+    args = ["train", str(ROOT / "examples/quickstart.yaml"), "--plain", f"output_dir={out}", f"name={name}",
+            f"seed={seed}", f"prompt.system={SYSTEM}", f"reward.terms={terms}", *extra,
+            *(SMOKE if smoke else [])]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    _rlvr(*args)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    s = json.loads((out / name / "summary.json").read_text())
+    rates = _rates(str(out / name / "traces"))
+    return {"arm": arm, "seed": seed, "pass_before": s["eval_before"]["pass_at_1"],
+            "pass_after": s["eval_after"]["pass_at_1"], "doc_before": rates.get("before", math.nan),
+            "doc_after": rates.get("after", math.nan), "cpu_s": (after.ru_utime - before.ru_utime) +
+            (after.ru_stime - before.ru_stime), "wall_s": wall}  # fmt: skip
+
+
+def report(rows: list[dict], rm: dict | None) -> dict:
+    for r in rows:
+        missing = [k for k in ("arm", "seed", "pass_before", "pass_after", "doc_before", "doc_after") if k not in r]
+        if missing:
+            raise SystemExit(f"a row lacks {', '.join(missing)}: {r}")
+    if rm:
+        h = rm["held_out"]
+        print(f"reward model: {rm['records']} records; held-out pair accuracy {h.get('pair_accuracy', math.nan):.3f} "
+              f"(untrained {rm['held_out_before'].get('pair_accuracy', math.nan):.3f}, length-only "
+              f"{rm['length_baseline']:.3f}); audit passed: {rm['audit']['passed']}")  # fmt: skip
+    print(
+        f"\n{'arm':<11} {'seed':>4} {'pass@1 before':>13} {'after':>6} {'docstrings before':>17} {'after':>6} "
+        f"{'CPU s':>6}"
+    )
+    for r in rows:
+        print(f"{r['arm']:<11} {r['seed']:>4} {r['pass_before']:13.3f} {r['pass_after']:6.3f} "
+              f"{r['doc_before']:17.3f} {r['doc_after']:6.3f} {r.get('cpu_s', 0):6.0f}")  # fmt: skip
+    figures: dict = {}
+    for arm in ARMS:
+        sel = [r for r in rows if r["arm"] == arm]
+        if sel:
+            for k in ("pass_before", "pass_after", "doc_before", "doc_after", "cpu_s"):
+                figures[f"{arm}/{k}"] = sum(r.get(k, 0.0) for r in sel) / len(sel)
+    return figures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
+    ap.add_argument("--smoke", action="store_true", help="tiny models, one step each, nothing recorded")
+    ap.add_argument("--report", metavar="RESULTS")
+    ap.add_argument("--out", default="bench/results/feedback_demo.json")
+    a = ap.parse_args()
+    if a.report:
+        saved = json.loads(Path(a.report).read_text())
+        print(json.dumps(report(saved["rows"], saved.get("reward_model"))))
+        return
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp, rule_judge() as url:
+        out = Path(tmp)
+        rm = train_reward_model(out, a.smoke)
+        print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
+        for seed in a.seeds:
+            for arm in a.arms:
+                rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke))
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    figures = report(rows, rm)
+    if not a.smoke:
+        from machine import cpu_kind, cpu_name
+
+        machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
+        saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "reward_model": rm, "rows": rows,
+                 "figures": figures}  # fmt: skip
+        Path(a.out).write_text(json.dumps(saved, indent=2))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
