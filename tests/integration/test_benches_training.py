@@ -184,6 +184,13 @@ def test_sft_vs_trl_reads_its_recorded_results_and_quotes_the_agreement() -> Non
     assert figures["first_loss_ok"] and figures["curves_ok"]  # the recorded run met the issue's bounds
 
 
+def test_rm_vs_trl_reads_its_recorded_results() -> None:
+    figures = last_json(run_bench("bench/rm_vs_trl.py", "--report", "bench/results/rm_vs_trl.json").stdout)
+    assert figures["ratio"] == pytest.approx(figures["rlvr_tokens_per_s"] / figures["trl_tokens_per_s"])
+    assert figures["first_loss_ok"]  # the same batch on the same weights: the same loss
+    assert figures["rlvr_held_out_accuracy"] > figures["length_baseline_accuracy"]  # beats length, as the issue asks
+
+
 def test_warm_start_reads_its_recorded_results() -> None:
     figures = last_json(run_bench("bench/warm_start.py", "--report", "bench/results/warm_start.json").stdout)
     for domain in ("json", "trading"):
