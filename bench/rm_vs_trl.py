@@ -26,15 +26,16 @@ beside the length-only baseline on the same held-out pairs.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from versus import parser, run_sides, save
 
 STEPS, BATCH, LR, SEED = 30, 8, 2e-5, 0
 MODEL = "smollm2-135m-instruct"
@@ -210,13 +211,7 @@ def report(results: dict, length_baseline: float) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=STEPS)
-    ap.add_argument("--smoke", action="store_true", help="rlvr's side only, tiny model, 2 steps of 2")
-    ap.add_argument("--report", metavar="RESULTS", help="print the table from a results file and exit")
-    ap.add_argument("--out", default="bench/results/rm_vs_trl.json")
-    ap.add_argument("--child", nargs=5, metavar=("SIDE", "DATA", "MODEL", "BATCH", "OUT"), help=argparse.SUPPRESS)
-    a = ap.parse_args()
+    a = parser(__doc__, STEPS, "bench/results/rm_vs_trl.json").parse_args()
     if a.child:
         side, data, model, batch, path = a.child
         child(side, data, model, int(batch), path)
@@ -227,26 +222,16 @@ def main() -> None:
         return
     model, steps, batch = ("tiny-random", 2, 2) if a.smoke else (MODEL, a.steps, BATCH)
     sides = ["rlvr"] if a.smoke else ["rlvr", "trl"]
-    results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = build_data(model, steps, batch)
         print(f"pairs: {data['line']}")
         path = Path(tmp) / "data.json"
         path.write_text(json.dumps(data))
-        for side in sides:  # one after the other: each has the CPU to itself
-            res = Path(tmp) / f"{side}.json"
-            done = subprocess.run([sys.executable, __file__, "--child", side, str(path), model, str(batch), str(res)])
-            if done.returncode != 0:
-                raise SystemExit(f"{side}: its run failed (exit {done.returncode}); there is no figure")
-            results[side] = json.loads(res.read_text())
+        results = run_sides(__file__, sides, path, model, batch)
     figures = report(results, data["length_baseline"])
     if not a.smoke:
-        from machine import cpu_kind, cpu_name  # bench/machine.py: the CPU named in every result
-
-        machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
-        Path(a.out).write_text(json.dumps({"machine": machine, "steps": steps, "batch": batch, "lr": LR,
-                                           "pairs": data["line"], "length_baseline": data["length_baseline"],
-                                           "results": results, "figures": figures}, indent=2))  # fmt: skip
+        save(a.out, steps=steps, batch=batch, lr=LR, pairs=data["line"], length_baseline=data["length_baseline"],
+             results=results, figures=figures)  # fmt: skip
     print(json.dumps(figures))
 
 

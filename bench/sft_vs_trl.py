@@ -24,15 +24,16 @@ less activation memory).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from versus import parser, run_sides, save
 
 STEPS, BATCH, LR, SEED = 12, 8, 2e-5, 0
 MICRO = 4  # rlvr's default sft.micro_batch_size: the same update, accumulated over two passes
@@ -181,13 +182,7 @@ def report(results: dict) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=STEPS)
-    ap.add_argument("--smoke", action="store_true", help="rlvr's side only, tiny model, 2 steps of 2")
-    ap.add_argument("--report", metavar="RESULTS", help="print the table from a results file and exit")
-    ap.add_argument("--out", default="bench/results/sft_vs_trl.json")
-    ap.add_argument("--child", nargs=5, metavar=("SIDE", "DATA", "MODEL", "BATCH", "OUT"), help=argparse.SUPPRESS)
-    a = ap.parse_args()
+    a = parser(__doc__, STEPS, "bench/results/sft_vs_trl.json").parse_args()
     if a.child:
         side, data, model, batch, path = a.child
         child(side, data, model, int(batch), path)
@@ -197,23 +192,13 @@ def main() -> None:
         return
     model, steps, batch = ("tiny-random", 2, 2) if a.smoke else (MODEL, a.steps, BATCH)
     sides = ["rlvr"] if a.smoke else ["rlvr", "rlvr_micro4", "trl"]
-    results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "rows.json"
         data.write_text(json.dumps(build_data(model, steps, batch)))
-        for side in sides:  # one after the other: each has the CPU to itself
-            path = Path(tmp) / f"{side}.json"
-            done = subprocess.run([sys.executable, __file__, "--child", side, str(data), model, str(batch), str(path)])
-            if done.returncode != 0:
-                raise SystemExit(f"{side}: its run failed (exit {done.returncode}); there is no figure")
-            results[side] = json.loads(path.read_text())
+        results = run_sides(__file__, sides, data, model, batch)
     figures = report(results)
     if not a.smoke:
-        from machine import cpu_kind, cpu_name  # bench/machine.py: the CPU named in every result
-
-        machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
-        Path(a.out).write_text(json.dumps({"machine": machine, "steps": steps, "batch": batch, "lr": LR,
-                                           "results": results, "figures": figures}, indent=2))  # fmt: skip
+        save(a.out, steps=steps, batch=batch, lr=LR, results=results, figures=figures)
     print(json.dumps(figures))
 
 

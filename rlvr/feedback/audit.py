@@ -23,6 +23,7 @@ serves a reward model (rlvr.feedback.rm.RewardModel.score) and a judge
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -114,7 +115,7 @@ def audit(
         if c.wrong is not None and w is not None:
             agree_n += 1
             agree += r > w
-    spread = _std(real) or 1.0
+    spread = (statistics.stdev(real) if len(real) > 1 else 0.0) or 1.0
     rise = (sum(long_) - sum(short)) / len(short) / spread if short else math.nan
     rising = sum(b > a for a, b in zip(short, long_, strict=True)) / len(short) if short else math.nan
     out = Audit(
@@ -137,10 +138,3 @@ def audit(
     if out.agreement is not None and out.agreement < min_agreement:
         out.problems.append(f"the real answer scored above a wrong one in only {out.agreement:.0%} of {agree_n} cases")
     return out
-
-
-def _std(xs: Sequence[float]) -> float:
-    if len(xs) < 2:
-        return 0.0
-    m = sum(xs) / len(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -341,7 +342,7 @@ def train_rm(
         "held_out_before": before,
         "length_baseline_accuracy": baseline,
         "score_mean": sum(scores) / len(scores),
-        "score_std": _std(scores),
+        "score_std": statistics.stdev(scores) if len(scores) > 1 else 0.0,
         "examples": data.line(),
     }
     save(plain(run.rm), tok, out, meta)
@@ -441,10 +442,3 @@ def _train_scores(rm: PreTrainedModel, data: RmData, pad: int, most: int = 256) 
     for k in range(0, len(seqs), 8):
         out += forward_scores(rm, seqs[k : k + 8], pad).tolist()
     return out
-
-
-def _std(xs: Sequence[float]) -> float:
-    if len(xs) < 2:
-        return 0.0
-    m = sum(xs) / len(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
