@@ -171,6 +171,12 @@ def test_feedback_demo_smoke_trains_a_reward_model_and_runs_each_arm() -> None:
         assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and figures[f"{arm}/cpu_s"] > 0
 
 
+def test_rm_rerank_smoke_imports_a_run_trains_and_reranks() -> None:
+    with records_nothing(RESULTS / "rm_rerank.json"):
+        figures = last_json(run_bench("bench/rm_rerank.py", "--smoke").stdout)
+    assert figures["tasks"] == 3 and figures["random"] <= figures["oracle"]
+
+
 def test_warm_start_smoke_runs_each_arm_as_a_user_runs_it() -> None:
     with records_nothing(RESULTS / "warm_start.json"):
         figures = last_json(run_bench("bench/warm_start.py", "--smoke", "--domains", "json").stdout)

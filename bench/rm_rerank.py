@@ -1,0 +1,154 @@
+"""Best-of-8 reranking by a reward model trained on a run's own groups: does it pick a
+passing reply more often than chance? (issue 35's "best-of-8 reranking pass@1 by the RM
+vs random vs oracle")
+
+    1. the quickstart (rlvr train, evaluations off): its groups are the feedback
+    2. rlvr feedback import --from-run: every pair of replies whose rewards differ
+       (a hack-flagged reply never preferred)
+    3. rlvr rm train on those pairs (the embedded model's backbone, split by task)
+    4. on the quickstart's held-out tasks, 8 replies each from the embedded model
+       (temperature 1, scored by the tests as a training step scores them), and the
+       reply picked by: the reward model (its highest score), chance (the expected
+       pass rate of one reply drawn at random), the longest reply (a length-only
+       reranker), and an oracle (a task passes when any of its 8 does)
+
+    .venv/bin/python bench/rm_rerank.py
+    .venv/bin/python bench/rm_rerank.py --smoke       # tiny models, nothing recorded (the test suite)
+    .venv/bin/python bench/rm_rerank.py --report bench/results/rm_rerank.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = str(ROOT / "examples/quickstart.yaml")
+SAMPLES = 8
+SMOKE = ["model.name_or_path=tiny-random", "generation.max_new_tokens=8", "train.steps=2", "train.prompts_per_step=2",
+         "algo.group_size=2"]  # fmt: skip
+
+
+def _rlvr(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "rlvr.cli", *args], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"rlvr {args[0]}: exit {done.returncode}: {done.stderr.strip().splitlines()[-3:]}")
+    return done.stdout
+
+
+def reward_model(out: Path, smoke: bool) -> tuple[Path, dict, str]:
+    """Steps 1-3: the run, its pairs, the reward model; (its directory, its metadata, the import line)."""
+    extra = SMOKE if smoke else []
+    _rlvr("train", QUICK, "--plain", f"output_dir={out}", "name=src", "eval.before_training=false",
+          "eval.after_training=false", *extra)  # fmt: skip
+    line = _rlvr("feedback", "import", "--from-run", str(out / "src"), "--store", str(out / "fb")).strip()
+    if smoke:  # a tiny random policy's groups tie: add the docstring rule's pairs so the plumbing runs
+        sys.path.insert(0, str(ROOT / "bench"))
+        from docstring_feedback import bundled_python, records
+
+        (out / "rule.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records(bundled_python()[:16])))
+        _rlvr("feedback", "import", str(out / "rule.jsonl"), "--store", str(out / "fb"))
+    rm_keys = ["rm.split_by=task", "rm.held_out=0.1", "rm.batch_size=8", "rm.micro_batch_size=8", "rm.lr=2e-5",
+               "rm.epochs=2"]  # fmt: skip
+    small = ["model.name_or_path=tiny-random", "rm.max_steps=2"] if smoke else []
+    _rlvr("rm", "train", "--config", QUICK, f"output_dir={out}", "name=rm", "--quiet", f"rm.feedback=[{out / 'fb'}]",
+          *rm_keys, *small)  # fmt: skip
+    path = out / "rm" / "reward_model"
+    return path, json.loads((path / "rlvr_reward_model.json").read_text()), line
+
+
+def sample_and_pick(rm_dir: Path, smoke: bool) -> list[dict]:
+    """Step 4: per held-out task, its 8 replies' verdicts and the pickers' choices."""
+    from rlvr.config import load_config
+    from rlvr.feedback.rm import RewardModel
+    from rlvr.feedback.terms import conversation
+    from rlvr.rewards.hidden_tests import with_hidden_tests
+    from rlvr.rollout.engine import SamplingParams
+    from rlvr.rollout.factory import make_engine
+    from rlvr.rollout.models import load_policy
+    from rlvr.rollout.runner import episode_settings, run_episodes
+    from rlvr.tasks import load_tasks, split_tasks
+    from rlvr.trace.store import solved
+
+    cfg = load_config(QUICK, SMOKE[:2] if smoke else [])
+    _, held = split_tasks(load_tasks(cfg.tasks.source), cfg.tasks.eval_fraction)
+    held = held[:3] if smoke else held
+    tasks = [with_hidden_tests(t, cfg.reward.hidden_tests, seed=cfg.seed, step=0) for t in held]
+    model, tok = load_policy(cfg.model.name_or_path, seed=cfg.seed)
+    g = cfg.generation
+    params = SamplingParams(max_new_tokens=g.max_new_tokens, temperature=1.0, top_p=1.0, stop=tuple(g.stop), seed=7)
+    trajs = run_episodes(tasks, engine=make_engine(cfg, model, tok), tokenizer=tok,
+                         episodes=episode_settings(cfg, group_size=SAMPLES), params=params)  # fmt: skip
+    del model
+    rm = RewardModel.load(rm_dir)
+    convs = [conversation(t) for t in trajs]
+    scores = rm.score([c[0] if c else () for c in convs], [c[1] if c else "" for c in convs])
+    rows = []
+    for i, task in enumerate(tasks):
+        group = trajs[i * SAMPLES : (i + 1) * SAMPLES]
+        s = scores[i * SAMPLES : (i + 1) * SAMPLES]
+        passed = [solved(t) for t in group]
+        best = max(range(SAMPLES), key=lambda k: (s[k] if s[k] is not None else float("-inf"), -k))
+        longest = max(range(SAMPLES), key=lambda k: (len(group[k].completion_text), -k))
+        rows.append({"task_id": task.id, "passed": passed, "rm_pick": best, "longest_pick": longest})
+    return rows
+
+
+def report(rows: list[dict], meta: dict | None) -> dict:
+    if not rows:
+        raise SystemExit("no tasks: there is no figure")
+    n = len(rows)
+    figures = {
+        "tasks": n,
+        "random": sum(sum(r["passed"]) / len(r["passed"]) for r in rows) / n,
+        "reward_model": sum(r["passed"][r["rm_pick"]] for r in rows) / n,
+        "longest": sum(r["passed"][r["longest_pick"]] for r in rows) / n,
+        "oracle": sum(any(r["passed"]) for r in rows) / n,
+    }
+    if meta:
+        figures["rm_held_out_pair_accuracy"] = meta["held_out"].get("pair_accuracy")
+        figures["rm_length_baseline"] = meta["length_baseline_accuracy"]
+        print(f"reward model: {meta['examples']}")
+        acc, length = figures["rm_held_out_pair_accuracy"], figures["rm_length_baseline"]
+        print(f"  held-out pair accuracy {acc}, length-only {length}")
+    print(f"\nbest-of-{SAMPLES} on {n} held-out tasks: pass@1 of the reply picked by")
+    for k in ("random", "longest", "reward_model", "oracle"):
+        print(f"  {k:<13} {figures[k]:.3f}")
+    return figures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--report", metavar="RESULTS")
+    ap.add_argument("--out", default="bench/results/rm_rerank.json")
+    a = ap.parse_args()
+    if a.report:
+        saved = json.loads(Path(a.report).read_text())
+        print(json.dumps(report(saved["rows"], saved["reward_model"])))
+        return
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        rm_dir, meta, line = reward_model(Path(tmp), a.smoke)
+        print(line, file=sys.stderr, flush=True)
+        rows = sample_and_pick(rm_dir, a.smoke)
+    figures = report(rows, meta)
+    if not a.smoke:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from machine import cpu_kind, cpu_name
+
+        machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
+        saved = {"machine": machine, "import": line, "reward_model": meta, "rows": rows, "figures": figures,
+                 "wall_s": time.perf_counter() - t0}  # fmt: skip
+        Path(a.out).write_text(json.dumps(saved, indent=2))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
