@@ -9,12 +9,15 @@ the function with a docstring; length balanced), on the training split's referen
 only, in the conversation a run opens with. Nothing is hand-labelled.
 
     1. rlvr rm train on that feedback (the embedded model's backbone); rlvr rm check on it
-    2. per seed, three arms of the quickstart (rlvr train, the same steps and prompt):
-         verifiable   reward.terms: [completion]
-         learned      + {name: learned, weight: W} (the reward model of step 1)
-         judge        + {name: judge, weight: W}, a scripted judge server applying the rule
-                      (a 135M judge is near random: the judge arm shows the term's plumbing
-                      and gain with a judge that knows the rule)
+    2. per seed, four arms of the quickstart (rlvr train, the same steps and prompt):
+         verifiable    reward.terms: [completion]
+         learned       + {name: learned, weight: W, gate: all_tests_pass} (the reward model of
+                       step 1; style among correct answers only, as docs/feedback.md advises)
+         learned_open  + {name: learned, weight: W}: no gate, so it also orders the replies of
+                       groups where every reply fails (what the audit of step 1 warns about)
+         judge         + {name: judge, weight: W, gate: all_tests_pass}, a scripted judge server
+                       applying the rule (a 135M judge is near random: the judge arm shows the
+                       term's plumbing and gain with a judge that knows the rule)
     3. on the held-out tasks (greedy, before and after): pass@1, and the docstring rate
        (the share of replies with a parsable function whose function has a docstring)
 
@@ -47,7 +50,7 @@ from docstring_feedback import bundled_python, has_docstring, records  # noqa: E
 
 SYSTEM = "You are an expert Python programmer. Answer with code only. Start each function with a one-line docstring."
 WEIGHT = 0.5
-ARMS = ("verifiable", "learned", "judge")
+ARMS = ("verifiable", "learned", "learned_open", "judge")
 RM_KEYS = ["rm.split_by=family", "rm.held_out=0.1", "rm.batch_size=8", "rm.micro_batch_size=8", "rm.lr=2e-5",
            "rm.epochs=1"]  # fmt: skip
 SMOKE = ["model.name_or_path=tiny-random", "generation.max_new_tokens=8", "eval.num_tasks=2", "train.steps=1",
@@ -133,10 +136,13 @@ def _rates(store: str) -> dict[str, float]:
 
 def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: bool) -> dict:
     name = f"{arm}-{seed}"
+    gated = f"weight: {WEIGHT}, gate: all_tests_pass"
     terms = {"verifiable": "[{name: completion}]",
-             "learned": f"[{{name: completion}}, {{name: learned, weight: {WEIGHT}}}]",
-             "judge": f"[{{name: completion}}, {{name: judge, weight: {WEIGHT}}}]"}[arm]  # fmt: skip
-    extra = {"verifiable": [], "learned": [f"reward.learned.model={rm}"],
+             "learned": f"[{{name: completion}}, {{name: learned, {gated}}}]",
+             "learned_open": f"[{{name: completion}}, {{name: learned, weight: {WEIGHT}}}]",
+             "judge": f"[{{name: completion}}, {{name: judge, {gated}}}]"}[arm]  # fmt: skip
+    model = [f"reward.learned.model={rm}"]
+    extra = {"verifiable": [], "learned": model, "learned_open": model,
              "judge": [f"reward.judge.base_url={judge_url}", f"reward.judge.criteria=[{json.dumps(CRITERION)}]",
                        "reward.judge.concurrency=4"]}[arm]  # fmt: skip
     args = ["train", str(ROOT / "examples/quickstart.yaml"), "--plain", f"output_dir={out}", f"name={name}",
