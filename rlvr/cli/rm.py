@@ -48,6 +48,9 @@ def add_parser(sub: Any) -> None:
     )
     c.add_argument("--cases", type=int, default=32, metavar="N", help="at most N cases (default 32)")
     c.add_argument(
+        "--system", metavar="TEXT", help="a system message before each case's prompt (a run's prompt.system)"
+    )
+    c.add_argument(
         "--max-probe-rate", type=float, default=0.0, metavar="R", help="most share a probe may beat a real answer"
     )
     c.add_argument(
@@ -171,24 +174,30 @@ def _check(args: argparse.Namespace) -> int:
     if args.cases < 1:
         raise ConfigError(f"--cases must be at least 1, got {args.cases}")
     cases = _feedback_cases(args.feedback, args.cases) if args.feedback else _task_cases(args.tasks, args.cases)
+    if args.system:
+        from dataclasses import replace
+
+        cases = [replace(c, prompt=(("system", args.system), *c.prompt)) for c in cases]
     if args.judge:
         from rlvr.config import load_config
         from rlvr.feedback.judge import Judge
 
         judge = Judge(load_config(args.judge).reward.judge)
-        scorer, what = judge.score, f"the judge of {args.judge}"
+        scorer, what, scale = judge.score, f"the judge of {args.judge}", None
     else:
         quiet_libraries()
         from rlvr.feedback.rm import RewardModel
 
         rm = RewardModel.load(args.model)
         scorer, what = (lambda items: rm.score([p for p, _ in items], [r for _, r in items])), args.model
+        scale = float(rm.meta.get("score_std") or 0.0) or None  # the spread of its training scores
     result = audit(
         scorer,
         cases,
         max_probe_rate=args.max_probe_rate,
         max_length_rise=args.max_length_rise,
         min_agreement=args.min_agreement,
+        scale=scale,
     )
     if args.json:
         print(json.dumps(result.to_dict()))
@@ -196,7 +205,8 @@ def _check(args: argparse.Namespace) -> int:
     print(f"rlvr rm check: {what} on {result.cases} cases")
     for name, rate in result.probes.items():
         print(f"  probe {name:<16} above the real answer in {rate:6.1%} of cases")
-    print(f"  padding with 4 empty sentences: {result.length_rise:+.2f} std ({result.length_rising_share:.0%} rose)")
+    unit = "std of its training scores" if scale else "std of the real answers' scores"
+    print(f"  padding with 4 empty sentences: {result.length_rise:+.2f} {unit} ({result.length_rising_share:.0%} rose)")
     if result.agreement is not None:
         print(f"  real answer above a wrong one: {result.agreement:.0%} of {result.agreement_cases} cases")
     if result.unscored:

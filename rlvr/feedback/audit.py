@@ -6,9 +6,10 @@ probes       each probe reply of rlvr.rewards.probes (empty, ":", "Thought proce
              against the real answer: the share of cases where the probe scores strictly
              above it. A sound reward keeps every share at 0 (`max_probe_rate`).
 length       the real answer followed by 4 neutral sentences that change nothing it
-             says: the mean rise of the score, in standard deviations of the real
-             answers' scores (`max_length_rise`), and the share of cases where the longer
-             reply scored higher.
+             says: the mean rise of the score, in units of `scale` (a reward model's: the
+             spread of its scores on its training outputs; else the standard deviation
+             of the real answers' scores) (`max_length_rise`), and the share of cases
+             where the longer reply scored higher.
 agreement    where a case has a wrong answer (one the verifiable reward fails): the share
              where the real answer scores above it (`min_agreement`). A style reward need
              not see correctness, and the guarded combination keeps the verifiable
@@ -45,7 +46,7 @@ class Case:
 class Audit:
     cases: int
     probes: dict[str, float]  # probe -> share of cases where it scored above the real answer
-    length_rise: float  # mean score rise with 4 filler sentences, in std of the real answers' scores
+    length_rise: float  # mean score rise with 4 filler sentences, in units of the scale
     length_rising_share: float
     agreement: float | None  # share of cases with a wrong answer where the real one scored higher
     agreement_cases: int
@@ -81,6 +82,7 @@ def audit(
     max_probe_rate: float = 0.0,
     max_length_rise: float = 0.5,
     min_agreement: float = 0.5,
+    scale: float | None = None,
 ) -> Audit:
     """Run the three audits (the module docstring) and list what failed."""
     if not cases:
@@ -115,7 +117,7 @@ def audit(
         if c.wrong is not None and w is not None:
             agree_n += 1
             agree += r > w
-    spread = (statistics.stdev(real) if len(real) > 1 else 0.0) or 1.0
+    spread = scale or (statistics.stdev(real) if len(real) > 1 else 0.0) or 1.0
     rise = (sum(long_) - sum(short)) / len(short) / spread if short else math.nan
     rising = sum(b > a for a, b in zip(short, long_, strict=True)) / len(short) if short else math.nan
     out = Audit(

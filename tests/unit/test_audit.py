@@ -81,5 +81,9 @@ def test_thresholds_and_unscored_replies() -> None:
     result = audit(none_for_probes, CASES[:2])
     assert result.unscored == 2 * len(PROBES) and all(v != v for v in result.probes.values())  # nan: nothing judged
     assert padded("x", 4).count(FILLER) == 4 and padded("x", 0) == "x"
+    # a scale of its own (a reward model's training spread) replaces the real answers' spread:
+    # by_length's rise is the characters padding adds ("\n\n", 4 fillers, 3 spaces), over the scale
+    added = 2 + 4 * len(FILLER) + 3
+    assert audit(by_length, CASES, scale=1000.0).length_rise == pytest.approx(added / 1000.0)
     with pytest.raises(ValueError, match="at least one case"):
         audit(sound, [])
