@@ -133,9 +133,12 @@ def test_rm_train_learns_what_the_feedback_prefers_and_scores_the_same_everywher
     figures = json.loads(check.stdout)
     assert figures["cases"] == 6 and set(figures["probes"]) >= {"colon", "thought_process", "grader_note"}
     assert figures["passed"] == (check.returncode == 0) == (not figures["problems"])
-    tasks = _rlvr("rm", "check", str(out), "--tasks", "bundled:python_functions", "--cases", "3", cwd=tmp_path)
+    tasks = _rlvr(
+        "rm", "check", str(out), "--tasks", "bundled:python_functions", "--cases", "3", "--system", "You write Python.",
+        cwd=tmp_path,
+    )  # fmt: skip
     assert tasks.returncode in (0, 1) and "real answer above a wrong one" in tasks.stdout, tasks.stderr
-    assert "on 3 cases" in tasks.stdout
+    assert "on 3 cases" in tasks.stdout and "std of its training scores" in tasks.stdout
     both = _rlvr("rm", "check", str(out), "--feedback", str(fb), "--tasks", "x", cwd=tmp_path)
     assert both.returncode == 2 and "one of the two" in both.stderr
 
