@@ -134,7 +134,7 @@ def _rates(store: str) -> dict[str, float]:
     return out
 
 
-def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: bool) -> dict:
+def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: bool, tokens: int | None = None) -> dict:
     name = f"{arm}-{seed}"
     gated = f"weight: {WEIGHT}, gate: all_tests_pass"
     terms = {"verifiable": "[{name: completion}]",
@@ -147,7 +147,7 @@ def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: boo
                        "reward.judge.concurrency=4"]}[arm]  # fmt: skip
     args = ["train", str(ROOT / "examples/quickstart.yaml"), "--plain", f"output_dir={out}", f"name={name}",
             f"seed={seed}", f"prompt.system={SYSTEM}", f"reward.terms={terms}", *extra,
-            *(SMOKE if smoke else [])]  # fmt: skip
+            *(SMOKE if smoke else []), *([f"generation.max_new_tokens={tokens}"] if tokens else [])]  # fmt: skip
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     _rlvr(*args)
@@ -172,11 +172,11 @@ def report(rows: list[dict], rm: dict | None) -> dict:
               f"(untrained {rm['held_out_before'].get('pair_accuracy', math.nan):.3f}, length-only "
               f"{rm['length_baseline']:.3f}); audit passed: {rm['audit']['passed']}")  # fmt: skip
     print(
-        f"\n{'arm':<11} {'seed':>4} {'pass@1 before':>13} {'after':>6} {'docstrings before':>17} {'after':>6} "
+        f"\n{'arm':<13} {'seed':>4} {'pass@1 before':>13} {'after':>6} {'docstrings before':>17} {'after':>6} "
         f"{'CPU s':>6}"
     )
     for r in rows:
-        print(f"{r['arm']:<11} {r['seed']:>4} {r['pass_before']:13.3f} {r['pass_after']:6.3f} "
+        print(f"{r['arm']:<13} {r['seed']:>4} {r['pass_before']:13.3f} {r['pass_after']:6.3f} "
               f"{r['doc_before']:17.3f} {r['doc_after']:6.3f} {r.get('cpu_s', 0):6.0f}")  # fmt: skip
     figures: dict = {}
     for arm in ARMS:
@@ -193,6 +193,9 @@ def main() -> None:
     ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     ap.add_argument("--smoke", action="store_true", help="tiny models, one step each, nothing recorded")
     ap.add_argument("--report", metavar="RESULTS")
+    ap.add_argument(
+        "--max-new-tokens", type=int, metavar="N", help="every arm's generation budget (default: the quickstart's)"
+    )
     ap.add_argument("--out", default="bench/results/feedback_demo.json")
     a = ap.parse_args()
     if a.report:
@@ -206,15 +209,15 @@ def main() -> None:
         print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
         for seed in a.seeds:
             for arm in a.arms:
-                rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke))
+                rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke, a.max_new_tokens))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     figures = report(rows, rm)
     if not a.smoke:
         from machine import cpu_kind, cpu_name
 
         machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
-        saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "reward_model": rm, "rows": rows,
-                 "figures": figures}  # fmt: skip
+        saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "max_new_tokens": a.max_new_tokens,
+                 "reward_model": rm, "rows": rows, "figures": figures}  # fmt: skip
         Path(a.out).write_text(json.dumps(saved, indent=2))
     print(json.dumps(figures))
 

@@ -197,6 +197,12 @@ def test_rm_vs_trl_reads_its_recorded_results() -> None:
     assert figures["rlvr_held_out_accuracy"] > figures["length_baseline_accuracy"]  # beats length, as the issue asks
 
 
+def test_feedback_demo_reads_its_recorded_results() -> None:
+    figures = last_json(run_bench("bench/feedback_demo.py", "--report", "bench/results/feedback_demo.json").stdout)
+    for arm in ("verifiable", "learned", "learned_open", "judge"):
+        assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and 0.0 <= figures[f"{arm}/doc_after"] <= 1.0
+
+
 def test_warm_start_reads_its_recorded_results() -> None:
     figures = last_json(run_bench("bench/warm_start.py", "--report", "bench/results/warm_start.json").stdout)
     for domain in ("json", "trading"):
