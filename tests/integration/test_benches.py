@@ -92,12 +92,14 @@ def test_cli_start_bench_smoke_runs_every_command_with_its_exit_status() -> None
 
 
 def test_rlvr_score_answers_within_a_second() -> None:
-    """The CLI's promise (README): scoring a reply imports no model stack. Fastest of three
-    starts, so a busy moment of the machine does not decide it."""
+    """The CLI's promise (README): scoring a reply imports no model stack. Fastest of five
+    starts, so a busy moment of the machine does not decide it (in the suite it runs right
+    after the Ray fault tests, whose processes may still be winding down; a clean-clone run
+    on a 2-core machine once saw three starts over the bound at 0.95 s a quiet start)."""
     import time
 
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         t0 = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "rlvr.cli", "score", "rlvr/tasks/data/python_functions.jsonl", "-",
