@@ -4,6 +4,7 @@ the key listing, the checkpoint argument, the libraries' progress bars."""
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -14,6 +15,7 @@ from rlvr.config import ConfigError, RunConfig, describe_fields
 FMT = argparse.RawDescriptionHelpFormatter
 
 
+@functools.cache  # several commands' help shows it, and every command's parser is built at start
 def keys_help() -> str:
     lines = ["config keys (set in the YAML file or as key.path=value):"]
     for key, default, desc in describe_fields(RunConfig):

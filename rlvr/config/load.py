@@ -8,6 +8,11 @@ a function runs (`_root`), never at import time, and either module can be import
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
+import itertools
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +24,15 @@ from rlvr.config.base import ConfigError
 if TYPE_CHECKING:
     from rlvr.config import RunConfig
 
-__all__ = ["apply_override", "describe_fields", "import_plugins", "load_config", "load_plugins", "load_run_config"]
+__all__ = [
+    "apply_override",
+    "describe_fields",
+    "field_docs",
+    "import_plugins",
+    "load_config",
+    "load_plugins",
+    "load_run_config",
+]
 
 
 def _root() -> type[RunConfig]:
@@ -202,19 +215,48 @@ def import_plugins(names: list[str]) -> None:
             raise ConfigError(f"plugins: cannot import '{name}': {type(e).__name__}: {e}") from None
 
 
+@functools.cache
+def field_docs(model: type[BaseModel]) -> dict[str, str]:
+    """{field: its docstring} of a config model: the string literal right below each
+    annotated field in the class body (its bases' first, so a subclass's own wins). A
+    class whose source cannot be read (built at run time) has none."""
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for field, after in itertools.pairwise(body):
+            if (
+                isinstance(field, ast.AnnAssign)
+                and isinstance(field.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                docs[field.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
 def describe_fields(model: type[BaseModel] | None = None, prefix: str = "") -> list[tuple[str, str, str]]:
     """(dotted key, default, description) for every leaf field of `model` (default: the whole
-    RunConfig): the CLI help's source."""
+    RunConfig): the CLI help's source. The description is the field's docstring, or its
+    Field(description=...)."""
     model = _root() if model is None else model
+    docs = field_docs(model)
     rows: list[tuple[str, str, str]] = []
     for name, info in model.model_fields.items():
         sub = _section(info.annotation)
         key = f"{prefix}{name}"
+        desc = " ".join((info.description or docs.get(name, "")).split())
         if sub is not None:
             if info.get_default(call_default_factory=True) is None:
-                rows.append((key, "None", " ".join((info.description or "").split())))
+                rows.append((key, "None", desc))
             rows.extend(describe_fields(sub, key + "."))
         else:
             default = info.get_default(call_default_factory=True)
-            rows.append((key, repr(default), " ".join((info.description or "").split())))
+            rows.append((key, repr(default), desc))
     return rows

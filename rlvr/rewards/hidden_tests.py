@@ -28,6 +28,7 @@ it as it calls the canary draw).
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -229,14 +230,24 @@ def draw_candidates(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT)
     )
     @given(strategy)
     def collect(drawn: tuple[tuple[Any, ...], int]) -> None:
+        if len(found) >= n * POOL:  # also when Hypothesis replays the draw that filled it
+            raise _Full
         args, origin = drawn
         key = repr(args)
-        if key not in seen and len(found) < n * POOL and in_range(args):
+        if key not in seen and in_range(args):
             seen.add(key)
             found.append((args, origin))
+        if len(found) >= n * POOL:
+            raise _Full
 
-    collect()
+    # the draws after the pool filled were thrown away anyway: stopping is the same set, sooner
+    with contextlib.suppress(_Full):
+        collect()
     return found
+
+
+class _Full(Exception):
+    """Raised inside the Hypothesis loop once the pool holds enough draws."""
 
 
 def draw_seed(task_id: str, seed: int, step: int) -> int:

@@ -91,21 +91,28 @@ def test_cli_start_bench_smoke_runs_every_command_with_its_exit_status() -> None
     assert "score a reply" in labels and sum(label.startswith("error:") for label in labels) >= 7
 
 
-def test_rlvr_score_answers_within_a_second() -> None:
-    """The CLI's promise (README): scoring a reply imports no model stack. Fastest of five
-    starts, so a busy moment of the machine does not decide it (in the suite it runs right
-    after the Ray fault tests, whose processes may still be winding down; a clean-clone run
-    on a 2-core machine once saw three starts over the bound at 0.95 s a quiet start)."""
+def test_rlvr_score_imports_no_model_stack_and_answers_quickly() -> None:
+    """The CLI's promise (README): scoring a reply imports no model stack. Checked in the
+    import log itself (torch alone costs seconds), and by the clock as a tripwire: the
+    fastest of five starts within 1.5 s. The 1.0 s target is bench/cli_start.py's, measured
+    on a quiet machine (0.85-1.0 s on a 2-core EPYC); in the suite, right after the Ray
+    fault tests, a clean-clone run saw 1.05 s at best of five."""
     import time
 
     best = float("inf")
-    for _ in range(5):
+    for i in range(5):
         t0 = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "rlvr.cli", "score", "rlvr/tasks/data/python_functions.jsonl", "-",
-             "--task-id", "py/add_2"],
+            [sys.executable, *(["-X", "importtime"] if i == 0 else []), "-m", "rlvr.cli", "score",
+             "rlvr/tasks/data/python_functions.jsonl", "-", "--task-id", "py/add_2"],
             cwd=ROOT, input="def add_2(x):\n    return x + 2\n", capture_output=True, text=True,
         )  # fmt: skip
-        best = min(best, time.perf_counter() - t0)
         assert done.returncode == 0, done.stderr
-    assert best <= 1.0, f"rlvr score took {best:.2f} s at best"
+        if i == 0:
+            imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+            assert "rlvr.envs.scoring" in imported  # the log is what it seems
+            heavy = sorted(m for m in imported if m.split(".")[0] in ("torch", "transformers", "vllm", "ray", "peft"))
+            assert heavy == [], f"rlvr score imported {heavy[:5]}"
+        else:
+            best = min(best, time.perf_counter() - t0)
+    assert best <= 1.5, f"rlvr score took {best:.2f} s at best"
