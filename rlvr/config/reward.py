@@ -81,6 +81,10 @@ class LearnedConfig(_Section):
     """Conversations per forward pass of the reward model."""
     device: str = "cpu"
     """Where the reward model runs: 'cpu', 'cuda' or 'cuda:N'."""
+    score_all: bool = False
+    """Score every reply of a group, not only those that can earn the bonus (its gate,
+    domains, no hack flag, not probe-shaped): the logged reward/learned then covers every
+    reply, for the traces and the alerts, at the cost of a forward pass per reply."""
 
 
 class JudgeConfig(_Section):
@@ -114,6 +118,10 @@ class JudgeConfig(_Section):
     judge; past it, replies are not scored (no bonus) and it is counted. Null: no limit."""
     cache_size: int = Field(65536, ge=0)
     """Answers kept, by a hash of everything that decides them."""
+    score_all: bool = False
+    """Score every reply of a group, not only those that can earn the bonus (its gate,
+    domains, no hack flag, not probe-shaped): the logged reward/judge then covers every
+    reply, for the traces and the alerts, at the cost of the judge's requests per reply."""
 
 
 TERM_PLUGINS = {"learned": "rlvr.feedback.terms", "judge": "rlvr.feedback.terms"}

@@ -44,13 +44,23 @@ def check_learned(cfg: RewardConfig) -> None:
         raise ConfigError(f"reward.learned.model: {path} is not an rlvr reward model (no {META_FILE})")
 
 
-def conversation(traj: Trajectory) -> tuple[tuple[Message, ...], str] | None:
+Conversation = tuple[tuple[Message, ...], str]
+
+
+def conversation(traj: Trajectory) -> Conversation | None:
     """(the messages before the last reply, the last reply), or None without a reply."""
     turns = [(t.role, t.content) for t in traj.turns if t.role in ROLES]
     last = max((i for i, (r, _) in enumerate(turns) if r == "assistant"), default=None)
     if last is None:
         return None
     return tuple(turns[:last]), turns[last][1]
+
+
+def asked(trajs: Sequence[Trajectory], ctx: TermContext, score_all: bool) -> list[Conversation | None]:
+    """The conversation of each reply the term scores: those that can earn its bonus
+    (ctx.eligible), or all with `score_all`; None for the rest."""
+    wanted = ctx.eligible if ctx.eligible is not None and not score_all else (True,) * len(trajs)
+    return [conversation(t) if ok else None for t, ok in zip(trajs, wanted, strict=True)]
 
 
 def _key(path: str, prompt: Sequence[Message], reply: str) -> str:
@@ -75,7 +85,7 @@ def learned(tasks: Sequence[Task], trajs: Sequence[Trajectory], ctx: TermContext
     never reorders what it ranks."""
     cfg = ctx.cfg
     path = str(cfg.learned.model)
-    convs = [conversation(t) for t in trajs]
+    convs = asked(trajs, ctx, cfg.learned.score_all)
     keys = [_key(path, c[0], c[1]) if c else None for c in convs]
     with _LOCK:
         todo = sorted({k for k in keys if k is not None and k not in _CACHE})
@@ -119,7 +129,6 @@ def judge_for(cfg: RewardConfig) -> Any:
 def judge(tasks: Sequence[Task], trajs: Sequence[Trajectory], ctx: TermContext) -> list[float | None]:
     """The share of reward.judge.criteria a judge model says each reply meets, as a
     guarded bonus: it orders what the verifiable reward ties and never reorders what it ranks."""
-    convs = [conversation(t) for t in trajs]
-    asked = [c for c in convs if c is not None]
-    scores = iter(judge_for(ctx.cfg).score(asked))
+    convs = asked(trajs, ctx, ctx.cfg.judge.score_all)
+    scores = iter(judge_for(ctx.cfg).score([c for c in convs if c is not None]))
     return [next(scores) if c is not None else None for c in convs]

@@ -52,6 +52,9 @@ class TermContext:
     max_new_tokens: int
     wanted: frozenset[str]  # the names the run's terms weigh
     reference_run: Callable[[Task], ExecutionResult | None]  # the reference's run on the same tests (cached)
+    eligible: tuple[bool, ...] | None = None
+    """For a group term: which of the group's replies can earn its bonus (None: all). A
+    costly term may score only those and give None for the rest."""
 
 
 class TermFn(Protocol):

@@ -20,6 +20,7 @@ each environment stays small and every domain gets the same extra dimensions.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -149,15 +150,15 @@ class Scorer:
         verifiable = [b.total for b in out]
         tied = all_tied(verifiable)
         for tc in self.grouped:
-            scores = list(GROUP_REWARDS[tc.name].fn(tasks, trajs, ctx))
-            eligible = [
+            eligible = tuple(
                 not b.flags
                 and b.components.get("probe_like", 0.0) < 1.0
                 and (tc.domains is None or task.domain in tc.domains)
                 and (tc.gate != "all_tests_pass" or p)
                 and (tc.gate != "tie_break" or tied)
                 for task, b, p in zip(tasks, out, passed, strict=True)
-            ]
+            )
+            scores = list(GROUP_REWARDS[tc.name].fn(tasks, trajs, dataclasses.replace(ctx, eligible=eligible)))
             bonus, cap = guarded_bonus(verifiable, scores, eligible, tc.weight)
             for b, score, ok, add in zip(out, scores, eligible, bonus, strict=True):
                 if score is not None:

@@ -201,6 +201,39 @@ def test_the_judge_term_in_a_scorer_and_its_config_checks() -> None:
     assert missing.judge.scoring == "logprobs"
 
 
+def _scored(reply: str, completion: float) -> Trajectory:
+    t = _ep(reply)
+    t.reward = RewardBreakdown(completion, {"completion": completion})
+    return t
+
+
+@pytest.mark.parametrize("score_all", [False, True])
+def test_only_replies_that_can_earn_the_bonus_are_asked_unless_score_all(score_all: bool) -> None:
+    """With the all_tests_pass gate, a failing reply can earn nothing: the judge is not
+    asked about it (its requests are the cost), unless reward.judge.score_all."""
+    script = Script()
+    wrong_good = 'def f(x):\n    """Thrice x."""\n    return 3 * x'
+    with stand_in(script) as url:
+        cfg = load_config(
+            None,
+            [
+                "reward.terms=[{name: completion}, {name: judge, weight: 0.2, gate: all_tests_pass}]",
+                f"reward.judge.base_url={url}",
+                f"reward.judge.criteria={json.dumps(CRITERIA)}",
+                f"reward.judge.score_all={str(score_all).lower()}",
+            ],
+        )
+        group = [_scored(BAD, 1.0), _scored(GOOD, 1.0), _scored(wrong_good, 0.0)]
+        Scorer(cfg.reward, max_new_tokens=16).score_group([TASK] * 3, group)
+    asked = {b["messages"][-1]["content"].split("<<<REPLY\n", 1)[1].split("\nREPLY>>>", 1)[0] for b in script.bodies}
+    assert asked == ({BAD, GOOD, wrong_good} if score_all else {BAD, GOOD})
+    assert len(script.bodies) == len(CRITERIA) * len(asked)
+    totals = [t.reward.total for t in group if t.reward is not None]
+    assert totals == pytest.approx([1.0, 1.2, 0.0])  # the wrong reply's docstring earns nothing either way
+    logged = ["judge" in t.reward.components for t in group if t.reward is not None]
+    assert logged == [True, True, score_all]
+
+
 # ---- part 2: llama-cpp-python's server on the embedded model ----------------------------
 
 
