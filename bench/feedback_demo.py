@@ -37,12 +37,9 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -85,37 +82,13 @@ def train_reward_model(out: Path, smoke: bool) -> dict:
             "length_baseline": meta["length_baseline_accuracy"], "audit": json.loads(check.stdout)}  # fmt: skip
 
 
-class _Rule(BaseHTTPRequestHandler):
-    """A judge that applies the rule: yes (log-prob -0.05) when the quoted reply has a docstring."""
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        text = body["messages"][-1]["content"]
-        reply = text.split("<<<REPLY\n", 1)[-1].split("\nREPLY>>>", 1)[0]
-        first, second = ("yes", "no") if has_docstring(reply) else ("no", "yes")
-        top = [{"token": first, "logprob": -0.05}, {"token": second, "logprob": -3.0}]
-        choice = {"message": {"role": "assistant", "content": first},
-                  "logprobs": {"content": [{"token": first, "logprob": -0.05, "top_logprobs": top}]}}  # fmt: skip
-        data = json.dumps({"choices": [choice], "usage": {"total_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @contextlib.contextmanager
 def rule_judge() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Rule)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A judge server applying the rule (rlvr.feedback.rule_judge): yes when the quoted reply has a docstring."""
+    from rlvr.feedback.rule_judge import RuleJudge
+
+    with RuleJudge(lambda reply: bool(has_docstring(reply)), yes_logprob=-0.05, no_logprob=-3.0).serve() as url:
+        yield url
 
 
 def _rates(store: str) -> dict[str, float]:

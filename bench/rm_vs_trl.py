@@ -15,7 +15,7 @@ order (rlvr's for the seed; TRL's sampler made sequential over it). Each trainer
 its own process (its peak resident memory is its own). Reported: tokens per second over
 the training steps, peak RSS, each step's loss (the first must agree to 1e-4 relative:
 the same batch on the same weights), and for each trained model the held-out pair
-accuracy, loss and calibration measured by the same code (rlvr.feedback.rm_train.measure),
+accuracy, loss and calibration measured by the same code (rlvr.feedback.rm_metrics.measure),
 beside the length-only baseline on the same held-out pairs.
 
     bash bench/setup_trl_env.sh                      # once: .venv-bench with rlvr + trl
@@ -65,7 +65,8 @@ def build_data(model: str, steps: int, batch: int) -> dict:
     from docstring_feedback import bundled_python, records
 
     from rlvr.feedback.records import parse_record
-    from rlvr.feedback.rm_train import batches, length_baseline, prepare
+    from rlvr.feedback.rm_data import batches, prepare
+    from rlvr.feedback.rm_metrics import length_baseline
     from rlvr.rollout.models import load_tokenizer
 
     cfg = _cfg(model, steps, batch)
@@ -82,7 +83,7 @@ def build_data(model: str, steps: int, batch: int) -> dict:
 
 
 def _pairs(rows: list[dict]) -> list:
-    from rlvr.feedback.rm_train import EncPair
+    from rlvr.feedback.rm_data import EncPair
 
     return [EncPair(r["chosen_ids"], r["rejected_ids"]) for r in rows]
 
@@ -93,7 +94,8 @@ def run_rlvr(data: dict, model_name: str, batch: int, out: dict) -> object:
 
     from rlvr.cli.common import quiet_libraries
     from rlvr.feedback.rm import from_causal_lm
-    from rlvr.feedback.rm_train import RmData, train_rm
+    from rlvr.feedback.rm_data import RmData
+    from rlvr.feedback.rm_train import train_rm
     from rlvr.rollout.models import load_policy
 
     quiet_libraries()
@@ -124,7 +126,7 @@ def run_trl(data: dict, model_name: str, batch: int, out: dict) -> None:
     from trl import RewardConfig, RewardTrainer
 
     from rlvr.feedback.rm import from_causal_lm
-    from rlvr.feedback.rm_train import measure
+    from rlvr.feedback.rm_metrics import measure
     from rlvr.rollout.models import load_policy
 
     torch.set_num_threads(os.cpu_count() or 1)

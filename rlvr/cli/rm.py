@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from rlvr.config import load_config
     from rlvr.config.run import check_command_keys
-    from rlvr.feedback.rm_train import load_feedback
+    from rlvr.feedback.rm_data import load_feedback
     from rlvr.rollout.model_names import check_model
 
     cfg = load_config(args.config, args.overrides)
@@ -79,7 +79,8 @@ def _train(args: argparse.Namespace) -> int:
         raise FileExistsError(f"{out} is not empty; choose another run name")
     quiet_libraries()
     from rlvr.feedback.rm import from_causal_lm
-    from rlvr.feedback.rm_train import prepare, train_rm
+    from rlvr.feedback.rm_data import prepare
+    from rlvr.feedback.rm_train import train_rm
     from rlvr.rollout.models import load_policy
 
     base, tok = load_policy(cfg.model.name_or_path, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed)
@@ -223,7 +224,7 @@ def _feedback_cases(sources: list[str], most: int) -> list[Any]:
     from rlvr.feedback.audit import Case
     from rlvr.feedback.examples import to_examples
     from rlvr.feedback.records import FeedbackError
-    from rlvr.feedback.rm_train import load_feedback
+    from rlvr.feedback.rm_data import load_feedback
 
     pairs, points, _ = to_examples(load_feedback(sources), "prompt")
     cases: dict[Any, Case] = {}

@@ -1,6 +1,7 @@
 """Learning from people's feedback: feedback records in (`records`, `store`), the
-examples a reward model trains on (`examples`), and reward models trained on them
-(`rm`, `rm_train`).
+examples a reward model trains on (`examples`, `rm_data`), reward models trained on them
+(`rm`, `rm_metrics`, `rm_train`), the terms a run scores with (`terms`, `judge`) and
+their audits (`audit`).
 
 Feedback sits above `rewards` in the dependency order: it reads rewards, the sandbox,
 tasks and config, and nothing above them (the trace store's groups reach it through the

@@ -1,217 +1,29 @@
 """Training a reward model on feedback (`rlvr rm train`): a Bradley-Terry loss on pairs,
-a pointwise loss on rated outputs, held-out figures before, during and after, and early
-stopping on the held-out loss.
-
-    pair   (chosen c, rejected r):  -log sigmoid(s(c) - s(r))          [+ center (s(c) + s(r))^2]
-    point  (output o, label y):     rating_weight * BCE(sigmoid(s(o)), y)
-
-A batch's loss is the mean over its examples, so micro-batching does not change the
-update. Held-out figures (`measure`): pair accuracy (s(c) > s(r); a tie counts half),
-the mean pair loss, calibration (expected calibration error of sigmoid(s(c) - s(r)) as
-the probability that c is preferred, over 10 bins, each pair also counted the other way
-round so both outcomes occur), and for points the loss and the Brier score. A
-length-only baseline (the longer reply wins, or the shorter, whichever the training
-pairs favour) is measured on the same held-out pairs: a reward model that does not beat
-it has learned length.
+a pointwise loss on rated outputs (rlvr.feedback.rm_metrics), held-out figures before,
+during and after, and early stopping on the held-out loss. A batch's loss is the mean
+over its examples, so micro-batching does not change the update. The data:
+rlvr.feedback.rm_data.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import statistics
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.config import RunConfig
 from rlvr.config.rm import RmConfig
-from rlvr.feedback.examples import Pair, Point, held_out_groups, split, to_examples
-from rlvr.feedback.records import FeedbackError, FeedbackRecord, read_file
-from rlvr.feedback.rm import encode, forward_scores, save, score_head
-from rlvr.feedback.store import open_store
-
-
-@dataclass(frozen=True)
-class EncPair:
-    chosen: list[int]
-    rejected: list[int]
-
-
-@dataclass(frozen=True)
-class EncPoint:
-    ids: list[int]
-    label: float
-
-
-Example = EncPair | EncPoint
-
-
-@dataclass
-class RmData:
-    train: list[Example]
-    held_pairs: list[EncPair]
-    held_points: list[EncPoint]
-    groups: tuple[int, int]  # (training groups, held-out groups)
-    skipped: Counter[str] = field(default_factory=Counter)
-
-    def line(self) -> str:
-        n_pairs = sum(isinstance(x, EncPair) for x in self.train)
-        text = (
-            f"{n_pairs} pairs and {len(self.train) - n_pairs} rated outputs to train on "
-            f"({self.groups[0]} groups); held out: {len(self.held_pairs)} pairs, "
-            f"{len(self.held_points)} rated outputs ({self.groups[1]} groups)"
-        )
-        if self.skipped:
-            text += "; left out: " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
-        return text
-
-
-def load_feedback(sources: Sequence[str]) -> list[FeedbackRecord]:
-    """Every record of the named stores and .jsonl files, each id once (first seen)."""
-    if not sources:
-        raise FeedbackError("rm.feedback is empty: name a feedback store or a .jsonl file")
-    out: dict[str, FeedbackRecord] = {}
-    for src in sources:
-        records = read_file(src) if src.endswith(".jsonl") else open_store(src).records()
-        for r in records:
-            out.setdefault(r.id, r)
-    return list(out.values())
-
-
-def prepare(records: Sequence[FeedbackRecord], rm_cfg: RmConfig, tok: PreTrainedTokenizerBase) -> RmData:
-    pairs, points, skipped = to_examples(records, rm_cfg.split_by)
-    if not pairs and not points:
-        raise FeedbackError(f"no pairs or rated outputs in {len(records)} feedback records")
-    groups = {p.group for p in pairs} | {p.group for p in points}
-    held = held_out_groups(groups, rm_cfg.held_out)
-    train_pairs, held_pairs = split(pairs, held)
-    train_points, held_points = split(points, held)
-    n = rm_cfg.max_length
-
-    def enc_pairs(ps: list[Pair]) -> list[EncPair]:
-        out = []
-        for p in ps:
-            c, r = encode(tok, p.prompt, p.chosen, n), encode(tok, p.prompt, p.rejected, n)
-            if c is None or r is None:
-                skipped[f"over max_length ({n} tokens)"] += 1
-            else:
-                out.append(EncPair(c, r))
-        return out
-
-    def enc_points(ps: list[Point]) -> list[EncPoint]:
-        out = []
-        for p in ps:
-            ids = encode(tok, p.prompt, p.output, n)
-            if ids is None:
-                skipped[f"over max_length ({n} tokens)"] += 1
-            else:
-                out.append(EncPoint(ids, p.label))
-        return out
-
-    train: list[Example] = [*enc_pairs(train_pairs), *enc_points(train_points)]
-    if not train:
-        raise FeedbackError("no training examples left after the held-out split and max_length")
-    return RmData(train, enc_pairs(held_pairs), enc_points(held_points), (len(groups) - len(held), len(held)), skipped)
-
-
-# ---- the losses and the figures ---------------------------------------------------------
-
-
-def pair_loss(s_chosen: torch.Tensor, s_rejected: torch.Tensor, center: float = 0.0) -> torch.Tensor:
-    """Bradley-Terry negative log-likelihood per pair, [P]; `center` adds TRL's
-    center_rewards penalty, center * (s(c) + s(r))^2, which pulls each pair's mean score
-    to 0 without touching their difference."""
-    loss = -F.logsigmoid(s_chosen - s_rejected)
-    if center:
-        loss = loss + center * (s_chosen + s_rejected) ** 2
-    return loss
-
-
-def point_loss(s: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
-    """Binary cross-entropy of sigmoid(score) against a 0..1 label, per output, [N]."""
-    return F.binary_cross_entropy_with_logits(s, label, reduction="none")
-
-
-def calibration_error(margins: Sequence[float], bins: int = 10) -> float:
-    """Expected calibration error of p = sigmoid(margin) as P(chosen preferred); each pair
-    is also counted reversed (1 - p, outcome 0), so the bins see both outcomes."""
-    probs = [(1 / (1 + math.exp(-m)), 1.0) for m in margins] + [(1 / (1 + math.exp(m)), 0.0) for m in margins]
-    if not probs:
-        return float("nan")
-    total = 0.0
-    for b in range(bins):
-        lo, hi = b / bins, (b + 1) / bins
-        cell = [(p, y) for p, y in probs if lo <= p < hi or (b == bins - 1 and p == 1.0)]
-        if cell:
-            conf = sum(p for p, _ in cell) / len(cell)
-            acc = sum(y for _, y in cell) / len(cell)
-            total += len(cell) / len(probs) * abs(conf - acc)
-    return total
-
-
-def length_baseline(train: Sequence[Example], held: Sequence[EncPair]) -> float:
-    """Held-out pair accuracy of 'the longer reply wins' (or the shorter, whichever wins
-    more of the training pairs); a tie in length counts half."""
-
-    def wins(pairs: Sequence[EncPair], longer: bool) -> float:
-        def one(p: EncPair) -> float:
-            d = len(p.chosen) - len(p.rejected)
-            return 0.5 if d == 0 else float((d > 0) == longer)
-
-        return sum(one(p) for p in pairs) / len(pairs)
-
-    train_pairs = [x for x in train if isinstance(x, EncPair)]
-    longer = wins(train_pairs, True) >= 0.5 if train_pairs else True
-    return wins(held, longer) if held else float("nan")
-
-
-@torch.no_grad()
-def measure(
-    rm: PreTrainedModel, pairs: Sequence[EncPair], points: Sequence[EncPoint], pad: int, batch: int = 8
-) -> dict[str, float]:
-    """The held-out figures (see the module docstring); keys absent when there is no such data."""
-    was = rm.training
-    rm.eval()
-    out: dict[str, float] = {}
-    margins: list[float] = []
-    for k in range(0, len(pairs), batch):
-        chunk = pairs[k : k + batch]
-        s = forward_scores(rm, [p.chosen for p in chunk] + [p.rejected for p in chunk], pad)
-        margins += (s[: len(chunk)] - s[len(chunk) :]).tolist()
-    if margins:
-        m = torch.tensor(margins)
-        out["pair_accuracy"] = float(((m > 0).float() + 0.5 * (m == 0).float()).mean())
-        out["pair_loss"] = float(-F.logsigmoid(m).mean())
-        out["calibration_error"] = calibration_error(margins)
-        out["pairs"] = float(len(margins))
-    scores: list[float] = []
-    for k in range(0, len(points), batch):
-        scores += forward_scores(rm, [p.ids for p in points[k : k + batch]], pad).tolist()
-    if scores:
-        s, y = torch.tensor(scores), torch.tensor([p.label for p in points])
-        out["point_loss"] = float(point_loss(s, y).mean())
-        out["point_brier"] = float(((torch.sigmoid(s) - y) ** 2).mean())
-        out["points"] = float(len(scores))
-    rm.train(was)
-    return out
-
-
-def held_out_loss(figures: dict[str, float], rating_weight: float) -> float | None:
-    """What early stopping watches: the pair loss plus the weighted point loss."""
-    parts = [figures.get("pair_loss"), rating_weight * figures["point_loss"] if "point_loss" in figures else None]
-    kept = [p for p in parts if p is not None]
-    return sum(kept) if kept else None
-
-
-# ---- training ---------------------------------------------------------------------------
+from rlvr.feedback.records import FeedbackError
+from rlvr.feedback.rm import forward_scores, save, score_head
+from rlvr.feedback.rm_data import EncPair, EncPoint, Example, RmData, batches
+from rlvr.feedback.rm_metrics import held_out_loss, length_baseline, measure, pair_loss, point_loss
 
 
 def trainable(rm: PreTrainedModel, cfg: RunConfig) -> PreTrainedModel:
@@ -249,18 +61,6 @@ def lr_factor(step: int, total: int, warmup: int, schedule: str) -> float:
         return 1.0
     done = (step - warmup) / max(total - warmup, 1)
     return 0.5 * (1 + math.cos(math.pi * done)) if schedule == "cosine" else 1.0 - done
-
-
-def batches(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int]]:
-    """The training examples' indices, batch by batch: each epoch a new order drawn from
-    the seed (the last batch of an epoch may be short)."""
-    rng = random.Random(seed)
-    out = []
-    for _ in range(epochs):
-        order = list(range(n))
-        rng.shuffle(order)
-        out += [order[k : k + batch_size] for k in range(0, n, batch_size)]
-    return out
 
 
 def _batch_loss(rm: PreTrainedModel, items: Sequence[Example], rm_cfg: RmConfig, pad: int) -> tuple[torch.Tensor, int]:

@@ -145,7 +145,8 @@ def test_rm_train_learns_what_the_feedback_prefers_and_scores_the_same_everywher
 
 def test_modes_and_config_refusals(tmp_path: Path) -> None:
     from rlvr.config import load_config
-    from rlvr.feedback.rm_train import load_feedback, prepare, train_rm
+    from rlvr.feedback.rm_data import load_feedback, prepare
+    from rlvr.feedback.rm_train import train_rm
     from rlvr.rollout.models import load_policy
 
     fb = _feedback(tmp_path / "fb.jsonl", 16)

@@ -14,11 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import re
 import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -26,6 +23,7 @@ import pytest
 from rlvr.config import ConfigError, JudgeConfig, RewardConfig, TermConfig, load_config
 from rlvr.envs.settings import check_reward
 from rlvr.feedback.judge import Judge, JudgeError, grade_share, yes_probability
+from rlvr.feedback.rule_judge import RuleJudge, quoted_reply
 from rlvr.rewards.scorer import Scorer
 from rlvr.types import RewardBreakdown, Task, Trajectory, Turn
 
@@ -34,71 +32,41 @@ BAD = "def f(x):\n    return 2 * x"
 P_YES = math.exp(-0.1) / (math.exp(-0.1) + math.exp(-2.5))  # what the script's "yes" answers read as
 
 
-class Script:
-    """The rule, plus faults to inject: `fail` answers (status codes) for the first
-    requests, a delay, and what it saw."""
+class Script(RuleJudge):
+    """The stand-in judge (rlvr.feedback.rule_judge) applying the rule, plus faults to
+    inject: `fail` answers (status codes) for the first requests, a delay, a fixed grade
+    text; `bodies` is what it saw."""
 
     def __init__(self, fail: list[int] | None = None, delay_s: float = 0.0, grade: str | None = None) -> None:
+        super().__init__(lambda reply: '"""' in reply)
         self.fail = list(fail or [])
         self.delay_s = delay_s
         self.grade = grade
-        self.bodies: list[dict[str, Any]] = []
+        self.bodies = self.requests
         self.in_flight = self.most_in_flight = 0
         self.lock = threading.Lock()
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self.lock:
-            self.bodies.append(body)
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
             status = self.fail.pop(0) if self.fail else 200
         try:
             time.sleep(self.delay_s)
             if status != 200:
+                self.requests.append(body)
                 return status, {"error": {"message": "overloaded"}}
-            reply = body["messages"][-1]["content"].split("<<<REPLY\n", 1)[1].split("\nREPLY>>>", 1)[0]
-            meets = '"""' in reply
-            usage = {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}
-            if body.get("logprobs"):
-                first, second = ("Yes", "No") if meets else ("No", "Yes")
-                top = [{"token": first, "logprob": -0.1}, {"token": second, "logprob": -2.5}]
-                choice = {"message": {"role": "assistant", "content": first}, "logprobs": {"content": [{
-                    "token": first, "logprob": -0.1, "top_logprobs": top}]}}  # fmt: skip
-            else:
-                n = len(re.findall(r"^\d+\. ", body["messages"][-1]["content"], re.M))  # the criteria listed
-                said = "yes" if meets else "no"
-                text = self.grade if self.grade is not None else "\n".join(f"{i}: {said}" for i in range(1, n + 1))
-                choice = {"message": {"role": "assistant", "content": text}}
-            return 200, {"choices": [choice], "usage": usage}
+            return super().answer(body)
         finally:
             with self.lock:
                 self.in_flight -= 1
 
+    def grade_text(self, criteria: int, said: str) -> str:
+        return self.grade if self.grade is not None else super().grade_text(criteria, said)
 
-@contextlib.contextmanager
-def stand_in(script: Script) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            status, answer = script.answer(body)
-            data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def stand_in(script: Script) -> contextlib.AbstractContextManager[str]:
+    return script.serve()
 
 
 PROMPT = (("user", "Write f(x) returning twice x."),)
@@ -201,6 +169,19 @@ def test_the_judge_term_in_a_scorer_and_its_config_checks() -> None:
     assert missing.judge.scoring == "logprobs"
 
 
+def test_the_stand_in_judge_refuses_what_is_not_a_chat_request() -> None:
+    import httpx
+
+    judge = RuleJudge(lambda reply: True)
+    with judge.serve() as url:
+        bad = httpx.post(f"{url}/chat/completions", content=b"{}", headers={"Content-Type": "application/json"})
+        assert bad.status_code == 400 and "not a chat-completions request" in bad.json()["error"]["message"]
+        body = {"messages": [{"role": "user", "content": "<<<REPLY\nx = 1\nREPLY>>>"}], "logprobs": True}
+        ok = httpx.post(f"{url}/chat/completions", json=body).json()
+    assert ok["choices"][0]["message"]["content"] == "Yes" and quoted_reply(body) == "x = 1"
+    assert len(judge.requests) == 1  # the refused request was never read as one
+
+
 def _scored(reply: str, completion: float) -> Trajectory:
     t = _ep(reply)
     t.reward = RewardBreakdown(completion, {"completion": completion})
@@ -225,7 +206,7 @@ def test_only_replies_that_can_earn_the_bonus_are_asked_unless_score_all(score_a
         )
         group = [_scored(BAD, 1.0), _scored(GOOD, 1.0), _scored(wrong_good, 0.0)]
         Scorer(cfg.reward, max_new_tokens=16).score_group([TASK] * 3, group)
-    asked = {b["messages"][-1]["content"].split("<<<REPLY\n", 1)[1].split("\nREPLY>>>", 1)[0] for b in script.bodies}
+    asked = {quoted_reply(b) for b in script.bodies}
     assert asked == ({BAD, GOOD, wrong_good} if score_all else {BAD, GOOD})
     assert len(script.bodies) == len(CRITERIA) * len(asked)
     totals = [t.reward.total for t in group if t.reward is not None]

@@ -19,7 +19,8 @@ from tests.integration.test_feedback_rm import _feedback
 @pytest.fixture(scope="module")
 def reward_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from rlvr.feedback.rm import from_causal_lm
-    from rlvr.feedback.rm_train import load_feedback, prepare, train_rm
+    from rlvr.feedback.rm_data import load_feedback, prepare
+    from rlvr.feedback.rm_train import train_rm
     from rlvr.rollout.models import load_policy
 
     tmp = tmp_path_factory.mktemp("rm")
@@ -88,14 +89,17 @@ def test_a_training_run_with_the_learned_term(tmp_path: Path, reward_model: Path
         "train.steps=2",
         "eval.before_training=false",
         "eval.after_training=false",
-        "reward.terms=[{name: completion}, {name: learned, weight: 0.2, gate: tie_break}]",
+        "reward.terms=[{name: completion}, {name: learned, weight: 0.2}]",
         f"reward.learned.model={reward_model}",
     )
     train(cfg, quiet=True)
     trajs = [json.loads(x) for x in (tmp_path / "learned" / "trajectories.jsonl").read_text().splitlines()]
     scored = [t for t in trajs if t["status"] == "ok"]
-    assert scored and all("learned" in t["reward"]["components"] for t in scored)
     guarded = [t["reward"]["details"]["guarded"]["learned"] for t in scored]
-    assert all(0.0 <= g["bonus"] <= 0.2 for g in guarded)
+    assert scored and all(0.0 <= g["bonus"] <= 0.2 for g in guarded)
+    assert all(g["bonus"] == 0.0 for g in guarded if not g["eligible"])
+    # only the replies that can earn the bonus (not hack-flagged) are scored (reward.learned.score_all: every one)
+    assert [("learned" in t["reward"]["components"]) for t in scored] == [g["eligible"] for g in guarded]
     steps = [json.loads(x) for x in (tmp_path / "learned" / "metrics.jsonl").read_text().splitlines()]
-    assert all("reward/learned" in r for r in steps if r["event"] == "step")
+    by_step = {t["step"] for t, g in zip(scored, guarded, strict=True) if g["eligible"]}
+    assert by_step and all(("reward/learned" in r) == (r["step"] in by_step) for r in steps if r["event"] == "step")

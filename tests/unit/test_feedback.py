@@ -208,7 +208,7 @@ def test_run_rows_become_preference_records() -> None:
 
 
 def test_pair_and_point_losses_hand_worked() -> None:
-    from rlvr.feedback.rm_train import pair_loss, point_loss
+    from rlvr.feedback.rm_metrics import pair_loss, point_loss
 
     # -log sigmoid(2 - 0) = log(1 + e^-2) = 0.126928
     assert pair_loss(torch.tensor([2.0]), torch.tensor([0.0])).item() == pytest.approx(0.126928, abs=1e-6)
@@ -219,7 +219,7 @@ def test_pair_and_point_losses_hand_worked() -> None:
 
 
 def test_calibration_error_hand_worked() -> None:
-    from rlvr.feedback.rm_train import calibration_error
+    from rlvr.feedback.rm_metrics import calibration_error
 
     # margin 0: p = 0.5 both ways, outcomes 1 and 0: the bin's confidence 0.5 = its accuracy
     assert calibration_error([0.0, 0.0]) == pytest.approx(0.0)
@@ -229,7 +229,8 @@ def test_calibration_error_hand_worked() -> None:
 
 
 def test_length_baseline_picks_the_training_direction() -> None:
-    from rlvr.feedback.rm_train import EncPair, EncPoint, length_baseline
+    from rlvr.feedback.rm_data import EncPair, EncPoint
+    from rlvr.feedback.rm_metrics import length_baseline
 
     longer = [EncPair([1, 2, 3], [1]), EncPair([1, 2], [1]), EncPair([1], [1, 2])]  # longer wins 2 of 3
     held = [EncPair([1, 2], [1]), EncPair([1], [1, 2]), EncPair([1], [2])]  # 1 + 0 + 0.5
