@@ -7,6 +7,7 @@ from rlvr.envs.math_answer import MathAnswerEnv
 from rlvr.envs.python_code import PythonFunctionEnv
 from rlvr.envs.reasoning import ReasoningGymEnv
 from rlvr.envs.repository import RepositoryEnv
+from rlvr.envs.test_writing import TestWritingEnv
 from rlvr.envs.trading import TradingEnv
 from rlvr.rewards.extract import extract_code
 
@@ -21,6 +22,7 @@ __all__ = [
     "ReasoningGymEnv",
     "RepositoryEnv",
     "StepResult",
+    "TestWritingEnv",
     "TradingEnv",
     "extract_code",
     "make_env",

@@ -62,15 +62,18 @@ class EnvSettings:
     # url and the local pool: the Ray runner's sandbox workers (rlvr.dist.ray_runner.SandboxFleet)
     sandbox_runner: Any = None
 
-    def execute(self, code: str, tests: dict[str, Any] | list[str], language: str = "python") -> ExecutionResult:
+    def execute(
+        self, code: str, tests: dict[str, Any] | list[str], language: str = "python", limits: Limits | None = None
+    ) -> ExecutionResult:
         """Run code against tests in the configured sandbox (sandbox workers, a remote
-        server, or the local pool)."""
+        server, or the local pool), under the run's limits or the given ones."""
+        limits = limits or self.limits
         if self.sandbox_runner is not None:
-            result: ExecutionResult = self.sandbox_runner.run(code, tests, self.limits, language)
+            result: ExecutionResult = self.sandbox_runner.run(code, tests, limits, language)
             return result
         if self.sandbox_url:
-            return _remote(self.sandbox_url, self.sandbox_token).run(code, tests, self.limits, language)
-        return execute(code, tests, self.limits, language=language)
+            return _remote(self.sandbox_url, self.sandbox_token).run(code, tests, limits, language)
+        return execute(code, tests, limits, language=language)
 
 
 @functools.cache

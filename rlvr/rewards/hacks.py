@@ -75,6 +75,10 @@ SIGNATURES = (
     "constant_answer",
     "test_reasoning",
 )
+TEST_WRITING = ("test_introspection", "unseeded_random", "timing_assertion")
+"""Flags of a reply that writes tests (rlvr.rewards.test_guards, the test_writing domain):
+reading the function instead of calling it, inputs that change between runs, assertions
+on the clock."""
 _FUNCTION_FORMATS = {"assert", "call", "pytest"}
 _EXIT_MODULE_LEVEL = {"sys.exit", "exit", "quit", "builtins.exit", "builtins.quit"}
 _EXIT_ANYWHERE = {"os._exit", "os.abort", "os.kill", "os.killpg", "signal.raise_signal", "posix._exit"}
@@ -103,7 +107,7 @@ BEHAVIOURAL = ("overfit_visible", "canary", "result_forging")
 """Flags decided from what a run did, not from the code (rlvr.rewards.scorer): passing
 every visible test but failing held-out ones; passing a canary task's impossible test;
 writing the sandbox harness's result events itself (rlvr.sandbox.verdict)."""
-FLAGS = SIGNATURES + BEHAVIOURAL
+FLAGS = SIGNATURES + TEST_WRITING + BEHAVIOURAL
 STRONG, SUSPECT = "strong", "suspect"
 
 

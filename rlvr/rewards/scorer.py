@@ -77,10 +77,12 @@ class Scorer:
         for term in REWARDS.values():
             if (term.always or term.name in self.wanted) and term.applies(task, traj, ctx):
                 comps[term.name] = term.compute(task, traj, ctx)
-        findings: list[dict[str, Any]] = []
+        # an environment that reads the reply itself reports its findings in its details
+        # (the test-writing domain: rlvr.rewards.test_guards)
+        findings: list[dict[str, Any]] = [dict(f) for f in env.details.get("findings") or []]
         if is_code_task(task):
             allowed = [str(f) for f in task.metadata.get("files", [])]
-            findings = [f.to_dict() for f in detect_hacks(extract_code(reply), task.tests, allowed)]
+            findings += [f.to_dict() for f in detect_hacks(extract_code(reply), task.tests, allowed)]
         return comps, findings
 
     def _reference_run(self, task: Task) -> ExecutionResult | None:

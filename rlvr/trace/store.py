@@ -129,7 +129,14 @@ def _replies(t: Trajectory) -> str:
 
 
 def solved(t: Trajectory) -> bool:
-    """Every test passed; without tests (math, JSON, tools), the environment's completion is full."""
+    """The environment's own say where it gives one (`details['solved']`: the test-writing
+    domain, whose run fails tests on purpose); else every test passed; without tests
+    (math, JSON, tools), the environment's completion is full."""
+    if t.reward is not None:
+        said = t.reward.details.get("completion")  # the scorer keeps the environment's details there
+        for d in (said if isinstance(said, dict) else {}, t.reward.details):
+            if isinstance(d.get("solved"), bool):
+                return bool(d["solved"])
     if t.execution is not None:
         return bool(t.execution.total and t.execution.passed == t.execution.total)
     return bool(t.reward and t.reward.components.get("completion", 0.0) >= 1.0)

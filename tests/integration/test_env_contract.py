@@ -29,6 +29,7 @@ SETS = {
     "trading": "bundled:trading",
     "itops": "bundled:itops",
     "repository": "bundled:repository",
+    "test_writing": "bundled:test_writing",
 }
 # the domains rlvr.envs registers; repo_agent (rlvr.repos.agent, a plugin that needs a built
 # repository) runs the same contract in tests/integration/test_repo_agent.py
@@ -41,12 +42,14 @@ def test_every_builtin_domain_has_a_set_here() -> None:
 
 
 def full_credit_reply(task: Task) -> str:
-    """The task's reference, or where a set ships none, a reply built from its tests:
+    """The task's reference (test writing: its gold tests), or where a set ships none, a reply built from its tests:
     the expected answer (math), the expected object (json), a program that prints each
     case's expected output, held-out cases included (data)."""
+    t = task.tests
+    if t.get("format") == "mutants":  # test writing: the gold tests, which catch every mutant
+        return f"```python\n{task.metadata['reference_tests']}\n```"
     if task.reference:
         return task.reference
-    t = task.tests
     if t.get("format") == "answer":
         return f"So the answer is \\boxed{{{t['answer']}}}."
     if t.get("format") == "json":
@@ -81,7 +84,10 @@ def test_domain_contract(domain: str) -> None:
             cls.check_task(dataclasses.replace(task, tests={}))
         opening, full, comps = _episode(task, full_credit_reply(task))
         assert opening and task.prompt in opening[-1]["content"], f"{task.id}: the episode opens with the task"
-        assert full == pytest.approx(1.0), f"{task.id}: the reference earns full credit, got {full}"
+        if domain == "test_writing":  # full credit, and a tenth more at most for tests that each catch a new mutant
+            assert 1.0 <= full <= 1.1, f"{task.id}: the gold tests earn full credit, got {full}"
+        else:
+            assert full == pytest.approx(1.0), f"{task.id}: the reference earns full credit, got {full}"
         assert comps - {"completion"} <= set(cls.components), f"{task.id}: undeclared components {comps}"
         _, empty, _ = _episode(task, "")
         assert empty <= 0.0, f"{task.id}: an empty reply earns nothing, got {empty}"

@@ -1,0 +1,186 @@
+"""Test writing: the model writes tests for a function, rewarded by the mutants they catch.
+
+A task gives a function's specification and signature (its code only when
+`metadata.show_code` says so) and ships the function (`reference`) with its mutants:
+
+    {"id": "tw/is_prime", "domain": "test_writing", "entry_point": "is_prime",
+     "prompt": "...", "reference": "def is_prime(n): ...",
+     "tests": {"format": "mutants", "mutants": [
+         {"id": "compare_boundary@3:7", "family": "train", "source": "def is_prime(n): ..."},
+         {"id": "...", "family": "hidden", "source": "..."}]}}
+
+The reply's code is read by rlvr.rewards.test_guards (its asserts and `test_*` functions,
+the setup around them, the rule-breaking uses as hack findings). One sandbox run then
+runs every test against the reference twice and against every mutant, each (program,
+test) in its own fork (`test_isolation: process`), in a secret order, verdicts decided
+outside; the reward is rlvr.rewards.mutation_score's on the `train` family: -0.5 when a
+test fails on the reference in either run, else the share of mutants caught plus a tenth
+of the share of tests that catch one no earlier test did. The `hidden` family (other
+operators) is run too and logged as `kill_share_hidden`, never paid: a policy tuned to
+the training operators shows there.
+
+Per test `TEST_LIMIT_S`, per run `RUN_LIMIT_S`: tests still waiting at the run's end time
+out, on the reference too, so a slow suite costs its reward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
+from rlvr.rewards.extract import extract_code
+from rlvr.rewards.mutation_score import MutationScore, Outcome, score
+from rlvr.rewards.test_guards import TestReply, read_tests
+from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestStatus
+
+TEST_LIMIT_S = 1.0
+RUN_LIMIT_S = 30.0
+REFERENCE_RUNS = 2
+FAMILIES = ("train", "hidden")
+_VERDICT = {
+    TestStatus.PASSED: "pass",
+    TestStatus.FAILED: "fail",
+    TestStatus.ERROR: "fail",
+    TestStatus.TIMEOUT: "timeout",
+}
+
+
+def task_mutants(task: Task, family: str) -> list[dict[str, str]]:
+    return [m for m in task.tests.get("mutants") or [] if m.get("family", "train") == family]
+
+
+@register_env("test_writing")
+class TestWritingEnv:
+    __test__ = False  # not a pytest test class
+    components = ("kill_share", "kill_share_hidden")
+
+    def __init__(self, settings: EnvSettings) -> None:
+        self.settings = settings
+        self.task: Task | None = None
+
+    @classmethod
+    def check_task(cls, task: Task) -> None:
+        where = f"task {task.id}"
+        if task.tests.get("format") != "mutants":
+            raise ValueError(f"{where}: field 'tests.format': test_writing tasks need 'mutants'")
+        if not task.entry_point:
+            raise ValueError(f"{where}: field 'entry_point': the function the tests must call")
+        if not (task.reference or "").strip():
+            raise ValueError(f"{where}: field 'reference': the function the tests run against")
+        mutants = task.tests.get("mutants")
+        if not isinstance(mutants, list) or not mutants:
+            raise ValueError(f"{where}: field 'tests.mutants': a non-empty list of mutants")
+        for i, m in enumerate(mutants):
+            if not isinstance(m, dict) or not isinstance(m.get("source"), str) or not isinstance(m.get("id"), str):
+                raise ValueError(f"{where}: field 'tests.mutants[{i}]': an object with 'id' and 'source' strings")
+            if m.get("family", "train") not in FAMILIES:
+                raise ValueError(f"{where}: field 'tests.mutants[{i}].family': one of {', '.join(FAMILIES)}")
+        if not task_mutants(task, "train"):
+            raise ValueError(f"{where}: field 'tests.mutants': no mutant of the 'train' family to pay for")
+
+    @classmethod
+    def reference_reply(cls, task: Task) -> str | None:
+        """The task's own tests as a reply (`metadata.reference_tests`), if it has them."""
+        tests = task.metadata.get("reference_tests")
+        return f"```python\n{tests.strip()}\n```" if isinstance(tests, str) and tests.strip() else None
+
+    async def reset(self, task: Task) -> list[dict[str, str]]:
+        self.check_task(task)
+        self.task = task
+        return opening_messages(task, self.settings)
+
+    async def step(self, reply: str) -> StepResult:
+        if self.task is None:
+            raise RuntimeError("step() before reset()")
+        task = self.task
+        entry = str(task.entry_point)
+        read = read_tests(extract_code(reply), entry)
+        findings = [f.to_dict() for f in read.findings]
+        base: dict[str, Any] = {"findings": findings} if findings else {}
+        if read.ignored:
+            base["ignored_tests"] = [f"line {line}: {why}" for line, why in read.ignored]
+        if read.error or not read.tests:
+            why = read.error or f"no test calls {entry} and asserts on it"
+            details = base | {"reason": "no_tests", "why": why, "solved": False}
+            return StepResult([_say(why)], RewardBreakdown(0.0, {"completion": 0.0}, details), done=True)
+        result = await asyncio.to_thread(self._run, task, read)
+        if result.status is RunStatus.SANDBOX_ERROR:
+            details = base | {"reason": "sandbox_error", "status": result.status.value, "solved": False}
+            return StepResult([], RewardBreakdown(0.0, {"completion": 0.0}, details), done=True, execution=result)
+        train, hidden = self._scores(task, read, result)
+        # solved (pass@1): tests that pass on the function and catch every paid mutant
+        solved = train.reason == "scored" and len(train.killed) == train.mutants
+        details = base | train.details() | {"hidden": hidden.details(), "solved": solved}
+        components = {"completion": train.reward}
+        if train.reason == "scored":
+            components |= {"kill_share": train.kill_share, "kill_share_hidden": hidden.kill_share}
+        feedback = _feedback(train, read, result)
+        return StepResult(
+            [_say(feedback)] if feedback else [],
+            RewardBreakdown(train.reward, components, details),
+            done=not feedback,
+            execution=result,
+        )
+
+    # ---- the run ------------------------------------------------------------------------
+    def programs(self, task: Task) -> list[tuple[str, str]]:
+        """(label, source) of every program the tests run against, in probe order."""
+        ref = [(f"reference {r}", str(task.reference)) for r in range(REFERENCE_RUNS)]
+        return ref + [(f"{m.get('family', 'train')}:{m['id']}", m["source"]) for m in task.tests["mutants"]]
+
+    def _run(self, task: Task, read: TestReply) -> ExecutionResult:
+        prelude = task.tests.get("prelude")
+        head = f"{prelude.rstrip()}\n\n" if isinstance(prelude, str) and prelude.strip() else ""
+        scripts = [
+            f"{head}{source.rstrip()}\n\n{read.setup}\n\n{t.source}\n"
+            for _, source in self.programs(task)
+            for t in read.tests
+        ]
+        limits = dataclasses.replace(
+            self.settings.limits, test_isolation="process", test_timeout_s=TEST_LIMIT_S, timeout_s=RUN_LIMIT_S
+        )
+        return self.settings.execute("", {"format": "script", "tests": scripts}, limits=limits)
+
+    def _scores(self, task: Task, read: TestReply, result: ExecutionResult) -> tuple[MutationScore, MutationScore]:
+        n = len(read.tests)
+        outcomes = [Outcome(_VERDICT.get(t.status, "fail"), t.duration_s) for t in result.tests]
+        programs = self.programs(task)
+        outcomes += [Outcome("timeout", TEST_LIMIT_S)] * (len(programs) * n - len(outcomes))  # never reported
+        rows = [outcomes[p * n : (p + 1) * n] for p in range(len(programs))]
+        refs, by_label = rows[:REFERENCE_RUNS], dict(zip((lb for lb, _ in programs), rows, strict=True))
+        out = []
+        for family in FAMILIES:
+            mutants = {m["id"]: by_label[f"{family}:{m['id']}"] for m in task_mutants(task, family)}
+            out.append(score(refs, mutants, TEST_LIMIT_S))
+        return out[0], out[1]
+
+
+def _say(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
+
+
+def _feedback(train: MutationScore, read: TestReply, result: ExecutionResult) -> str:
+    """What a second attempt can act on: the tests that fail on the function itself (with
+    their messages), or how many wrong versions of it every test passes. Empty when every
+    mutant is caught."""
+    if train.reason == "fails_reference":
+        lines = ["These tests fail on the correct function (fix or remove them):"]
+        n = len(read.tests)
+        for j in train.failing_on_reference[:5]:
+            runs = [result.tests[r * n + j] for r in range(REFERENCE_RUNS) if r * n + j < len(result.tests)]
+            bad = [t for t in runs if t.status is not TestStatus.PASSED]
+            said = bad[0].message.strip() if bad else ""
+            what = said.splitlines()[-1][:200] if said else (bad[0].status.value.lower() if bad else "timed out")
+            flaky = " (in one of two runs: it is not deterministic)" if len(bad) == 1 and len(runs) == 2 else ""
+            lines.append(f"- {read.tests[j].name}: {what}{flaky}")
+        return "\n".join(lines)
+    missed = train.mutants - len(train.killed)
+    if missed <= 0:
+        return ""
+    return (
+        f"Your tests pass on the correct function and catch {len(train.killed)} of {train.mutants} wrong versions "
+        f"of it; {missed} wrong version(s) pass every test. Add tests for the cases they would get wrong "
+        "(boundaries, empty and extreme inputs)."
+    )

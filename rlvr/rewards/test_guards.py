@@ -1,0 +1,255 @@
+"""Reading a reply that writes tests (the `test_writing` domain): which of its statements
+are tests, and which of them break the rules. Pure functions of the source; nothing runs.
+
+A reply is Python. Its tests are, in order:
+  - each top-level `assert` statement, and
+  - each top-level `def test_*()` function taking no arguments (called once, with nothing).
+Everything else at the top level (imports, helpers, constants) is the setup, run before
+every test. A test counts only when it calls the entry point and asserts: an assert
+statement whose expression calls it, or a test function that calls it and holds an
+assert statement or a `pytest.raises` block. Tests that do not are listed as ignored,
+with their line and why; they neither run nor count.
+
+Findings (rlvr.rewards.hacks.HackFinding, strong, with line numbers):
+  test_introspection  reading the function under test instead of calling it: inspect,
+                      dis, ast, gc, tokenize, linecache, marshal, importlib, the code,
+                      globals or closure attributes (`__code__`, `co_*`), frames
+                      (`sys._getframe`, tracing hooks), `sys.modules`, `globals()`,
+                      `vars()`, reading files, exec/eval/compile, `__import__`
+  unseeded_random     random draws without a seed: `random.*` (no `random.seed(...)`
+                      before), `random.Random()` or `numpy.random.default_rng()` with no
+                      seed, `os.urandom`, `secrets`, `uuid.uuid1/uuid4`
+  timing_assertion    a clock read in a test: time.time / perf_counter / monotonic /
+                      process_time (and their _ns forms), `timeit`, `datetime.now`
+A reply that redefines or assigns the entry point is refused (its tests would test their
+own copy), as is a reply over MAX_CHARS; tests past MAX_TESTS are ignored.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from rlvr.rewards.hacks import HackFinding
+from rlvr.tasks import pyparse
+
+MAX_TESTS = 32
+MAX_CHARS = 12_000
+
+_INTROSPECTION_MODULES = {"inspect", "dis", "ast", "gc", "tokenize", "linecache", "marshal", "importlib", "ctypes"}
+_INTROSPECTION_ATTRS = {
+    "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__wrapped__",
+    "__builtins__", "__dict__", "__func__", "f_globals", "f_locals", "f_code", "f_back", "gi_code",
+}  # fmt: skip
+_INTROSPECTION_CALLS = {
+    "globals", "vars", "locals", "open", "exec", "eval", "compile", "__import__", "sys._getframe",
+    "sys.settrace", "sys.setprofile", "sys.gettrace", "threading.settrace", "os.listdir", "os.scandir",
+    "os.walk", "glob.glob", "io.open", "pathlib.Path",
+}  # fmt: skip
+_RANDOM_DRAWS = {
+    "random", "randint", "randrange", "choice", "choices", "sample", "shuffle", "uniform", "gauss",
+    "getrandbits", "triangular", "betavariate", "expovariate", "normalvariate", "randbytes",
+}  # fmt: skip
+_ENTROPY_CALLS = {"os.urandom", "uuid.uuid1", "uuid.uuid4", "os.getrandom"}
+_CLOCKS = {
+    "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
+    "time.perf_counter_ns", "time.monotonic_ns", "time.process_time_ns", "time.thread_time",
+    "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.now", "datetime.utcnow",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WrittenTest:
+    """One test of a reply: its source (an assert statement, or a test function followed
+    by its call), where it starts, and a name for reports."""
+
+    name: str
+    line: int
+    source: str
+
+
+@dataclass
+class TestReply:
+    setup: str = ""
+    tests: list[WrittenTest] = field(default_factory=list)
+    ignored: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
+    findings: list[HackFinding] = field(default_factory=list)
+    error: str | None = None  # why the reply as a whole cannot be run
+
+
+def read_tests(code: str, entry: str) -> TestReply:
+    """The tests, setup, ignored statements and findings of a reply's code (see the module
+    docstring); `error` set when none of it can run."""
+    if len(code) > MAX_CHARS:
+        return TestReply(error=f"the tests are {len(code)} characters long; at most {MAX_CHARS}")
+    try:
+        tree = pyparse.parse(code)
+    except (SyntaxError, ValueError, RecursionError) as e:
+        line = getattr(e, "lineno", None)
+        return TestReply(error=f"the tests do not parse{f' (line {line})' if line else ''}: {getattr(e, 'msg', e)}")
+    out = TestReply(findings=_Findings(tree).found)
+    lines = code.splitlines()
+    setup: list[str] = []
+    for node in tree.body:
+        text = "\n".join(lines[node.lineno - 1 : (node.end_lineno or node.lineno)])
+        if _defines(node, entry):
+            out.error = f"line {node.lineno} defines {entry}: the tests must call the function under test"
+            return out
+        if isinstance(node, ast.Assert):
+            if not _calls(node.test, entry):
+                out.ignored.append((node.lineno, f"does not call {entry}"))
+            else:
+                out.tests.append(WrittenTest(f"assert at line {node.lineno}", node.lineno, text))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            why = _not_a_test(node, entry)
+            if why:
+                out.ignored.append((node.lineno, why))
+            else:
+                out.tests.append(WrittenTest(node.name, node.lineno, f"{text}\n\n{node.name}()"))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            out.ignored.append((node.lineno, "test classes are not run: write test_* functions or asserts"))
+        else:
+            setup.append(text)
+    if len(out.tests) > MAX_TESTS:
+        out.ignored += [(t.line, f"over the cap of {MAX_TESTS} tests") for t in out.tests[MAX_TESTS:]]
+        out.tests = out.tests[:MAX_TESTS]
+    out.setup = "\n".join(setup)
+    return out
+
+
+def _defines(node: ast.stmt, entry: str) -> bool:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name == entry
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(n, ast.Name) and n.id == entry for t in targets for n in ast.walk(t))
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return any((a.asname or a.name.split(".")[0]) == entry for a in node.names)
+    return False
+
+
+def _calls(node: ast.AST, entry: str) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry for n in ast.walk(node))
+
+
+def _not_a_test(fn: ast.FunctionDef | ast.AsyncFunctionDef, entry: str) -> str | None:
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return f"{fn.name} is async: write a plain function"
+    a = fn.args
+    if a.args or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg:
+        return f"{fn.name} takes arguments (fixtures are not provided)"
+    if not _calls(fn, entry):
+        return f"{fn.name} does not call {entry}"
+    asserts = any(isinstance(n, ast.Assert) for n in ast.walk(fn))
+    raises = any(
+        isinstance(n, ast.With)
+        and any(
+            isinstance(i.context_expr, ast.Call) and _dotted(i.context_expr.func).endswith("raises") for i in n.items
+        )
+        for n in ast.walk(fn)
+    )
+    if not (asserts or raises):
+        return f"{fn.name} asserts nothing"
+    return None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else node.attr
+    return ""
+
+
+class _Findings(ast.NodeVisitor):
+    """The rule-breaking uses in a reply (see the module docstring), each once per line and name."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.aliases: dict[str, str] = {}
+        self.found: list[HackFinding] = []
+        self._seen: set[tuple[str, int]] = set()
+        # a random.seed(...) with an argument seen so far: at the top level (the setup runs
+        # before every test) or earlier in the function being read
+        self.seeded = {"random": False, "numpy": False}
+        self.local: dict[str, bool] | None = None
+        self.visit(tree)
+
+    def add(self, node: ast.AST, name: str, what: str) -> None:
+        line = getattr(node, "lineno", 0)
+        if (name, line) not in self._seen:
+            self._seen.add((name, line))
+            self.found.append(HackFinding(name, line, what))
+
+    def resolve(self, node: ast.AST) -> str:
+        dotted = _dotted(node)
+        head, _, rest = dotted.partition(".")
+        full = self.aliases.get(head, head)
+        return f"{full}.{rest}" if rest else full
+
+    def _module(self, node: ast.AST, name: str) -> None:
+        top = name.split(".")[0]
+        if top in _INTROSPECTION_MODULES:
+            self.add(node, "test_introspection", f"imports {name}: a test calls the function, it does not read it")
+        if top == "secrets":
+            self.add(node, "unseeded_random", "imports secrets: a test's inputs must be the same every run")
+        if top == "timeit":
+            self.add(node, "timing_assertion", "imports timeit: a test asserts on results, not on the clock")
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            self._module(node, a.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = node.module or ""
+        self._module(node, mod)
+        for a in node.names:
+            self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
+            self._check_name(node, f"{mod}.{a.name}")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer, self.local = self.local, dict(self.local or self.seeded)
+        self.generic_visit(node)
+        self.local = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _seeded(self, lib: str) -> bool:
+        return (self.local or self.seeded)[lib]
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _INTROSPECTION_ATTRS or node.attr.startswith("co_"):
+            self.add(node, "test_introspection", f"reads .{node.attr}: a test calls the function, it does not read it")
+        if self.resolve(node) == "sys.modules":
+            self.add(node, "test_introspection", "reads sys.modules")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.resolve(node.func)
+        self._check_name(node, name, call=node)
+        self.generic_visit(node)
+
+    def _check_name(self, node: ast.AST, name: str, call: ast.Call | None = None) -> None:
+        if name in _INTROSPECTION_CALLS or name.split(".")[0] in _INTROSPECTION_MODULES:
+            self.add(node, "test_introspection", f"uses {name}: a test calls the function, it does not read it")
+        if name in _CLOCKS or name.startswith("timeit."):
+            self.add(node, "timing_assertion", f"reads the clock ({name}): a test asserts on results, not on time")
+        if name in _ENTROPY_CALLS or name.startswith("secrets."):
+            self.add(node, "unseeded_random", f"uses {name}: a test's inputs must be the same every run")
+        if call is None:
+            return
+        if name in ("random.seed", "numpy.random.seed") and call.args:
+            (self.local if self.local is not None else self.seeded)[name.split(".")[0]] = True
+        elif name.startswith("random.") and name.split(".", 1)[1] in _RANDOM_DRAWS and not self._seeded("random"):
+            self.add(node, "unseeded_random", f"draws {name}() with no random.seed(...) before it")
+        elif name in ("random.Random", "numpy.random.default_rng", "numpy.random.RandomState") and not call.args:
+            self.add(node, "unseeded_random", f"{name}() without a seed")
+        elif name == "random.SystemRandom":
+            self.add(node, "unseeded_random", "random.SystemRandom() cannot be seeded")
+        elif (
+            name.startswith("numpy.random.")
+            and name.rsplit(".", 1)[1] in _RANDOM_DRAWS | {"rand", "randn"}
+            and not self._seeded("numpy")
+        ):
+            self.add(node, "unseeded_random", f"draws {name}() from numpy's global generator with no seed before it")

@@ -1,0 +1,134 @@
+"""The test-writing domain (rlvr/envs/test_writing.py) end to end: replies scored in the
+real sandbox against a task's reference and mutants, as `rlvr score` and training do."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlvr.config import load_config
+from rlvr.envs.scoring import score_completion
+from rlvr.envs.test_writing import TEST_LIMIT_S, TestWritingEnv
+from rlvr.trace.store import solved
+from rlvr.types import Task, Trajectory
+
+REF = "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n"
+MUTANTS = [
+    ("lt_le", "train", REF.replace("x < lo", "x <= lo")),  # equivalent at x == lo? no: returns lo == x, same value
+    ("gt_ge", "train", REF.replace("x > hi", "x >= hi")),  # the same: presumed equivalent, kept here on purpose
+    ("swap", "train", REF.replace("return lo\n", "return hi\n", 1)),
+    ("drop_hi", "train", REF.replace("    if x > hi:\n        return hi\n", "")),
+    ("loop", "train", REF.replace("    return x\n", "    while True:\n        pass\n")),
+    ("neg", "hidden", REF.replace("    return x\n", "    return -x\n")),
+]
+TASK = Task(
+    id="tw/clamp",
+    domain="test_writing",
+    prompt="Write tests for clamp(x, lo, hi), which limits x to [lo, hi].",
+    entry_point="clamp",
+    reference=REF,
+    tests={"format": "mutants", "mutants": [{"id": i, "family": f, "source": s} for i, f, s in MUTANTS]},
+)
+CFG = load_config()
+
+
+def scored(reply: str) -> Trajectory:
+    return score_completion(TASK, f"```python\n{reply}\n```", CFG)
+
+
+def env_details(t: Trajectory) -> dict:
+    assert t.reward is not None
+    return dict(t.reward.details["completion"])
+
+
+def test_good_tests_catch_the_mutants_that_can_be_caught() -> None:
+    t = scored("assert clamp(-5, 0, 10) == 0\nassert clamp(15, 0, 10) == 10\nassert clamp(5, 0, 10) == 5\n")
+    d = env_details(t)
+    # swap, drop_hi and loop (a timeout on a test the reference answers at once) are caught;
+    # lt_le and gt_ge return the same values: no test can
+    assert (d["killed"], d["mutants"], d["useful_tests"]) == (3, 5, 3)
+    assert t.reward is not None and t.reward.total == pytest.approx(3 / 5 + 0.1 * 3 / 3)
+    assert t.reward.components["kill_share_hidden"] == 1.0 and not solved(t)  # -x is caught by clamp(5, 0, 10)
+
+
+def test_a_redundant_test_earns_nothing_and_one_failing_on_the_function_costs_half() -> None:
+    once = scored("assert clamp(-5, 0, 10) == 0\nassert clamp(15, 0, 10) == 10\n").reward
+    twice = scored("assert clamp(-5, 0, 10) == 0\nassert clamp(-6, 0, 10) == 0\nassert clamp(15, 0, 10) == 10\n").reward
+    assert once is not None and twice is not None and twice.total < once.total
+    wrong = scored("assert clamp(5, 0, 10) == 5\nassert clamp(-1, 0, 10) == -1\n")
+    assert wrong.reward is not None and wrong.reward.total == -0.5
+    assert env_details(wrong)["failing_on_reference"] == [1]
+
+
+def test_feedback_names_the_test_that_fails_on_the_function() -> None:
+    import asyncio
+
+    from rlvr.envs.settings import env_settings
+
+    env = TestWritingEnv(env_settings(CFG))
+    asyncio.run(env.reset(TASK))
+    step = asyncio.run(env.step("assert clamp(5, 0, 10) == 5\nassert clamp(-1, 0, 10) == -1\n"))
+    assert not step.done and "assert at line 2" in step.messages[0]["content"]
+    step = asyncio.run(env.step("assert clamp(5, 0, 10) == 5\n"))
+    assert not step.done and "wrong version(s) pass every test" in step.messages[0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("assert True\n", "no test calls clamp"),
+        ("x = clamp(1, 0, 2)\n", "no test calls clamp"),
+        ("def clamp(x, lo, hi):\n    return x\nassert clamp(1, 0, 2) == 1\n", "defines clamp"),
+        ("assert clamp(1, 0,\n", "do not parse"),
+    ],
+)
+def test_replies_without_a_real_test_score_zero(reply: str, why: str) -> None:
+    t = scored(reply)
+    assert t.reward is not None and t.reward.total == 0.0 and why in env_details(t)["why"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "flag"),
+    [
+        ("import inspect\nassert clamp(1, 0, 2) == 1 and 'while' not in inspect.getsource(clamp)\n",
+         "test_introspection"),
+        ("assert clamp(1, 0, 2) == 1 and clamp.__code__.co_code is not None\n", "test_introspection"),
+        ("import random\nassert clamp(random.randint(0, 2), 0, 2) >= 0\n", "unseeded_random"),
+        ("import time\nt = time.time()\nassert clamp(1, 0, 2) == 1 and time.time() - t < 0.5\n", "timing_assertion"),
+    ],
+)  # fmt: skip
+def test_each_guard_takes_the_reward_away(reply: str, flag: str) -> None:
+    t = scored(reply)
+    assert t.reward is not None and flag in t.reward.flags and t.reward.total <= 0.0
+
+
+def test_a_timeout_on_the_reference_is_a_failure_not_a_kill() -> None:
+    slow = "import itertools\ndef test_slow():\n    for _ in itertools.count():\n        pass\n"
+    slow += "    assert clamp(1, 0, 2) == 1\n"
+    t = scored(slow)
+    assert t.reward is not None and t.reward.total == -0.5
+    assert TEST_LIMIT_S <= 1.0  # the run stays short: a hung test costs at most this per program
+
+
+def test_the_task_check_names_the_field() -> None:
+    bad = Task(id="tw/x", domain="test_writing", prompt="p", entry_point="f", reference="def f(): pass",
+               tests={"format": "mutants", "mutants": [{"id": "m", "family": "other", "source": "x"}]})  # fmt: skip
+    with pytest.raises(ValueError, match=r"tests\.mutants\[0\]\.family"):
+        TestWritingEnv.check_task(bad)
+
+
+def test_the_bundled_set_is_what_its_generator_builds() -> None:
+    """A sample of rlvr/tasks/data/test_writing.jsonl rebuilt from its source tasks, line for
+    line (each task is its own seeded draw); the whole set takes minutes to rebuild."""
+    from rlvr.tasks import load_tasks
+    from rlvr.tasks.generators.testwritinggen import DATA, build_task
+    from rlvr.tasks.loader import task_line
+
+    shipped = {t.id: t for t in load_tasks(str(DATA))}
+    sources = load_tasks("bundled:python_functions")
+    for src in sources[:: len(sources) // 4]:
+        built, _ = build_task(src)
+        assert built is not None and task_line(built) == task_line(shipped[built.id]), f"{built} is stale"
+    families = {t.metadata["family"] for t in shipped.values()}
+    held = {t.metadata["family"] for t in shipped.values() if t.metadata["split"] == "eval"}
+    assert 0 < len(held) < len(families)  # split by family, not by task
+    assert all(len({x.metadata["split"] for x in shipped.values() if x.metadata["family"] == f}) == 1 for f in families)

@@ -1,0 +1,150 @@
+"""The test-writing reward (rlvr/rewards/mutation_score.py) against hand-worked cases, and
+the reading of a reply's tests (rlvr/rewards/test_guards.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlvr.rewards.mutation_score import FAILS_REFERENCE, Outcome, kills, score
+from rlvr.rewards.test_guards import MAX_TESTS, read_tests
+
+P, F, T = Outcome("pass", 0.01), Outcome("fail", 0.01), Outcome("timeout", 1.0)
+
+
+def test_kill_share_plus_a_tenth_of_the_useful_tests() -> None:
+    # tests t0, t1, t2; mutants a (killed by t0 and t1), b (by t2), c (by none)
+    ref = [[P, P, P], [P, P, P]]
+    got = score(ref, {"a": [F, F, P], "b": [P, P, F], "c": [P, P, P]}, limit_s=1.0)
+    # killed 2 of 3; useful: t0 (a), t2 (b); t1 kills only a, which t0 already did
+    assert got.reward == pytest.approx(2 / 3 + 0.1 * 2 / 3)
+    assert got.killed == ["a", "b"] and got.useful == [0, 2] and got.reason == "scored"
+    assert got.details()["kill_share"] == pytest.approx(2 / 3)
+
+
+def test_a_test_failing_on_the_reference_in_either_run_costs_half() -> None:
+    got = score([[P, P], [P, F]], {"a": [F, F]}, limit_s=1.0)
+    assert got.reward == FAILS_REFERENCE and got.failing_on_reference == [1]
+    assert score([[P, T], [P, P]], {"a": [F, F]}, 1.0).reward == FAILS_REFERENCE  # a timeout is not a pass
+
+
+def test_no_tests_and_no_mutants_score_zero() -> None:
+    assert score([[], []], {"a": []}, 1.0).reason == "no_tests"
+    assert score([[], []], {"a": []}, 1.0).reward == 0.0
+    assert score([[P], [P]], {}, 1.0).reward == 0.0
+
+
+def test_a_timeout_kills_only_when_the_reference_was_quick() -> None:
+    assert kills(T, reference_seconds=0.2, limit_s=1.0)  # under a quarter of the limit
+    assert not kills(T, reference_seconds=0.3, limit_s=1.0)
+    assert not kills(P, 0.0, 1.0) and kills(F, 0.9, 1.0)
+    slow_ref = [[Outcome("pass", 0.1)], [Outcome("pass", 0.4)]]  # the slower run decides
+    assert score(slow_ref, {"a": [T]}, limit_s=1.0).killed == []
+    assert score([[P], [P]], {"a": [T]}, limit_s=1.0).killed == ["a"]
+
+
+def test_inputs_are_checked() -> None:
+    with pytest.raises(ValueError, match="one outcome per test"):
+        score([[P, P]], {"a": [F]}, 1.0)
+    with pytest.raises(ValueError, match="expected one of"):
+        Outcome("crash")
+
+
+# ---- reading the reply ------------------------------------------------------------------
+
+
+def test_asserts_and_test_functions_are_tests_the_rest_is_setup() -> None:
+    code = """import math
+LIMIT = 10
+
+def helper(x):
+    return x
+
+assert f(2) == 4
+assert True
+
+def test_zero():
+    assert f(0) == 0
+
+def test_raises():
+    with pytest.raises(ValueError):
+        f(-1)
+
+def test_needs_fixture(tmp_path):
+    assert f(1) == 1
+
+def test_no_call():
+    assert helper(1) == 1
+
+def test_no_assert():
+    f(3)
+
+class TestF:
+    def test_a(self):
+        assert f(1) == 1
+"""
+    r = read_tests(code, "f")
+    assert r.error is None and r.findings == []
+    assert [t.name for t in r.tests] == ["assert at line 7", "test_zero", "test_raises"]
+    assert r.tests[1].source.endswith("test_zero()") and r.tests[0].source == "assert f(2) == 4"
+    assert [line for line, _ in r.ignored] == [8, 17, 20, 23, 26]
+    why = dict(r.ignored)
+    assert why[8] == "does not call f" and "takes arguments" in why[17] and "asserts nothing" in why[23]
+    assert "import math" in r.setup and "def helper" in r.setup and "assert" not in r.setup
+
+
+def test_a_reply_that_redefines_the_entry_point_or_does_not_parse_is_refused() -> None:
+    assert "line 1 defines f" in (read_tests("def f(x):\n    return x\nassert f(1) == 1\n", "f").error or "")
+    assert "defines f" in (read_tests("from mymod import g as f\nassert f(1) == 1\n", "f").error or "")
+    assert "do not parse (line 1)" in (read_tests("assert f(1) ==\n", "f").error or "")
+    assert "characters long" in (read_tests("#" * 20_000, "f").error or "")
+
+
+def test_tests_past_the_cap_are_ignored() -> None:
+    r = read_tests("".join(f"assert f({i}) == {i}\n" for i in range(MAX_TESTS + 3)), "f")
+    assert len(r.tests) == MAX_TESTS and [w for _, w in r.ignored] == [f"over the cap of {MAX_TESTS} tests"] * 3
+
+
+@pytest.mark.parametrize(
+    ("code", "name", "line"),
+    [
+        ("import inspect\nassert 'x' in inspect.getsource(f)\n", "test_introspection", 1),
+        ("assert f.__code__.co_consts[0] == 1\n", "test_introspection", 1),
+        ("import dis as d\nassert f(1) == 1\n", "test_introspection", 1),
+        ("assert f(1) == 1\nassert 'return' in open('solution.py').read()\n", "test_introspection", 2),
+        ("import sys\nassert 'solution' in sys.modules and f(1)\n", "test_introspection", 2),
+        ("assert globals()['f'](1) == 1 and f(1)\n", "test_introspection", 1),
+        ("import random\nassert f(random.randint(0, 9)) >= 0\n", "unseeded_random", 2),
+        ("from random import choice\nassert f(choice([1, 2])) > 0\n", "unseeded_random", 2),
+        ("import random\nassert f(random.Random().random()) >= 0\n", "unseeded_random", 2),
+        ("import os\nassert f(len(os.urandom(4))) == 4\n", "unseeded_random", 2),
+        ("import time\ndef test_fast():\n    t = time.perf_counter()\n    f(1)\n"
+         "    assert time.perf_counter() - t < 1\n", "timing_assertion", 3),
+        ("from time import monotonic as now\nassert f(1) and now() > 0\n", "timing_assertion", 2),
+    ],
+)  # fmt: skip
+def test_each_guard_fires_with_its_line(code: str, name: str, line: int) -> None:
+    found = [(h.name, h.line) for h in read_tests(code, "f").findings]
+    assert (name, line) in found, found
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import random\nrandom.seed(0)\nassert f(random.randint(0, 9)) >= 0\n",
+        "import random\ndef test_a():\n    rng = random.Random(7)\n    assert f(rng.randint(0, 9)) >= 0\n",
+        "import random\ndef test_a():\n    random.seed(3)\n    assert f(random.random()) >= 0\n",
+        "import math\nassert math.isclose(f(0.5), 0.25)\n",
+        "import pytest\ndef test_a():\n    with pytest.raises(TypeError):\n        f(None)\n",
+    ],
+)
+def test_honest_tests_raise_no_finding(code: str) -> None:
+    r = read_tests(code, "f")
+    assert r.findings == [] and r.error is None and r.tests
+
+
+def test_a_seed_inside_one_test_does_not_seed_the_next() -> None:
+    code = (
+        "import random\ndef test_a():\n    random.seed(1)\n    assert f(random.random()) >= 0\n"
+        "def test_b():\n    assert f(random.random()) >= 0\n"
+    )
+    assert [(h.name, h.line) for h in read_tests(code, "f").findings] == [("unseeded_random", 6)]
