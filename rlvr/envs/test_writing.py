@@ -11,11 +11,13 @@ A task gives a function's specification and signature (its code only when
 
 The reply's code is read by rlvr.rewards.test_guards (its asserts and `test_*` functions,
 the setup around them, the rule-breaking uses as hack findings). One sandbox run then
-runs every test against the reference twice and against every mutant, each (program,
-test) in its own fork (`test_isolation: process`), in a secret order, verdicts decided
-outside; the reward is rlvr.rewards.mutation_score's on the `train` family: -0.5 when a
-test fails on the reference in either run, else the share of mutants caught plus a tenth
-of the share of tests that catch one no earlier test did. The `hidden` family (other
+runs every test against the reference twice and against every mutant: each (program,
+test) is one script (the program's source, the reply's setup, the test), run in a
+secret order by test processes forked from the loaded sandbox, one script after another
+(`test_isolation: shared`; a script that crashes or hangs is followed by a fresh fork),
+verdicts decided outside. The reward is rlvr.rewards.mutation_score's on the `train`
+family: -0.5 when a test fails on the reference in either run, else the share of
+mutants caught plus a tenth of the share of tests that catch one no earlier test did. The `hidden` family (other
 operators) is run too and logged as `kill_share_hidden`, never paid: a policy tuned to
 the training operators shows there.
 
@@ -38,6 +40,7 @@ from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestSt
 TEST_LIMIT_S = 1.0
 RUN_LIMIT_S = 30.0
 REFERENCE_RUNS = 2
+ISOLATION = "shared"  # how the (program, test) scripts share test processes (rlvr.sandbox.executor.Limits)
 FAMILIES = ("train", "hidden")
 _VERDICT = {
     TestStatus.PASSED: "pass",
@@ -56,8 +59,9 @@ class TestWritingEnv:
     __test__ = False  # not a pytest test class
     components = ("kill_share", "kill_share_hidden")
 
-    def __init__(self, settings: EnvSettings) -> None:
+    def __init__(self, settings: EnvSettings, isolation: str = ISOLATION) -> None:
         self.settings = settings
+        self.isolation = isolation
         self.task: Task | None = None
 
     @classmethod
@@ -139,7 +143,7 @@ class TestWritingEnv:
             for t in read.tests
         ]
         limits = dataclasses.replace(
-            self.settings.limits, test_isolation="process", test_timeout_s=TEST_LIMIT_S, timeout_s=RUN_LIMIT_S
+            self.settings.limits, test_isolation=self.isolation, test_timeout_s=TEST_LIMIT_S, timeout_s=RUN_LIMIT_S
         )
         return self.settings.execute("", {"format": "script", "tests": scripts}, limits=limits)
 

@@ -208,3 +208,17 @@ def test_warm_start_reads_its_recorded_results() -> None:
     for domain in ("json", "trading"):
         for arm in ("rl", "sft", "rft", "sft_rl"):
             assert 0.0 <= figures[f"{domain}/{arm}/pass_after"] <= 1.0 and figures[f"{domain}/{arm}/cpu_s"] > 0
+
+
+def test_test_writing_smoke_prices_the_reward_scores_the_corpus_and_trains() -> None:
+    with records_nothing(RESULTS / "test_writing.json"):
+        r = last_json(run_bench("bench/test_writing.py", "--smoke").stdout)
+    assert r["cost"]["same_rewards"] and r["cost"]["forks_per_reply"] > 0
+    corpus = r["corpus"]
+    assert corpus["gold tests"]["mean_reward"] >= 1.0  # the gold tests catch every kept mutant
+    assert corpus["assert True"]["mean_reward"] == 0.0 and corpus["a call, no assert"]["mean_reward"] == 0.0
+    assert corpus["fails on the function"]["mean_reward"] == -0.5
+    for label, flag in [("introspection", "test_introspection"), ("unseeded random", "unseeded_random"),
+                        ("clock", "timing_assertion")]:  # fmt: skip
+        assert corpus[label]["flags"].get(flag) == r["cost"]["tasks"] and corpus[label]["mean_reward"] <= 0.0
+    assert {"before", "after"} <= set(r["train"][0])
