@@ -134,7 +134,7 @@ def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: boo
             (after.ru_stime - before.ru_stime), "wall_s": wall}  # fmt: skip
 
 
-def report(rows: list[dict], rm: dict | None) -> dict:
+def report(rows: list[dict], rm: dict | None, quiet: bool = False) -> dict:
     for r in rows:
         missing = [k for k in ("arm", "seed", "pass_before", "pass_after", "doc_before", "doc_after") if k not in r]
         if missing:
@@ -144,11 +144,12 @@ def report(rows: list[dict], rm: dict | None) -> dict:
         print(f"reward model: {rm['records']} records; held-out pair accuracy {h.get('pair_accuracy', math.nan):.3f} "
               f"(untrained {rm['held_out_before'].get('pair_accuracy', math.nan):.3f}, length-only "
               f"{rm['length_baseline']:.3f}); audit passed: {rm['audit']['passed']}")  # fmt: skip
-    print(
-        f"\n{'arm':<13} {'seed':>4} {'pass@1 before':>13} {'after':>6} {'docstrings before':>17} {'after':>6} "
-        f"{'CPU s':>6}"
-    )
-    for r in rows:
+    if not quiet:
+        print(
+            f"\n{'arm':<13} {'seed':>4} {'pass@1 before':>13} {'after':>6} {'docstrings before':>17} {'after':>6} "
+            f"{'CPU s':>6}"
+        )
+    for r in rows if not quiet else []:
         print(f"{r['arm']:<13} {r['seed']:>4} {r['pass_before']:13.3f} {r['pass_after']:6.3f} "
               f"{r['doc_before']:17.3f} {r['doc_after']:6.3f} {r.get('cpu_s', 0):6.0f}")  # fmt: skip
     figures: dict = {}
@@ -176,22 +177,30 @@ def main() -> None:
         print(json.dumps(report(saved["rows"], saved.get("reward_model"))))
         return
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory() as tmp, rule_judge() as url:
-        out = Path(tmp)
-        rm = train_reward_model(out, a.smoke)
-        print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
-        for seed in a.seeds:
-            for arm in a.arms:
-                rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke, a.max_new_tokens))
-                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    figures = report(rows, rm)
-    if not a.smoke:
+
+    def save(rm: dict, complete: bool) -> None:  # after every arm: a long run stopped early keeps what it measured
+        if a.smoke:
+            return
         from machine import cpu_kind, cpu_name
 
         machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
         saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "max_new_tokens": a.max_new_tokens,
-                 "reward_model": rm, "rows": rows, "figures": figures}  # fmt: skip
+                 "complete": complete, "reward_model": rm, "rows": rows,
+                 "figures": report(rows, None, quiet=True) if rows else {}}  # fmt: skip
         Path(a.out).write_text(json.dumps(saved, indent=2))
+
+    with tempfile.TemporaryDirectory() as tmp, rule_judge() as url:
+        out = Path(tmp)
+        rm = train_reward_model(out, a.smoke)
+        print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
+        save(rm, False)
+        for seed in a.seeds:
+            for arm in a.arms:
+                rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke, a.max_new_tokens))
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+                save(rm, False)
+    figures = report(rows, rm)
+    save(rm, True)
     print(json.dumps(figures))
 
 
