@@ -1,10 +1,10 @@
 """Issue 36's measurements of the test-writing domain, as a user runs them.
 
     cost    the reward's price per reply, on the held-out tasks' gold tests: wall time (p50,
-            p95) and the sandbox's CPU, rlvr's one sandbox run per reply (each (program,
-            test) in its own fork of it) beside one sandbox run per program (the plain
-            way: the same tests, a run started per program), with the rewards of both
-            checked equal
+            p95) and the sandbox's CPU, rlvr's way (a sandbox run per program, several at
+            once, each program's tests in shared test processes) beside the same runs one
+            at a time and beside a fork per (program, test) script, with the rewards of
+            all three checked equal
     corpus  labelled replies on the held-out tasks, each scored as training scores it:
             the gold tests, one good assert, `assert True`, a call with no assert, a
             test failing on the function, a redefinition of it, and one reply per guard
@@ -74,68 +74,44 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def cost(tasks: list[Any]) -> dict[str, Any]:
-    """The reward's cost per reply, one sandbox run beside one run per program."""
+    """The reward's cost per reply: rlvr's way (a sandbox run per program, PARALLEL_RUNS
+    at once, each program's tests in shared test processes) beside the same runs one at
+    a time, and beside a fork per (program, test) script."""
     from rlvr.config import load_config
     from rlvr.envs.settings import env_settings
-    from rlvr.envs.test_writing import REFERENCE_RUNS, TEST_LIMIT_S, TestWritingEnv
-    from rlvr.rewards.mutation_score import Outcome, score
+    from rlvr.envs.test_writing import TestWritingEnv
     from rlvr.rewards.test_guards import read_tests
 
     settings = env_settings(load_config())
-    env = TestWritingEnv(settings)
-    forked = TestWritingEnv(settings, isolation="process")
-    one: list[float] = []
-    process: list[float] = []
-    per_program: list[float] = []
-    cpu_one = cpu_many = 0.0
-    forks = 0
+    variants = {
+        "rlvr": TestWritingEnv(settings),
+        "one_at_a_time": TestWritingEnv(settings, parallel=1),
+        "fork_per_script": TestWritingEnv(settings, isolation="process"),
+    }
+    wall: dict[str, list[float]] = {k: [] for k in variants}
+    cpu = dict.fromkeys(variants, 0.0)
+    scripts = 0
     same = True
     for task in tasks:
-        asyncio.run(env.reset(task))
         reply = task.metadata["reference_tests"]
-        t0 = time.perf_counter()
-        step = asyncio.run(env.step(reply))
-        one.append(time.perf_counter() - t0)
-        assert step.execution is not None and step.reward is not None
-        cpu_one += step.execution.cpu_time_s
-        asyncio.run(forked.reset(task))
-        t0 = time.perf_counter()
-        other = asyncio.run(forked.step(reply))
-        process.append(time.perf_counter() - t0)
-        same = same and other.reward is not None and abs(other.reward.total - step.reward.total) < 1e-9
-        read = read_tests(reply, str(task.entry_point))
-        programs = env.programs(task)
-        forks += len(programs) * len(read.tests)
-        # the plain way: a sandbox run per program, its tests in the task's usual shared mode
-        t0 = time.perf_counter()
-        rows = []
-        for _, source in programs:
-            r = settings.execute(
-                source, {"format": "script", "tests": [f"{read.setup}\n{t.source}" for t in read.tests]}
-            )
-            cpu_many += r.cpu_time_s
-            rows.append([Outcome({"PASSED": "pass", "TIMEOUT": "timeout"}.get(x.status.value, "fail"), x.duration_s)
-                         for x in r.tests])  # fmt: skip
-        per_program.append(time.perf_counter() - t0)
-        mutants = {m["id"]: row for m, row in zip(task.tests["mutants"], rows[REFERENCE_RUNS:], strict=True)
-                   if m.get("family", "train") == "train"}  # fmt: skip
-        plain = score(rows[:REFERENCE_RUNS], mutants, TEST_LIMIT_S)
-        same = same and abs(plain.reward - step.reward.total) < 1e-9
+        scripts += len(variants["rlvr"].programs(task)) * len(read_tests(reply, str(task.entry_point)).tests)
+        rewards = []
+        for name, env in variants.items():
+            asyncio.run(env.reset(task))
+            t0 = time.perf_counter()
+            step = asyncio.run(env.step(reply))
+            wall[name].append(time.perf_counter() - t0)
+            assert step.execution is not None and step.reward is not None
+            cpu[name] += step.execution.cpu_time_s
+            rewards.append(step.reward.total)
+        same = same and max(rewards) - min(rewards) < 1e-9
     n = len(tasks)
-    return {
-        "tasks": n,
-        "forks_per_reply": forks / n,
-        "rlvr_p50_s": statistics.median(one),
-        "rlvr_p95_s": _pct(one, 0.95),
-        "rlvr_cpu_s_per_reply": cpu_one / n,
-        "rlvr_fork_per_test_p50_s": statistics.median(process),
-        "rlvr_fork_per_test_p95_s": _pct(process, 0.95),
-        "per_program_p50_s": statistics.median(per_program),
-        "per_program_p95_s": _pct(per_program, 0.95),
-        "per_program_cpu_s_per_reply": cpu_many / n,
-        "speedup_p50": statistics.median(per_program) / statistics.median(one),
-        "same_rewards": same,
-    }
+    out: dict[str, Any] = {"tasks": n, "scripts_per_reply": scripts / n, "same_rewards": same}
+    for name in variants:
+        out |= {f"{name}_p50_s": statistics.median(wall[name]), f"{name}_p95_s": _pct(wall[name], 0.95),
+                f"{name}_cpu_s_per_reply": cpu[name] / n}  # fmt: skip
+    out["speedup_p50_vs_one_at_a_time"] = out["one_at_a_time_p50_s"] / out["rlvr_p50_s"]
+    return out
 
 
 def corpus(tasks: list[Any]) -> dict[str, Any]:

@@ -10,16 +10,16 @@ A task gives a function's specification and signature (its code only when
          {"id": "...", "family": "hidden", "source": "..."}]}}
 
 The reply's code is read by rlvr.rewards.test_guards (its asserts and `test_*` functions,
-the setup around them, the rule-breaking uses as hack findings). One sandbox run then
-runs every test against the reference twice and against every mutant: each (program,
-test) is one script (the program's source, the reply's setup, the test), run in a
-secret order by test processes forked from the loaded sandbox, one script after another
+the setup around them, the rule-breaking uses as hack findings). Then one sandbox run
+per program (the reference twice, each mutant; several at once): the program is the
+run's loaded code and each test, after the setup, one script, run in a secret order by
+test processes forked from the loaded program, one script after another
 (`test_isolation: shared`; a script that crashes or hangs is followed by a fresh fork),
 verdicts decided outside. The reward is rlvr.rewards.mutation_score's on the `train`
 family: -0.5 when a test fails on the reference in either run, else the share of
-mutants caught plus a tenth of the share of tests that catch one no earlier test did. The `hidden` family (other
-operators) is run too and logged as `kill_share_hidden`, never paid: a policy tuned to
-the training operators shows there.
+mutants caught plus a tenth of the share of tests that catch one no earlier test did.
+The `hidden` family (other operators) is run too and logged as `kill_share_hidden`,
+never paid: a policy tuned to the training operators shows there.
 
 Per test `TEST_LIMIT_S`, per run `RUN_LIMIT_S`: tests still waiting at the run's end time
 out, on the reference too, so a slow suite costs its reward.
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
@@ -40,6 +41,7 @@ from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestSt
 TEST_LIMIT_S = 1.0
 RUN_LIMIT_S = 30.0
 REFERENCE_RUNS = 2
+PARALLEL_RUNS = 4  # a reply's sandbox runs in flight at once
 ISOLATION = "shared"  # how the (program, test) scripts share test processes (rlvr.sandbox.executor.Limits)
 FAMILIES = ("train", "hidden")
 _VERDICT = {
@@ -59,9 +61,10 @@ class TestWritingEnv:
     __test__ = False  # not a pytest test class
     components = ("kill_share", "kill_share_hidden")
 
-    def __init__(self, settings: EnvSettings, isolation: str = ISOLATION) -> None:
+    def __init__(self, settings: EnvSettings, isolation: str = ISOLATION, parallel: int = PARALLEL_RUNS) -> None:
         self.settings = settings
         self.isolation = isolation
+        self.parallel = parallel
         self.task: Task | None = None
 
     @classmethod
@@ -109,18 +112,19 @@ class TestWritingEnv:
             why = read.error or f"no test calls {entry} and asserts on it"
             details = base | {"reason": "no_tests", "why": why, "solved": False}
             return StepResult([_say(why)], RewardBreakdown(0.0, {"completion": 0.0}, details), done=True)
-        result = await asyncio.to_thread(self._run, task, read)
-        if result.status is RunStatus.SANDBOX_ERROR:
+        results = await asyncio.to_thread(self._run, task, read)
+        result = merged(results)
+        if any(r.status is RunStatus.SANDBOX_ERROR for r in results):
             details = base | {"reason": "sandbox_error", "status": result.status.value, "solved": False}
             return StepResult([], RewardBreakdown(0.0, {"completion": 0.0}, details), done=True, execution=result)
-        train, hidden = self._scores(task, read, result)
+        train, hidden = self._scores(task, read, results)
         # solved (pass@1): tests that pass on the function and catch every paid mutant
         solved = train.reason == "scored" and len(train.killed) == train.mutants
         details = base | train.details() | {"hidden": hidden.details(), "solved": solved}
         components = {"completion": train.reward}
         if train.reason == "scored":
             components |= {"kill_share": train.kill_share, "kill_share_hidden": hidden.kill_share}
-        feedback = _feedback(train, read, result)
+        feedback = _feedback(train, read, results[:REFERENCE_RUNS])
         return StepResult(
             [_say(feedback)] if feedback else [],
             RewardBreakdown(train.reward, components, details),
@@ -134,26 +138,33 @@ class TestWritingEnv:
         ref = [(f"reference {r}", str(task.reference)) for r in range(REFERENCE_RUNS)]
         return ref + [(f"{m.get('family', 'train')}:{m['id']}", m["source"]) for m in task.tests["mutants"]]
 
-    def _run(self, task: Task, read: TestReply) -> ExecutionResult:
+    def _run(self, task: Task, read: TestReply) -> list[ExecutionResult]:
+        """One sandbox run per program (the reference twice, then each mutant, in parallel):
+        the program is the run's loaded code and each test, after the reply's setup, one
+        of its scripts. No run holds another program, so no test can compare programs
+        (reading the harness's frames, or state kept between scripts)."""
         prelude = task.tests.get("prelude")
         head = f"{prelude.rstrip()}\n\n" if isinstance(prelude, str) and prelude.strip() else ""
-        scripts = [
-            f"{head}{source.rstrip()}\n\n{read.setup}\n\n{t.source}\n"
-            for _, source in self.programs(task)
-            for t in read.tests
-        ]
+        tests = {"format": "script", "tests": [f"{read.setup}\n\n{t.source}\n" for t in read.tests]}
         limits = dataclasses.replace(
             self.settings.limits, test_isolation=self.isolation, test_timeout_s=TEST_LIMIT_S, timeout_s=RUN_LIMIT_S
         )
-        return self.settings.execute("", {"format": "script", "tests": scripts}, limits=limits)
+        programs = [f"{head}{source.rstrip()}\n" for _, source in self.programs(task)]
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            return list(pool.map(lambda code: self.settings.execute(code, tests, limits=limits), programs))
 
-    def _scores(self, task: Task, read: TestReply, result: ExecutionResult) -> tuple[MutationScore, MutationScore]:
+    def _scores(
+        self, task: Task, read: TestReply, results: list[ExecutionResult]
+    ) -> tuple[MutationScore, MutationScore]:
         n = len(read.tests)
-        outcomes = [Outcome(_VERDICT.get(t.status, "fail"), t.duration_s) for t in result.tests]
-        programs = self.programs(task)
-        outcomes += [Outcome("timeout", TEST_LIMIT_S)] * (len(programs) * n - len(outcomes))  # never reported
-        rows = [outcomes[p * n : (p + 1) * n] for p in range(len(programs))]
-        refs, by_label = rows[:REFERENCE_RUNS], dict(zip((lb for lb, _ in programs), rows, strict=True))
+        rows = []
+        for r in results:
+            got = [Outcome(_VERDICT.get(t.status, "fail"), t.duration_s) for t in r.tests[:n]]
+            if r.status in (RunStatus.COMPILE_ERROR, RunStatus.RUNTIME_ERROR) and not got:
+                got = [Outcome("fail")] * n  # the program itself did not load: every test fails on it
+            rows.append(got + [Outcome("timeout", TEST_LIMIT_S)] * (n - len(got)))  # never reported
+        labels = [label for label, _ in self.programs(task)]
+        refs, by_label = rows[:REFERENCE_RUNS], dict(zip(labels, rows, strict=True))
         out = []
         for family in FAMILIES:
             mutants = {m["id"]: by_label[f"{family}:{m['id']}"] for m in task_mutants(task, family)}
@@ -161,24 +172,37 @@ class TestWritingEnv:
         return out[0], out[1]
 
 
+def merged(results: list[ExecutionResult]) -> ExecutionResult:
+    """The runs of one reply as one result for the trace: the first reference run's tests
+    and output, every run's resource use, every run's protocol violations."""
+    first = results[0]
+    return dataclasses.replace(
+        first,
+        wall_time_s=max(r.wall_time_s for r in results),
+        cpu_time_s=sum(r.cpu_time_s for r in results),
+        peak_memory_mb=max(r.peak_memory_mb for r in results),
+        violations=[v for r in results for v in r.violations],
+    )
+
+
 def _say(text: str) -> dict[str, str]:
     return {"role": "user", "content": text}
 
 
-def _feedback(train: MutationScore, read: TestReply, result: ExecutionResult) -> str:
-    """What a second attempt can act on: the tests that fail on the function itself (with
-    their messages), or how many wrong versions of it every test passes. Empty when every
-    mutant is caught."""
+def _feedback(train: MutationScore, read: TestReply, reference_runs: list[ExecutionResult]) -> str:
+    """What a second attempt can act on: the tests that fail on the function itself (by
+    name and exception type only: a message could carry the function's values back, to
+    be copied into the next attempt's asserts), or how many wrong versions of it every
+    test passes. Empty when every mutant is caught."""
     if train.reason == "fails_reference":
         lines = ["These tests fail on the correct function (fix or remove them):"]
-        n = len(read.tests)
         for j in train.failing_on_reference[:5]:
-            runs = [result.tests[r * n + j] for r in range(REFERENCE_RUNS) if r * n + j < len(result.tests)]
-            bad = [t for t in runs if t.status is not TestStatus.PASSED]
-            said = bad[0].message.strip() if bad else ""
-            what = said.splitlines()[-1][:200] if said else (bad[0].status.value.lower() if bad else "timed out")
-            flaky = " (in one of two runs: it is not deterministic)" if len(bad) == 1 and len(runs) == 2 else ""
-            lines.append(f"- {read.tests[j].name}: {what}{flaky}")
+            bad = [
+                r.tests[j] for r in reference_runs if j < len(r.tests) and r.tests[j].status is not TestStatus.PASSED
+            ]
+            kind = _exception_type(bad[0].message) if bad and bad[0].status is not TestStatus.TIMEOUT else "timed out"
+            flaky = " (in one of two runs: it is not deterministic)" if len(bad) == 1 else ""
+            lines.append(f"- {read.tests[j].name}: {kind}{flaky}")
         return "\n".join(lines)
     missed = train.mutants - len(train.killed)
     if missed <= 0:
@@ -188,3 +212,10 @@ def _feedback(train: MutationScore, read: TestReply, result: ExecutionResult) ->
         f"of it; {missed} wrong version(s) pass every test. Add tests for the cases they would get wrong "
         "(boundaries, empty and extreme inputs)."
     )
+
+
+def _exception_type(message: str) -> str:
+    """The exception's type name from a test's failure message ('AssertionError: ...')."""
+    head = message.strip().splitlines()[-1] if message.strip() else ""
+    name = head.split(":", 1)[0].strip()
+    return name if name.isidentifier() else "failed"

@@ -36,15 +36,24 @@ from rlvr.tasks import pyparse
 MAX_TESTS = 32
 MAX_CHARS = 12_000
 
-_INTROSPECTION_MODULES = {"inspect", "dis", "ast", "gc", "tokenize", "linecache", "marshal", "importlib", "ctypes"}
+_INTROSPECTION_MODULES = {
+    "inspect", "dis", "ast", "gc", "tokenize", "linecache", "marshal", "importlib", "ctypes", "traceback",
+    "solution", "code", "codeop",
+}  # fmt: skip
+_ATTR_CALLS = {"getattr", "setattr", "delattr", "hasattr", "builtins.getattr", "operator.attrgetter",
+               "operator.methodcaller"}  # fmt: skip
+_NAME_PREFIXES = ("__", "f_", "co_", "tb_", "gi_", "cr_", "ag_")  # attribute names that reach code, frames, globals
 _INTROSPECTION_ATTRS = {
     "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__wrapped__",
     "__builtins__", "__dict__", "__func__", "f_globals", "f_locals", "f_code", "f_back", "gi_code",
+    "tb_frame", "tb_next", "gi_frame", "cr_frame", "ag_frame", "f_lasti", "__self__", "__objclass__",
 }  # fmt: skip
 _INTROSPECTION_CALLS = {
     "globals", "vars", "locals", "open", "exec", "eval", "compile", "__import__", "sys._getframe",
     "sys.settrace", "sys.setprofile", "sys.gettrace", "threading.settrace", "os.listdir", "os.scandir",
-    "os.walk", "glob.glob", "io.open", "pathlib.Path",
+    "os.walk", "glob.glob", "io.open", "pathlib.Path", "os.open", "os.read", "os.fdopen", "io.FileIO",
+    "builtins.open", "builtins.exec", "builtins.eval", "builtins.compile", "builtins.__import__",
+    "builtins.globals", "builtins.vars", "builtins.locals", "sys.exc_info", "sys.exception",
 }  # fmt: skip
 _RANDOM_DRAWS = {
     "random", "randint", "randrange", "choice", "choices", "sample", "shuffle", "uniform", "gauss",
@@ -55,6 +64,8 @@ _CLOCKS = {
     "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
     "time.perf_counter_ns", "time.monotonic_ns", "time.process_time_ns", "time.thread_time",
     "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.now", "datetime.utcnow",
+    "time.clock_gettime", "time.clock_gettime_ns", "time.thread_time_ns", "os.times", "resource.getrusage",
+    "time.get_clock_info",
 }  # fmt: skip
 
 
@@ -90,24 +101,32 @@ def read_tests(code: str, entry: str) -> TestReply:
     out = TestReply(findings=_Findings(tree).found)
     lines = code.splitlines()
     setup: list[str] = []
+    test_names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     for node in tree.body:
-        text = "\n".join(lines[node.lineno - 1 : (node.end_lineno or node.lineno)])
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        text = "\n".join(lines[first - 1 : (node.end_lineno or node.lineno)])
         if _defines(node, entry):
             out.error = f"line {node.lineno} defines {entry}: the tests must call the function under test"
             return out
         if isinstance(node, ast.Assert):
-            if not _calls(node.test, entry):
-                out.ignored.append((node.lineno, f"does not call {entry}"))
+            why = None if _calls(node.test, entry) else f"does not call {entry}"
+            why = why or _asserts_nothing(node.test, entry)
+            if why:
+                out.ignored.append((node.lineno, why))
             else:
                 out.tests.append(WrittenTest(f"assert at line {node.lineno}", node.lineno, text))
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
             why = _not_a_test(node, entry)
-            if why:
+            if why:  # kept as a definition (a helper named test_*), never run as a test
                 out.ignored.append((node.lineno, why))
+                setup.append(text)
             else:
                 out.tests.append(WrittenTest(node.name, node.lineno, f"{text}\n\n{node.name}()"))
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             out.ignored.append((node.lineno, "test classes are not run: write test_* functions or asserts"))
+            setup.append(text)
+        elif _calls_a_test(node, test_names):  # `test_a()` at the bottom: each test is run once, alone
+            out.ignored.append((node.lineno, "a call of a test function: the tests are run for you"))
         else:
             setup.append(text)
     if len(out.tests) > MAX_TESTS:
@@ -130,6 +149,43 @@ def _defines(node: ast.stmt, entry: str) -> bool:
 
 def _calls(node: ast.AST, entry: str) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry for n in ast.walk(node))
+
+
+def _calls_a_test(node: ast.stmt, names: set[str]) -> bool:
+    """A top-level statement that only calls test functions (`test_a()`, `if __name__ ==
+    '__main__': test_a()`), which would run them inside every other test."""
+    if isinstance(node, ast.If) and not node.orelse:
+        return bool(node.body) and all(_calls_a_test(b, names) for b in node.body)
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id in names
+        and node.value.func.id.startswith("test")
+    )
+
+
+def _asserts_nothing(test: ast.expr, entry: str) -> str | None:
+    """Why an assert that calls the entry point still cannot fail on what it returns: an
+    `or` with a true constant, or the call's value dropped from a literal it is indexed
+    out of (`(f(1), 0)[1] == 0`); None when it may."""
+    for node in ast.walk(test):
+        if (
+            isinstance(node, ast.BoolOp)
+            and isinstance(node.op, ast.Or)
+            and any(isinstance(v, ast.Constant) and v.value for v in node.values)
+        ):
+            return f"asserts nothing about {entry}'s result (`or` a true constant)"
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Tuple | ast.List)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, int)
+            and -len(node.value.elts) <= node.slice.value < len(node.value.elts)
+            and not _calls(node.value.elts[node.slice.value], entry)
+        ):
+            return f"asserts nothing about {entry}'s result (its value is indexed away)"
+    return None
 
 
 def _not_a_test(fn: ast.FunctionDef | ast.AsyncFunctionDef, entry: str) -> str | None:
@@ -225,10 +281,31 @@ class _Findings(ast.NodeVisitor):
             self.add(node, "test_introspection", "reads sys.modules")
         self.generic_visit(node)
 
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "__builtins__":
+            self.add(node, "test_introspection", "reads __builtins__")
+
     def visit_Call(self, node: ast.Call) -> None:
         name = self.resolve(node.func)
+        if name in _ATTR_CALLS:
+            self._attribute_by_name(node, name)
         self._check_name(node, name, call=node)
         self.generic_visit(node)
+
+    def _attribute_by_name(self, node: ast.Call, name: str) -> None:
+        """getattr(x, "name") read as x.name; a computed name, or one that reaches code,
+        frames or globals, is introspection."""
+        by_operator = name.startswith("operator.")
+        arg = node.args[0] if by_operator and node.args else node.args[1] if len(node.args) >= 2 else None
+        if arg is None:
+            return
+        literal = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+        if literal is None:
+            self.add(node, "test_introspection", f"{name} with a computed name: write the attribute out")
+        elif any(part.startswith(_NAME_PREFIXES) for part in literal.split(".")):
+            self.add(node, "test_introspection", f"{name} of {literal!r}: a test calls the function, not reads it")
+        elif not by_operator:
+            self._check_name(node, f"{self.resolve(node.args[0])}.{literal}")
 
     def _check_name(self, node: ast.AST, name: str, call: ast.Call | None = None) -> None:
         if name in _INTROSPECTION_CALLS or name.split(".")[0] in _INTROSPECTION_MODULES:
@@ -237,13 +314,16 @@ class _Findings(ast.NodeVisitor):
             self.add(node, "timing_assertion", f"reads the clock ({name}): a test asserts on results, not on time")
         if name in _ENTROPY_CALLS or name.startswith("secrets."):
             self.add(node, "unseeded_random", f"uses {name}: a test's inputs must be the same every run")
-        if call is None:
-            return
-        if name in ("random.seed", "numpy.random.seed") and call.args:
+        args = call.args if call is not None else []
+        if (
+            name in ("random.seed", "numpy.random.seed")
+            and args
+            and not (isinstance(args[0], ast.Constant) and args[0].value is None)
+        ):
             (self.local if self.local is not None else self.seeded)[name.split(".")[0]] = True
         elif name.startswith("random.") and name.split(".", 1)[1] in _RANDOM_DRAWS and not self._seeded("random"):
             self.add(node, "unseeded_random", f"draws {name}() with no random.seed(...) before it")
-        elif name in ("random.Random", "numpy.random.default_rng", "numpy.random.RandomState") and not call.args:
+        elif name in ("random.Random", "numpy.random.default_rng", "numpy.random.RandomState") and not args:
             self.add(node, "unseeded_random", f"{name}() without a seed")
         elif name == "random.SystemRandom":
             self.add(node, "unseeded_random", "random.SystemRandom() cannot be seeded")

@@ -213,7 +213,7 @@ def test_warm_start_reads_its_recorded_results() -> None:
 def test_test_writing_smoke_prices_the_reward_scores_the_corpus_and_trains() -> None:
     with records_nothing(RESULTS / "test_writing.json"):
         r = last_json(run_bench("bench/test_writing.py", "--smoke").stdout)
-    assert r["cost"]["same_rewards"] and r["cost"]["forks_per_reply"] > 0
+    assert r["cost"]["same_rewards"] and r["cost"]["scripts_per_reply"] > 0
     corpus = r["corpus"]
     assert corpus["gold tests"]["mean_reward"] >= 1.0  # the gold tests catch every kept mutant
     assert corpus["assert True"]["mean_reward"] == 0.0 and corpus["a call, no assert"]["mean_reward"] == 0.0

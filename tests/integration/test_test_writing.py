@@ -68,6 +68,11 @@ def test_feedback_names_the_test_that_fails_on_the_function() -> None:
     asyncio.run(env.reset(TASK))
     step = asyncio.run(env.step("assert clamp(5, 0, 10) == 5\nassert clamp(-1, 0, 10) == -1\n"))
     assert not step.done and "assert at line 2" in step.messages[0]["content"]
+    # the message is not quoted back: it could carry the function's values into the next attempt
+    leak = "assert clamp(5, 0, 10) == 5\nassert clamp(-9, 0, 10) == -1, [clamp(x, 0, 10) for x in range(-3, 4)]\n"
+    step = asyncio.run(env.step(leak))
+    said = step.messages[0]["content"]
+    assert "assert at line 2: AssertionError" in said and "[0, 0, 0, 0, 1, 2, 3]" not in said
     step = asyncio.run(env.step("assert clamp(5, 0, 10) == 5\n"))
     assert not step.done and "wrong version(s) pass every test" in step.messages[0]["content"]
 
@@ -132,3 +137,34 @@ def test_the_bundled_set_is_what_its_generator_builds() -> None:
     held = {t.metadata["family"] for t in shipped.values() if t.metadata["split"] == "eval"}
     assert 0 < len(held) < len(families)  # split by family, not by task
     assert all(len({x.metadata["split"] for x in shipped.values() if x.metadata["family"] == f}) == 1 for f in families)
+
+
+def test_a_majority_vote_kept_between_scripts_catches_nothing() -> None:
+    """A review's exploit while every program shared one sandbox run: remember each
+    program's fingerprint across scripts and fail in the minority (the reference runs
+    twice as often as any mutant). Each program now has its own run: nothing to compare."""
+    vote = (
+        "try:\n    _seen\nexcept NameError:\n    _seen = {}\n"
+        "def _ok(_):\n    fp = []\n    for x in range(-3, 20):\n"
+        "        try:\n            fp.append(repr(clamp(x, 0, 10)))\n"
+        "        except Exception as e:\n            fp.append(type(e).__name__)\n"
+        "    k = '|'.join(fp)\n    _seen[k] = _seen.get(k, 0) + 1\n    return max(_seen.values()) - _seen[k] < 2\n"
+    )
+    t = scored(vote + "".join(f"assert _ok(clamp({i}, 0, 10))\n" for i in range(8)))
+    d = env_details(t)
+    assert d["killed"] <= 1 and t.reward is not None and t.reward.total < 0.5, d  # at most the hanging mutant
+
+
+def test_each_program_runs_alone() -> None:
+    """The scripts of one sandbox run hold one program: the reference's runs and each
+    mutant's are separate (the review's frame-walking reply found every program in one)."""
+    import asyncio
+
+    from rlvr.envs.settings import env_settings
+    from rlvr.rewards.test_guards import read_tests
+
+    env = TestWritingEnv(env_settings(CFG))
+    read = read_tests("assert clamp(5, 0, 10) == 5\n", "clamp")
+    results = env._run(TASK, read)
+    assert len(results) == 2 + len(MUTANTS) and all(r.total == 1 for r in results)
+    asyncio.run(env.reset(TASK))

@@ -89,7 +89,31 @@ class TestF:
     assert [line for line, _ in r.ignored] == [8, 17, 20, 23, 26]
     why = dict(r.ignored)
     assert why[8] == "does not call f" and "takes arguments" in why[17] and "asserts nothing" in why[23]
-    assert "import math" in r.setup and "def helper" in r.setup and "assert" not in r.setup
+    assert "import math" in r.setup and "def helper" in r.setup
+    # the ignored test functions and classes stay defined (a helper may be named test_*), never run
+    assert "def test_needs_fixture" in r.setup and "class TestF" in r.setup and "assert True" not in r.setup
+
+
+def test_calls_of_the_tests_are_dropped_and_helpers_named_test_kept() -> None:
+    code = """def test_pair(a, b):
+    return (a, b)
+
+def test_one():
+    assert f(*test_pair(1, 2)) == 3
+
+test_one()
+if __name__ == "__main__":
+    test_one()
+"""
+    r = read_tests(code, "f")
+    assert [t.name for t in r.tests] == ["test_one"] and "def test_pair" in r.setup and "test_one()" not in r.setup
+    assert [why for _, why in r.ignored][1:] == ["a call of a test function: the tests are run for you"] * 2
+
+
+@pytest.mark.parametrize("code", ["assert f(1) or True\n", "assert (f(2), 0)[1] == 0\n", "assert [0, f(3)][0] == 0\n"])
+def test_an_assert_that_cannot_fail_on_the_result_is_not_a_test(code: str) -> None:
+    r = read_tests(code, "f")
+    assert r.tests == [] and "asserts nothing about f's result" in r.ignored[0][1]
 
 
 def test_a_reply_that_redefines_the_entry_point_or_does_not_parse_is_refused() -> None:
@@ -120,6 +144,22 @@ def test_tests_past_the_cap_are_ignored() -> None:
         ("import time\ndef test_fast():\n    t = time.perf_counter()\n    f(1)\n"
          "    assert time.perf_counter() - t < 1\n", "timing_assertion", 3),
         ("from time import monotonic as now\nassert f(1) and now() > 0\n", "timing_assertion", 2),
+        # found by a review: computed and spelled-out attribute names, builtins, frames, files, clocks
+        ("assert getattr(f, '__co' + 'de__') and f(1)\n", "test_introspection", 1),
+        ("import operator\nassert operator.attrgetter('__code__.co_code')(f) and f(1)\n", "test_introspection", 2),
+        ("import sys\nassert getattr(sys, '_getframe')(0) and f(1)\n", "test_introspection", 2),
+        ("import builtins as b\nassert b.eval('f(1)') == f(1)\n", "test_introspection", 2),
+        ("assert __builtins__ and f(1)\n", "test_introspection", 1),
+        ("import traceback\nassert traceback.walk_stack(None) and f(1)\n", "test_introspection", 1),
+        ("def test_a():\n    try:\n        1 / 0\n    except Exception as e:\n"
+         "        assert e.__traceback__.tb_frame and f(1)\n", "test_introspection", 5),
+        ("import solution\nassert f(1)\n", "test_introspection", 1),
+        ("import os\nassert os.read(os.open('/proc/self/maps', 0), 9) and f(1)\n", "test_introspection", 2),
+        ("import time\nassert time.clock_gettime(1) and f(1)\n", "timing_assertion", 2),
+        ("import os\nassert os.times() and f(1)\n", "timing_assertion", 2),
+        ("import resource\nassert resource.getrusage(0) and f(1)\n", "timing_assertion", 2),
+        ("import random\nrandom.seed(None)\nassert f(random.randint(0, 9)) >= 0\n", "unseeded_random", 3),
+        ("import random\nassert f(getattr(random, 'randint')(0, 9)) >= 0\n", "unseeded_random", 2),
     ],
 )  # fmt: skip
 def test_each_guard_fires_with_its_line(code: str, name: str, line: int) -> None:
@@ -148,3 +188,20 @@ def test_a_seed_inside_one_test_does_not_seed_the_next() -> None:
         "def test_b():\n    assert f(random.random()) >= 0\n"
     )
     assert [(h.name, h.line) for h in read_tests(code, "f").findings] == [("unseeded_random", 6)]
+
+
+def test_the_review_s_frame_walking_reply_is_flagged() -> None:
+    """A reply that looked for the harness's list of scripts in the stack, to pick out the
+    reference as the most frequent program (possible only while every program ran in one
+    sandbox run; each now has its own run, and the reading is flagged anyway)."""
+    code = """import traceback
+def _is_reference():
+    for fr, _ in traceback.walk_stack(None):
+        loc = getattr(fr, "f_" + "locals")
+        if "probes" in loc:
+            return True
+    return True
+assert (f(0), _is_reference())[1]
+"""
+    r = read_tests(code, "f")
+    assert {h.name for h in r.findings} == {"test_introspection"} and r.tests == []
