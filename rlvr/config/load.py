@@ -8,11 +8,12 @@ a function runs (`_root`), never at import time, and either module can be import
 
 from __future__ import annotations
 
-import ast
 import functools
 import inspect
+import io
 import itertools
 import textwrap
+import tokenize
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -219,26 +220,54 @@ def import_plugins(names: list[str]) -> None:
 def field_docs(model: type[BaseModel]) -> dict[str, str]:
     """{field: its docstring} of a config model: the string literal right below each
     annotated field in the class body (its bases' first, so a subclass's own wins). A
-    class whose source cannot be read (built at run time) has none."""
+    class whose source cannot be read (built at run time) has none. Read with tokenize
+    (config sits below rlvr.tasks.pyparse, the one place that parses Python)."""
     docs: dict[str, str] = {}
     for cls in reversed(model.__mro__):
         if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
             continue
         try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-        except (OSError, TypeError, SyntaxError):
+            source = textwrap.dedent(inspect.getsource(cls))
+        except (OSError, TypeError):
             continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for field, after in itertools.pairwise(body):
-            if (
-                isinstance(field, ast.AnnAssign)
-                and isinstance(field.target, ast.Name)
-                and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant)
-                and isinstance(after.value.value, str)
-            ):
-                docs[field.target.id] = inspect.cleandoc(after.value.value)
+        docs |= _attribute_docs(source)
     return docs
+
+
+def _attribute_docs(source: str) -> dict[str, str]:
+    """{name: docstring} of a class's source: a logical line `name: ...` in the class body
+    followed by a logical line that is one string."""
+    body: list[list[tokenize.TokenInfo]] = []  # the class body's logical lines
+    line: list[tokenize.TokenInfo] = []
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.INDENT:
+                depth += 1
+            elif tok.type == tokenize.DEDENT:
+                depth -= 1
+            elif tok.type == tokenize.NEWLINE:
+                if line and depth == 1:
+                    body.append(line)
+                line = []
+            elif tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER):
+                line.append(tok)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return {}
+    docs = {}
+    for field, after in itertools.pairwise(body):
+        annotated = len(field) >= 2 and field[0].type == tokenize.NAME and field[1].string == ":"
+        if annotated and len(after) == 1 and after[0].type == tokenize.STRING:
+            docs[field[0].string] = inspect.cleandoc(_unquote(after[0].string))
+    return docs
+
+
+def _unquote(token: str) -> str:
+    """The text of a string token (prefix and quotes off; an escaped quote or backslash read
+    as itself): enough for help text."""
+    text = token.lstrip("rRuUbBfF")
+    quote = text[:3] if text[:3] in ('"""', "'''") else text[:1]
+    return text[len(quote) : len(text) - len(quote)].replace('\\"', '"').replace("\\\\", "\\")
 
 
 def describe_fields(model: type[BaseModel] | None = None, prefix: str = "") -> list[tuple[str, str, str]]:

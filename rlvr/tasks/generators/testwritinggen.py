@@ -23,7 +23,6 @@ a hash of the family name): no function of a held-out family is trained on.
 
 from __future__ import annotations
 
-import ast
 import random
 from collections import Counter
 from typing import Any
@@ -114,7 +113,7 @@ def _literal(observed: tuple[bool, Any]) -> bool:
     if not observed[0]:
         return False
     try:
-        back = ast.literal_eval(repr(observed[1]))
+        back = pyparse.literal(repr(observed[1]))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
     return bool(back == observed[1] and type(back) is type(observed[1]))
