@@ -40,11 +40,12 @@ _SQL = re.compile(r"\b(select|insert|update|delete|drop|create)\b", re.IGNORECAS
 _BLOCKED = re.compile(r"PermissionError|Operation not permitted|Network is unreachable|Read-only file system")
 
 
-def _dotted(node: ast.AST) -> str:
+def dotted_name(node: ast.AST) -> str:
+    """The dotted name an expression spells (`os.path.join`), '' for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
+        base = dotted_name(node.value)
         return f"{base}.{node.attr}" if base else node.attr
     return ""
 
@@ -78,7 +79,7 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, "ctypes", 0.7, "imports ctypes")
 
     def _resolve(self, func: ast.AST) -> str:
-        name = _dotted(func)
+        name = dotted_name(func)
         head, _, rest = name.partition(".")
         if head in self.aliases:
             return self.aliases[head] + (f".{rest}" if rest else "")
@@ -101,7 +102,7 @@ class _Scanner(ast.NodeVisitor):
         elif name in _DESERIALISE:
             self.add(node, "deserialise", 0.7, name)
         elif name in {"yaml.load", "yaml.unsafe_load"}:
-            loader = _dotted(kw["Loader"]) if "Loader" in kw else ""
+            loader = dotted_name(kw["Loader"]) if "Loader" in kw else ""
             if name == "yaml.unsafe_load" or "Safe" not in loader:
                 self.add(node, "deserialise", 0.7, f"{name} without SafeLoader")
         elif name.endswith(".execute") or name.endswith(".executemany"):

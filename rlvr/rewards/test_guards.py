@@ -31,6 +31,7 @@ import ast
 from dataclasses import dataclass, field
 
 from rlvr.rewards.hacks import HackFinding
+from rlvr.rewards.security import dotted_name
 from rlvr.tasks import pyparse
 
 MAX_TESTS = 32
@@ -197,25 +198,11 @@ def _not_a_test(fn: ast.FunctionDef | ast.AsyncFunctionDef, entry: str) -> str |
     if not _calls(fn, entry):
         return f"{fn.name} does not call {entry}"
     asserts = any(isinstance(n, ast.Assert) for n in ast.walk(fn))
-    raises = any(
-        isinstance(n, ast.With)
-        and any(
-            isinstance(i.context_expr, ast.Call) and _dotted(i.context_expr.func).endswith("raises") for i in n.items
-        )
-        for n in ast.walk(fn)
-    )
+    contexts = [i.context_expr for n in ast.walk(fn) if isinstance(n, ast.With) for i in n.items]
+    raises = any(isinstance(c, ast.Call) and dotted_name(c.func).endswith("raises") for c in contexts)
     if not (asserts or raises):
         return f"{fn.name} asserts nothing"
     return None
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    return ""
 
 
 class _Findings(ast.NodeVisitor):
@@ -238,7 +225,7 @@ class _Findings(ast.NodeVisitor):
             self.found.append(HackFinding(name, line, what))
 
     def resolve(self, node: ast.AST) -> str:
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         head, _, rest = dotted.partition(".")
         full = self.aliases.get(head, head)
         return f"{full}.{rest}" if rest else full
