@@ -9,6 +9,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,6 +86,21 @@ def test_mlflow_long_param_values_are_cut(tmp_path: Path) -> None:
     assert params["prompt.system"] == "s" * 6000
 
 
+def _wandb_rewind_scenario(root: Path) -> tuple[Any, dict[int, dict[str, Any]], Any, dict[int, dict[str, Any]]]:
+    """Five steps logged, closed, then a run resumed at step 3 logging steps 4..6: the
+    run records and history rows of both offline runs, oldest first."""
+    cfg = _cfg(root, "wandb")
+    sinks = open_sinks(cfg)
+    _log(sinks, range(1, 6))
+    sinks[0].log_text(5, "alerts/hack_rate", "hack rate 0.5")
+    _close(sinks)
+    sinks = open_sinks(cfg, resume_step=3)
+    _log(sinks, range(4, 7), offset=100.0)
+    _close(sinks)
+    first, second = sorted((cfg.run_dir / "wandb").glob("offline-run-*"))
+    return (*_wandb_run(first), *_wandb_run(second))
+
+
 def test_wandb_offline_history_and_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -94,40 +110,39 @@ def test_wandb_offline_history_and_resume(
         monkeypatch.delenv(var, raising=False)
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     stdout, stderr = sys.stdout, sys.stderr
-
-    cfg = _cfg(tmp_path, "wandb")
-    sinks = open_sinks(cfg)
+    cfg = _cfg(tmp_path / "probe", "wandb")
+    (sink,) = open_sinks(cfg)
     assert {s: signal.getsignal(s) for s in handlers} == handlers
     assert sys.stdout is stdout and sys.stderr is stderr
-    _log(sinks, range(1, 6))
-    sinks[0].log_text(5, "alerts/hack_rate", "hack rate 0.5")
-    _close(sinks)
-    sinks = open_sinks(cfg, resume_step=3)
-    _log(sinks, range(4, 7), offset=100.0)
-    _close(sinks)
-    out, err = capfd.readouterr()
-    assert out == "" and err == ""  # silent, console untouched
+    sink.close()
 
-    first, second = sorted((cfg.run_dir / "wandb").glob("offline-run-*"))
-    run, rows = _wandb_run(first)
-    assert run.display_name == "r" and run.project == "rlvr"
-    config = {i.key: json.loads(i.value_json) for i in run.config.update}
-    assert config["algo"]["group_size"] == 4
-    assert sorted(rows) == [1, 2, 3, 4, 5]
-    expected = {s: {n: s + i / 8 for i, n in enumerate(NAMES)} for s in range(1, 7)}
-    assert {s: {k: v for k, v in r.items() if k in NAMES} for s, r in rows.items()} == {
-        s: expected[s] for s in range(1, 6)
-    }
-    assert rows[5]["alerts/hack_rate"] == "hack rate 0.5"
-
-    resumed, later = _wandb_run(second)
-    # the resumed run rewinds the first to step 3: what sync uploads is 1..3, then 4..6
-    assert sorted(later) == [4, 5, 6]
-    assert later == {s: {n: v + 100 for n, v in expected[s].items()} for s in (4, 5, 6)}
-    # wandb-core does not always write a rewound run's run record into the offline file by
-    # the time the run is finished (2 runs in about 8 here): the rewind itself is checked
-    # when the record is there (follow-up noted on issue 13: confirm with `wandb sync`)
-    if resumed is not None:
-        assert resumed.run_id == run.run_id
-        point = resumed.branch_point
-        assert (point.run, point.metric, point.value) == (run.run_id, "_step", 3)
+    # wandb-core now and then leaves a rewound offline run's file without its records by
+    # the time the run is finished: once the run record (about 2 runs in 8 when this test
+    # was written), once on the CI machine also its history (1 run in the 2026-12-05 CI;
+    # 0 in 96 here, loaded or not). That is wandb's writer, not what rlvr logged: such an
+    # attempt is run again, at most 3 in all, and every other check holds on each attempt.
+    missing = 0
+    for attempt in range(3):
+        run, rows, resumed, later = _wandb_rewind_scenario(tmp_path / f"attempt-{attempt}")
+        out, err = capfd.readouterr()
+        assert out == "" and err == ""  # silent, console untouched
+        assert run.display_name == "r" and run.project == "rlvr"
+        config = {i.key: json.loads(i.value_json) for i in run.config.update}
+        assert config["algo"]["group_size"] == 4
+        assert sorted(rows) == [1, 2, 3, 4, 5]
+        expected = {s: {n: s + i / 8 for i, n in enumerate(NAMES)} for s in range(1, 7)}
+        assert {s: {k: v for k, v in r.items() if k in NAMES} for s, r in rows.items()} == {
+            s: expected[s] for s in range(1, 6)
+        }
+        assert rows[5]["alerts/hack_rate"] == "hack rate 0.5"
+        if not later:  # no history rows written for the rewound run
+            missing += 1
+            continue
+        # the resumed run rewinds the first to step 3: what sync uploads is 1..3, then 4..6
+        assert later == {s: {n: v + 100 for n, v in expected[s].items()} for s in (4, 5, 6)}
+        if resumed is not None:
+            assert resumed.run_id == run.run_id
+            point = resumed.branch_point
+            assert (point.run, point.metric, point.value) == (run.run_id, "_step", 3)
+        break
+    assert missing < 3, "wandb-core wrote no records for the rewound run in 3 attempts"
