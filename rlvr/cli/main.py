@@ -12,6 +12,7 @@ rlvr score TASK_FILE COMPLETION_FILE [--config CONFIG] [--task-id ID] [--json]
 rlvr sandbox run|check|serve|bench ...
 rlvr traces|replay|report|dashboard|export RUN ...   read a run
 rlvr repos add SOURCE | list | show NAME        real repositories and their test environments
+rlvr tasks check SOURCE [--config CONFIG] [--sample N] [--json]   the task check before training
 rlvr feedback import FILE... --store DIR | query --store DIR [SQL]   people's feedback (docs/feedback.md)
 rlvr rm train CONFIG [key.path=value ...] | score MODEL FILE         reward models trained on it
 rlvr --version
@@ -52,6 +53,7 @@ COMMANDS = {
     "repos": "rlvr.cli.repos",
     "feedback": "rlvr.cli.feedback",
     "rm": "rlvr.cli.rm",
+    "tasks": "rlvr.cli.tasks",
 }
 """Each command's module (one module may serve two: report and dashboard)."""
 

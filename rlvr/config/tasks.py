@@ -5,6 +5,8 @@ docstring is its documentation and its `rlvr config --keys` text."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from rlvr.config.base import _Section
@@ -20,6 +22,21 @@ class TasksConfig(_Section):
     eval_fraction: float = Field(0.2, gt=0.0, lt=1.0)
     """Share of tasks held out for evaluation; the split is a deterministic hash of each
     task id, so it is the same on every machine and across runs."""
+
+    check: Literal["sample", "all", "off"] = "sample"
+    """The task check before training (docs/tasks.md): a task's reference must earn full
+    completion, a reply doing nothing at most 0, and generic exploits (exiting before the
+    tests, an always-equal object, a table of the visible cases, answer spraying) no more
+    than a wrong answer; a task that fails is quarantined (left out of training and
+    evaluation), and a domain with more than half its checked tasks quarantined stops the
+    run. 'all' checks every task; 'sample' up to tasks.check_sample of each domain, drawn
+    by task id (a broken set shows in them, at a fraction of the cost); 'off' none.
+    Verdicts are cached by content under $RLVR_CACHE_DIR (default ~/.cache/rlvr)."""
+    check_sample: int = Field(16, ge=1)
+    """tasks.check 'sample': how many tasks of each domain are checked."""
+    allow_quarantine: bool = False
+    """Train on the tasks that pass even when more than half of a domain's checked tasks
+    are quarantined (the run otherwise stops with the first reason)."""
 
     @model_validator(mode="after")
     def _range(self) -> TasksConfig:

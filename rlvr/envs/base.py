@@ -25,7 +25,8 @@ tests/integration/test_env_contract.py runs every registered domain through one 
 
 Routing is data: `make_env(task.domain, ...)` looks the class up in `ENVS`; adding a
 domain is adding an entry (`@register_env("name")`, or a plugin module), nothing else
-changes.
+changes. A domain named `ENV/NAME` runs in environment `ENV` (`env_name`): a task set
+adds domains over an existing environment without code.
 """
 
 from __future__ import annotations
@@ -170,6 +171,22 @@ def check_reply(task: Task, reply: str, settings: EnvSettings | None = None) -> 
     return run_sync(env.step(reply))
 
 
+def env_name(domain: str) -> str:
+    """The environment a domain runs in: the domain's own name when an environment is
+    registered under it, else, for a domain `ENV/NAME` (`reasoning/gcd`), the environment
+    `ENV`. Such a domain is a domain of its own everywhere else (the curriculum's mix,
+    metrics by domain, the task check's quarantine rule) while sharing an environment:
+    a task set adds domains over an existing environment without any code."""
+    if domain in ENVS or "/" not in domain:
+        return domain
+    return domain.split("/", 1)[0]
+
+
+def env_class(domain: str) -> EnvClass | None:
+    """The environment class `domain` runs in (see `env_name`); None when there is none."""
+    return ENVS.get(env_name(domain))
+
+
 def reference_reply(task: Task) -> str | None:
     """The task's reference as the reply its environment checks: the environment class's
     own `reference_reply(task)` (an optional static or class method: a code environment
@@ -177,7 +194,7 @@ def reference_reply(task: Task) -> str | None:
     form its prompt asks for), else the task's `reference` as it stands (already a whole
     reply: `<answer>` tags, a bash block, tool calls, a diff). None when it has neither.
     The supervised stage trains on these (rlvr.sft); nothing is run here."""
-    cls = ENVS.get(task.domain)
+    cls = env_class(task.domain)
     own = getattr(cls, "reference_reply", None) if cls is not None else None
     if callable(own):
         reply: str | None = own(task)
@@ -190,7 +207,7 @@ def check_task(task: Task) -> None:
     has none, or the environment's own `check_task` (an optional static or class method
     of an environment class) refuses its `tests`. Nothing runs: loaders call it for every
     task, so a bad task file fails before a model is loaded."""
-    cls = ENVS.get(task.domain)
+    cls = env_class(task.domain)
     if cls is None:
         raise ValueError(
             f"task {task.id}: field 'domain': no environment for domain '{task.domain}'; "
@@ -200,9 +217,8 @@ def check_task(task: Task) -> None:
 
 
 def make_env(domain: str, settings: EnvSettings) -> Env:
-    try:
-        cls = ENVS[domain]
-    except KeyError:
-        raise KeyError(f"no environment for domain '{domain}'; registered: {', '.join(sorted(ENVS))}") from None
+    cls = env_class(domain)
+    if cls is None:
+        raise KeyError(f"no environment for domain '{domain}'; registered: {', '.join(sorted(ENVS))}")
     env: Env = cls(settings)
     return env

@@ -60,6 +60,7 @@ class RunData:
     trajectories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     num_trajectories: int = 0
     num_flagged: int = 0
+    task_check: dict[str, Any] | None = None  # the run's task_check.json (rlvr.tasks.check)
 
 
 def metric_name(raw: str) -> str | None:
@@ -162,22 +163,42 @@ def _read_trajectories(uri: str, top: int, max_flagged: int) -> tuple[dict[str, 
     return out, len(candidates), sum(1 for c in candidates if c[3])
 
 
-def _read_config(source: str, uri: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The run's config.yaml: in RUN, or next to the store when RUN is the store itself."""
+def _run_file(source: str, uri: str, name: str) -> str | None:
+    """The text of a file of the run directory: in RUN, or next to the store when RUN is
+    the store itself; None when neither has it."""
     import fsspec
-    import yaml
 
     for base in (source.rstrip("/"), posixpath.dirname(uri.rstrip("/"))):
         if not base:
             continue
         try:
             fs, root = fsspec.core.url_to_fs(base)
-            if not fs.isfile(f"{root}/config.yaml"):
+            if not fs.isfile(f"{root}/{name}"):
                 continue
-            with fs.open(f"{root}/config.yaml", "r") as f:
-                text = f.read()
+            with fs.open(f"{root}/{name}", "r") as f:
+                return str(f.read())
         except (OSError, ValueError):
             continue
+    return None
+
+
+def _read_task_check(source: str, uri: str) -> dict[str, Any] | None:
+    """The run's task_check.json (what the task check quarantined), None when absent or
+    unreadable."""
+    text = _run_file(source, uri, "task_check.json")
+    try:
+        data = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _read_config(source: str, uri: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The run's config.yaml: in RUN, or next to the store when RUN is the store itself."""
+    import yaml
+
+    text = _run_file(source, uri, "config.yaml")
+    if text is not None:
         from rlvr.config.base import redact
 
         try:
@@ -233,6 +254,7 @@ def load_run(source: str, *, top: int = 5, max_flagged: int = 20) -> RunData:
         trajectories=trajectories,
         num_trajectories=n,
         num_flagged=n_flagged,
+        task_check=_read_task_check(source, uri),
     )
 
 

@@ -5,7 +5,7 @@ Every piece of text that comes from a run (model output, test messages, alert me
 names) is escaped: model output is untrusted.
 
 This module assembles the page (`content`, `page`, its CSS and script); the parts are in
-rlvr.report.charts (figures), rlvr.report.tables (runs, evaluations, alerts) and
+rlvr.report.charts (figures), rlvr.report.tables (runs, evaluations, alerts, the task check) and
 rlvr.report.trajectories, whose public names are re-exported here."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from rlvr.report.charts import ALERT_COLORS, DASHES, GROUPS, RUN_COLORS, SERIES_COLORS, chart_of, figures
 from rlvr.report.data import RunData
-from rlvr.report.tables import CONFIG_SUMMARY, alerts_section, evals_section, runs_section
+from rlvr.report.tables import CONFIG_SUMMARY, alerts_section, evals_section, runs_section, task_check_section
 from rlvr.report.trajectories import traj_id, trajectories_section, trajectory_html
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "runs_section",
     "script_json",
     "sections",
+    "task_check_section",
     "title_of",
     "traj_id",
     "trajectories_section",
@@ -52,6 +53,7 @@ def sections(runs: list[RunData]) -> dict[str, str]:
         "sec-runs": runs_section(runs),
         "sec-evals": evals_section(runs),
         "sec-alerts": alerts_section(runs),
+        "sec-task-check": task_check_section(runs),
         "sec-trajectories": trajectories_section(runs),
     }
 

@@ -159,3 +159,41 @@ def alerts_section(runs: list[RunData]) -> str:
         "(hover a point there for the message).</p>"
         f"<table class='grid alerts'><tr>{head}</tr>{''.join(rows)}</table>"
     )
+
+
+def task_check_section(runs: list[RunData]) -> str:
+    """What the task check before training (rlvr.tasks.check) quarantined in each run:
+    tasks checked and quarantined per domain, then each quarantined task and its reasons."""
+    parts = []
+    for run in runs:
+        tc = run.task_check
+        if not tc:
+            continue
+        domains = tc.get("domains") or {}
+        rows = "".join(
+            f"<tr><td>{escape(str(d))}</td><td>{int(n.get('tasks', 0))}</td>"
+            f"<td>{int(n.get('quarantined', 0))}</td></tr>"
+            for d, n in sorted(domains.items())
+            if isinstance(n, dict)
+        )
+        bad = "".join(
+            f"<tr class='quarantined'><td>{escape(str(q.get('task_id')))}</td><td>{escape(str(q.get('domain')))}</td>"
+            f"<td>{'<br>'.join(escape(str(p)) for p in q.get('problems') or [])}</td></tr>"
+            for q in tc.get("quarantined") or []
+            if isinstance(q, dict)
+        )
+        name = f"<h3>{escape(run.name)}</h3>" if len(runs) > 1 else ""
+        n_bad = len(tc.get("quarantined") or [])
+        parts.append(
+            f"{name}<p>{int(tc.get('tasks', 0))} tasks checked before training, {n_bad} quarantined "
+            "(left out of training and evaluation).</p>"
+            f"<table class='grid'><tr><th>domain</th><th>checked</th><th>quarantined</th></tr>{rows}</table>"
+            + (
+                f"<table class='grid quarantine'><tr><th>task</th><th>domain</th><th>why</th></tr>{bad}</table>"
+                if bad
+                else ""
+            )
+        )
+    if not parts:
+        return "<h2>Task check</h2><p class='muted'>No task check recorded (tasks.check: off, or an older run).</p>"
+    return "<h2>Task check</h2>" + "".join(parts)

@@ -9,11 +9,16 @@ are switched off, so keep answers to what a bounded parse handles.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from math_verify import parse, verify
 
 from rlvr.rewards.base import RewardComponent
+
+# its one warning, that the time limits are off (in every worker thread, as said above),
+# would otherwise reach every user's terminal
+logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 
 def math_reward(answer: str, reference: str) -> RewardComponent:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.config import ConfigError
-from rlvr.envs.base import ENVS, EnvSettings, make_env, opening_messages, reference_reply, run_sync
+from rlvr.envs.base import EnvSettings, env_class, make_env, opening_messages, reference_reply, run_sync
 from rlvr.types import Task
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -238,7 +238,7 @@ def task_examples(
         if not reply:
             out.leave_out(f"tasks without a reference ({task.domain})")
             continue
-        cls = ENVS.get(task.domain)
+        cls = env_class(task.domain)
         turns = [reply]
         closing = None
         if max_turns > 1:

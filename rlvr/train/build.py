@@ -325,6 +325,8 @@ def build_run(
     model, tok = load_policy_at(cfg, ckpt)
     cfg.run_dir.mkdir(parents=True, exist_ok=True)  # only now: a run that failed to start leaves nothing
     (cfg.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    if inputs.task_check is not None:  # what the task check quarantined, for the report and the user
+        (cfg.run_dir / "task_check.json").write_text(json.dumps(inputs.task_check.to_dict(), indent=1) + "\n")
     learner = learner_factory(model, cfg, int(tok.pad_token_id))
     sampler = Curriculum(inputs.train_tasks, cfg.seed, cfg.curriculum, cfg.algo.group_size)
     b = cfg.buffer

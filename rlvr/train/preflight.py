@@ -8,20 +8,29 @@ behind.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import random
 import re
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlvr.config import ConfigError, RunConfig, load_plugins
-from rlvr.envs.base import ENVS, check_task
+from rlvr.envs.base import check_task, env_class
 from rlvr.envs.settings import check_reward
+from rlvr.envs.task_check import check_salt, check_task_set
 from rlvr.rollout.model_names import check_model
 from rlvr.rollout.registry import check_engine_kind
 from rlvr.tasks import load_tasks, pick_eval_tasks, split_tasks
+from rlvr.tasks.check import CheckReport, VerdictCache, default_cache_dir
 from rlvr.trace.alerts import check_alert_rules
 from rlvr.types import Task
 
 _read: dict[tuple[str, int, int], list[Task]] = {}  # the last task set read, by source
+_checked: dict[tuple[object, ...], CheckReport] = {}  # the last task check, by config and task set
+_told: set[tuple[object, ...]] = set()
 
 
 @dataclass
@@ -31,6 +40,7 @@ class RunInputs:
     train_tasks: list[Task]
     eval_tasks: list[Task]
     suites: dict[str, list[Task]] = field(default_factory=dict)  # eval.sources, by suite name
+    task_check: CheckReport | None = None  # tasks.check's verdicts (None when off)
 
 
 def suite_name(source: str) -> str:
@@ -75,6 +85,22 @@ def check_run(
         _read[key] = load_tasks(tc.source, tc.min_difficulty, tc.max_difficulty, check=check_task)
     tasks = list(_read[key])
     check_ready(tasks)
+    from rlvr.trace.sinks import check_sinks
+
+    check_sinks(cfg)  # before the run directory exists: a missing extra leaves nothing behind
+    if check_model_name:
+        check_model(model or cfg.model.name_or_path)
+        if cfg.model.device != "cpu":  # a GPU must exist (asking torch; the CPU always does)
+            from rlvr.rollout.models import resolve_device
+
+            try:
+                resolve_device(cfg.model.device)
+            except RuntimeError as e:
+                raise ConfigError(str(e)) from None
+    report = checked_tasks(cfg, tasks)  # the one check that runs replies: after the quick ones
+    if report is not None:
+        out = report.quarantined_ids()
+        tasks = [t for t in tasks if t.id not in out]
     train, held_out = split_tasks(tasks, tc.eval_fraction)
     evals = pick_eval_tasks(held_out, cfg.eval.num_tasks)
     if evaluating is None:
@@ -90,20 +116,74 @@ def check_run(
             f"tasks.eval_fraction {tc.eval_fraction}: add tasks, raise tasks.eval_fraction, or (to train "
             "without evaluating) set eval.before_training=false eval.after_training=false"
         )
-    from rlvr.trace.sinks import check_sinks
+    return RunInputs(train, evals, _suites(cfg) if evaluating else {}, report)
 
-    check_sinks(cfg)  # before the run directory exists: a missing extra leaves nothing behind
-    if not check_model_name:
-        return RunInputs(train, evals, _suites(cfg) if evaluating else {})
-    check_model(model or cfg.model.name_or_path)
-    if cfg.model.device != "cpu":  # a GPU must exist (asking torch; the CPU always does)
-        from rlvr.rollout.models import resolve_device
 
-        try:
-            resolve_device(cfg.model.device)
-        except RuntimeError as e:
-            raise ConfigError(str(e)) from None
-    return RunInputs(train, evals, _suites(cfg) if evaluating else {})
+def check_sample(tasks: list[Task], per_domain: int) -> list[Task]:
+    """Up to `per_domain` tasks of each domain, the same ones on every machine: those
+    whose ids' SHA-256 sort first."""
+    ranked = sorted(tasks, key=lambda t: hashlib.sha256(t.id.encode()).hexdigest())
+    taken: dict[str, int] = {}
+    out = []
+    for t in ranked:
+        if taken.get(t.domain, 0) < per_domain:
+            taken[t.domain] = taken.get(t.domain, 0) + 1
+            out.append(t)
+    return out
+
+
+@contextlib.contextmanager
+def _rng_untouched() -> Iterator[None]:
+    """The global random states (Python's, NumPy's and, when imported, torch's CPU one)
+    as they were before the block."""
+    import numpy as np
+
+    state = random.getstate(), np.random.get_state()
+    torch = sys.modules.get("torch")
+    torch_state = torch.random.get_rng_state() if torch is not None else None
+    try:
+        yield
+    finally:
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+        if torch is not None and torch_state is not None:
+            torch.random.set_rng_state(torch_state)
+
+
+def checked_tasks(cfg: RunConfig, tasks: list[Task]) -> CheckReport | None:
+    """tasks.check: the verdicts on the run's tasks (all, or a sample of each domain),
+    from the cache or the probes (rlvr.envs.task_check); ConfigError naming the first reason
+    when a domain has more than half its checked tasks quarantined and
+    tasks.allow_quarantine is off. Once per task set and config in a process."""
+    tc = cfg.tasks
+    if tc.check == "off" or not tasks:
+        return None
+    picked = tasks if tc.check == "all" else check_sample(tasks, tc.check_sample)
+    salt = check_salt(cfg)
+    key = (salt, tc.check, tc.check_sample, tuple(t.id for t in tasks))
+    if key not in _checked:
+        _checked.clear()
+        with _rng_untouched():  # a run seeded before it starts draws the same, checked or cached
+            _checked[key] = check_task_set(picked, cfg, cache=VerdictCache(default_cache_dir()))
+    report = _checked[key]
+    failing = report.failing_domains()
+    if failing and not tc.allow_quarantine:
+        d = failing[0]
+        q, n = report.by_domain()[d]
+        first = next(v for v in report.quarantined if v.domain == d)
+        raise ConfigError(
+            f"tasks: {q} of {n} checked {d} tasks of {tc.source} fail the task check (first, {first.task_id}: "
+            f"{first.problems[0]}); `rlvr tasks check {tc.source}` lists them all; "
+            "tasks.allow_quarantine=true trains on the rest"
+        )
+    if report.quarantined and key not in _told:
+        _told.add(key)
+        print(
+            f"task check: {len(report.quarantined)} of {len(report.verdicts)} checked tasks quarantined, left out "
+            f"(first, {report.quarantined[0].task_id}: {report.quarantined[0].problems[0]})",
+            file=sys.stderr,
+        )
+    return report
 
 
 def check_ready(tasks: list[Task]) -> None:
@@ -111,7 +191,7 @@ def check_ready(tasks: list[Task]) -> None:
     environment class may name a `preflight(tasks)` that reads, runs nothing, and raises
     ValueError naming what is missing; answered here as a ConfigError."""
     for domain in sorted({t.domain for t in tasks}):
-        ready = getattr(ENVS.get(domain), "preflight", None)
+        ready = getattr(env_class(domain), "preflight", None)
         if ready is None:
             continue
         try:

@@ -664,3 +664,30 @@ def test_dashboard_command_serves_until_ctrl_c(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_report_shows_what_the_task_check_quarantined(tmp_path: Path, page: Page) -> None:
+    run = synthetic_run(tmp_path, "checked", 3)
+    check = {
+        "tasks": 20,
+        "cached": 4,
+        "domains": {"python": {"quarantined": 2, "tasks": 16}, "math": {"quarantined": 0, "tasks": 4}},
+        "quarantined": [
+            {"task_id": "py/<b>x</b>", "domain": "python", "scores": {}, "problems": ["the reference earns 0.5"]},
+            {"task_id": "py/y", "domain": "python", "scores": {}, "problems": ["a", "the exploit visible_table <i>"]},
+        ],
+        "failing_domains": [],
+    }
+    (run / "task_check.json").write_text(json.dumps(check))
+    bare = synthetic_run(tmp_path, "unchecked", 3)
+    assert main(["report", str(run), "--out", str(tmp_path / "r.html")]) == 0
+    page.goto((tmp_path / "r.html").as_uri())
+    _assert_clean(page)
+    text = page.js("document.querySelector('#sec-task-check').innerText")
+    assert "20 tasks checked before training, 2 quarantined" in text
+    rows = page.js("Array.from(document.querySelectorAll('table.quarantine tr')).map(r => r.innerText)")
+    assert rows[1].split("\t") == ["py/<b>x</b>", "python", "the reference earns 0.5"]  # escaped, shown as text
+    assert rows[2].split("\t") == ["py/y", "python", "a\nthe exploit visible_table <i>"]
+    assert main(["report", str(bare), "--out", str(tmp_path / "b.html")]) == 0
+    page.goto((tmp_path / "b.html").as_uri())
+    assert "No task check recorded" in page.js("document.querySelector('#sec-task-check').innerText")

@@ -17,6 +17,7 @@ DOMAIN = "toy-length"
 
 class ReplyLengthEnv:
     components = ("toy",)
+    task_check = False  # pays by length, whatever the reply says: no probe means anything here
 
     @staticmethod
     def check_task(task: Task) -> None:
@@ -53,6 +54,7 @@ class FlakyEnv:
     first attempt (so a retry succeeds). Otherwise rewards like ReplyLengthEnv."""
 
     components = ("toy",)
+    task_check = False
     check_task = ReplyLengthEnv.check_task
 
     def __init__(self, settings: EnvSettings) -> None:
@@ -91,6 +93,7 @@ class ReplyParityEnv:
     earns a reward that varies and every episode needs a verdict from the sandbox."""
 
     components = ("toy",)
+    task_check = False
     check_task = ReplyLengthEnv.check_task
 
     def __init__(self, settings: EnvSettings) -> None:

@@ -36,6 +36,9 @@ DOMAIN = "word-count"
 @register_env(DOMAIN)
 class WordCountEnv:
     components = ("words_off",)
+    # any text is an attempt at this task (there is no reply that does nothing), so the
+    # task check's do-nothing probes mean nothing here: its tasks are not checked
+    task_check = False
 
     @staticmethod
     def check_task(task: Task) -> None:

@@ -1,0 +1,72 @@
+"""`rlvr tasks check SOURCE [--config CONFIG] [--sample N] [--json] [--allow-quarantine]
+[--strict] [--no-cache]`: the task check a training run makes before it starts (its
+reference earns full credit, doing nothing earns at most 0, generic exploits no more than
+a wrong answer; docs/tasks.md), on every task of a set, with each quarantined task and
+its reasons.
+
+Exit 0 when the set may train (no domain has more than half its tasks quarantined, or
+--allow-quarantine), 1 otherwise, or with --strict when any task is quarantined."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    tp = sub.add_parser("tasks", help="check a task set before training on it")
+    tps = tp.add_subparsers(dest="tasks_command", required=True)
+    c = tps.add_parser("check", help="score each task's reference, do-nothing replies and generic exploits")
+    c.add_argument("source", help="'bundled:NAME', a JSONL file, or another source tasks.source takes")
+    c.add_argument("--config", dest="config_file", help="YAML run config: its reward, sandbox and plugins")
+    c.add_argument("--sample", type=int, help="check only N tasks of each domain (as tasks.check=sample does)")
+    c.add_argument("--workers", type=int, default=4, help="tasks checked at once (default 4)")
+    c.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    c.add_argument("--allow-quarantine", action="store_true", help="exit 0 even when a domain would stop a run")
+    c.add_argument("--strict", action="store_true", help="exit 1 when any task is quarantined")
+    c.add_argument("--no-cache", action="store_true", help="check every task again (the cache is still written)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlvr.config import ConfigError, RunConfig, load_config, load_plugins
+
+    cfg = load_config(args.config_file, []) if args.config_file else RunConfig()
+    if args.sample is not None and args.sample < 1:
+        raise ConfigError(f"--sample: {args.sample} is not a positive number of tasks")
+    if args.workers < 1:
+        raise ConfigError(f"--workers: {args.workers} is not a positive number")
+    load_plugins(cfg)
+    from rlvr.envs.base import check_task
+    from rlvr.envs.task_check import check_task_set
+    from rlvr.tasks import load_tasks
+    from rlvr.tasks.check import VerdictCache, default_cache_dir
+    from rlvr.train.preflight import check_ready, check_sample
+
+    tasks = load_tasks(args.source, check=check_task)
+    try:
+        check_ready(tasks)
+    except ConfigError as e:
+        raise ConfigError(f"{args.source}: {e}") from None
+    picked = check_sample(tasks, args.sample) if args.sample else tasks
+    cache = VerdictCache(default_cache_dir())
+    report = check_task_set(picked, cfg, cache=cache, refresh=args.no_cache, workers=args.workers)
+    failing = report.failing_domains()
+    if args.json:
+        print(json.dumps({"source": args.source, **report.to_dict()}))
+    else:
+        n = len(report.verdicts)
+        head = f"{args.source}: {n} tasks checked" + (f" (a sample of {len(tasks)})" if n < len(tasks) else "")
+        print(f"{head}, {report.cached} from the cache, {len(report.quarantined)} quarantined")
+        for line in report.lines():
+            print(line)
+        if failing:
+            print(
+                f"a run stops on this set: more than half of the checked {', '.join(failing)} tasks are quarantined "
+                "(tasks.allow_quarantine=true trains on the rest)",
+                file=sys.stderr,
+            )
+    if args.strict and report.quarantined:
+        return 1
+    return 1 if failing and not args.allow_quarantine else 0
