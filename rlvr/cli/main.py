@@ -13,6 +13,7 @@ rlvr sandbox run|check|serve|bench ...
 rlvr traces|replay|report|dashboard|export RUN ...   read a run
 rlvr repos add SOURCE | list | show NAME        real repositories and their test environments
 rlvr tasks check SOURCE [--config CONFIG] [--sample N] [--json]   the task check before training
+rlvr domains [--config CONFIG] [--json]         every domain, its environment, task source and count
 rlvr feedback import FILE... --store DIR | query --store DIR [SQL]   people's feedback (docs/feedback.md)
 rlvr rm train CONFIG [key.path=value ...] | score MODEL FILE         reward models trained on it
 rlvr --version
@@ -54,6 +55,7 @@ COMMANDS = {
     "feedback": "rlvr.cli.feedback",
     "rm": "rlvr.cli.rm",
     "tasks": "rlvr.cli.tasks",
+    "domains": "rlvr.cli.domains",
 }
 """Each command's module (one module may serve two: report and dashboard)."""
 
