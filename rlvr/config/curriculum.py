@@ -28,6 +28,10 @@ class CurriculumConfig(_Section):
     'bandit'); a domain not named gets 1.0."""
     min_domain_share: float = Field(0.05, ge=0.0, lt=1.0)
     """The least share of draws any domain gets under 'bandit' (so none starves)."""
+    max_domain_share: float = Field(1.0, gt=0.0, le=1.0)
+    """The most share of draws one domain gets under 'bandit' or 'fixed' (so none takes
+    over; with n domains, at least 1/n): what a domain's share has above it goes to the
+    others in proportion to theirs. 1.0: no ceiling."""
     bandit_temperature: float = Field(0.1, gt=0.0)
     """domain_mix 'bandit': softmax temperature over the domains' scores (each an average,
     faded by `memory`, of its groups' mean absolute advantage, 0..1); lower is greedier."""
@@ -52,6 +56,13 @@ class CurriculumConfig(_Section):
     draws in proportion to that chance, and the prefilter skips a task whose chance is at
     most 1 - prefilter. Under partial credit a task whose replies all earn the same part
     looks learnable by its mean reward, but its groups teach nothing)."""
+    family_cap: int | None = Field(None, ge=1)
+    """learnability: at most this many draws of one family (tasks sharing `pool_by`'s
+    metadata value in a domain; a task without one is a family of its own) among a pool's
+    last `family_window` draws, so that a few families cannot take every draw; lifted for
+    a draw only when every task left is capped. null: no cap."""
+    family_window: int = Field(64, ge=1)
+    """learnability: how many of a pool's latest draws the family cap counts."""
     memory: float = Field(0.9, gt=0.0, le=1.0)
     """Weight kept by a task's older evidence at each new group (1.0 = never forget): the
     model changes, so old outcomes count less."""
@@ -82,6 +93,15 @@ class CurriculumConfig(_Section):
     def _bands(self) -> CurriculumConfig:
         if self.ladder_down >= self.ladder_up:
             raise ValueError(f"curriculum.ladder_down ({self.ladder_down}) must be below ladder_up ({self.ladder_up})")
+        if self.family_cap is not None and self.strategy != "learnability":
+            raise ValueError(f"curriculum.family_cap applies to strategy learnability, not {self.strategy!r}")
+        if self.max_domain_share < 1.0 and self.domain_mix == "pooled":
+            raise ValueError("curriculum.max_domain_share applies to domain_mix bandit or fixed, not pooled")
+        if self.max_domain_share < self.min_domain_share:
+            raise ValueError(
+                f"curriculum.max_domain_share ({self.max_domain_share}) is below min_domain_share "
+                f"({self.min_domain_share})"
+            )
         bad = {d: w for d, w in self.domain_weights.items() if w < 0}
         if bad:
             raise ValueError(f"curriculum.domain_weights must not be negative: {bad}")

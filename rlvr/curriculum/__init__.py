@@ -20,7 +20,8 @@ defaults (pooled, uniform, no prefilter) it samples what rlvr's sampler always d
 
 `metrics()` gives the step's figures, logged under `curriculum/`: the domain and
 difficulty shares of the draws, the bandit's or fixed weights, the share of informative
-groups (rewards not all equal), retired and starving tasks (not drawn in the last three
+groups (rewards not all equal), the draws' family diversity (distinct families per
+draw), retired and starving tasks (not drawn in the last three
 epochs' worth of draws), tasks skipped by the prefilter, and calibration (the success
 rate the estimates predicted for this step's groups beside the one observed, both in
 the estimates' units: mean clipped reward, the share solved, or the share of groups
@@ -38,7 +39,7 @@ from typing import Any
 from rlvr.config.curriculum import CurriculumConfig
 from rlvr.curriculum.estimates import TaskEstimates
 from rlvr.curriculum.mix import POOLED, DomainMix
-from rlvr.curriculum.pools import POOLS
+from rlvr.curriculum.pools import POOLS, family_of
 from rlvr.types import Task
 
 STRATEGIES = tuple(POOLS)
@@ -167,6 +168,8 @@ class Curriculum:
             }
         for domain, n in Counter(t.domain for t in draws).items():
             out[f"domain_share/{domain}"] = n / len(draws)
+        if draws:  # how diverse the draws were: distinct families (pool_by) per draw
+            out["family_diversity"] = len({family_of(t, self.cfg.pool_by) for t in draws}) / len(draws)
         for level, count in Counter(t.difficulty for t in draws).items():
             out[f"difficulty_share/{level}"] = count / len(draws)
         if self.cfg.domain_mix != "pooled":

@@ -9,6 +9,9 @@
   softmax(log w_d + score_d / temperature), mixed with a floor so that every domain keeps
   `min_domain_share`: domains where the model is learning get the rollouts.
 
+Under `fixed` and `bandit`, `max_domain_share` caps any one domain's share (its excess
+goes to the others in proportion to theirs), so that none takes over a mix of many.
+
 Each draw's domain is chosen by the shares with the caller's seeded generator.
 """
 
@@ -32,6 +35,24 @@ def group_signal(rewards: list[float]) -> float:
     return min(1.0, sum(abs(r - mean) for r in rewards) / len(rewards) / 0.5)
 
 
+def capped(shares: dict[str, float], ceiling: float) -> dict[str, float]:
+    """`shares` (summing to 1) with none above `ceiling` (at least 1/n): each excess is
+    given to the domains below it in proportion to their shares, until none is above."""
+    ceiling = max(ceiling, 1.0 / len(shares))
+    out = dict(shares)
+    while True:
+        over = {d for d, v in out.items() if v > ceiling + 1e-12}
+        if not over:
+            return out
+        excess = sum(out[d] - ceiling for d in over)
+        rest = {d: v for d, v in out.items() if d not in over and v < ceiling}
+        base = sum(rest.values())
+        for d in over:
+            out[d] = ceiling
+        for d, v in rest.items():
+            out[d] = v + excess * (v / base if base > 0 else 1.0 / len(rest))
+
+
 class DomainMix:
     def __init__(self, domains: list[str], cfg: CurriculumConfig) -> None:
         self.cfg, self.kind = cfg, cfg.domain_mix
@@ -51,7 +72,10 @@ class DomainMix:
             return {POOLED: 1.0}
         total = sum(self.prior.values())
         if self.kind == "fixed":
-            return {d: w / total for d, w in self.prior.items()}
+            return capped({d: w / total for d, w in self.prior.items()}, self.cfg.max_domain_share)
+        return capped(self._bandit_shares(), self.cfg.max_domain_share)
+
+    def _bandit_shares(self) -> dict[str, float]:
         logits = {
             d: (math.log(w) + self.score[d] / self.cfg.bandit_temperature) if w > 0 else -math.inf
             for d, w in self.prior.items()

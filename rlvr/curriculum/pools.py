@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from rlvr.config.curriculum import CurriculumConfig
-from rlvr.curriculum.estimates import TaskEstimates
+from rlvr.curriculum.estimates import TaskEstimates, family_key
 from rlvr.types import Task
 
 
@@ -63,20 +64,32 @@ def weighted_without_replacement(items: list[Task], weights: list[float], k: int
     """k items drawn in proportion to their weights, none twice while others remain
     (Efraimidis-Spirakis keys u^(1/w)); weight 0 only once every positive one is used.
     More than len(items) draws start another round."""
-    out: list[Task] = []
+    return [items[i] for i in _weighted_indices(weights, k, rng)]
+
+
+def _weighted_indices(weights: list[float], k: int, rng: random.Random) -> list[int]:
+    out: list[int] = []
     while len(out) < k:
         keyed = []
         for i, w in enumerate(weights):
             u = rng.random() or 1e-300
             keyed.append((math.log(u) / w if w > 0 else -math.inf, -i))  # ties: the earlier item
         keyed.sort(reverse=True)
-        out += [items[-j] for _, j in keyed[: k - len(out)]]
+        out += [-j for _, j in keyed[: k - len(out)]]
     return out
+
+
+def family_of(task: Task, pool_by: str) -> str:
+    """The family a task is drawn as (the family cap, draw diversity): its domain and
+    `metadata[pool_by]`, or its own id when it has none."""
+    return family_key(task, pool_by) or f"{task.domain}\x00{task.id}"
 
 
 class LearnabilityPool:
     def __init__(self, tasks: list[Task], key: str, cfg: CurriculumConfig, est: TaskEstimates) -> None:
         self.tasks, self.cfg, self.est = tasks, cfg, est
+        self.families = [family_of(t, cfg.pool_by) for t in tasks]
+        self.recent: deque[str] = deque(maxlen=cfg.family_window)  # the families of the latest draws
 
     def weight(self, task: Task) -> float:
         if self.est.retired(task.id):
@@ -87,7 +100,28 @@ class LearnabilityPool:
         weights = [self.weight(t) for t in self.tasks]
         if not any(w > 0 for w in weights):
             weights = [1.0] * len(weights)
-        return weighted_without_replacement(self.tasks, weights, k, rng)
+        if self.cfg.family_cap is None:
+            return weighted_without_replacement(self.tasks, weights, k, rng)
+        return self._capped_draw(weights, k, rng)
+
+    def _capped_draw(self, weights: list[float], k: int, rng: random.Random) -> list[Task]:
+        """One draw at a time, in proportion to the weights, among the tasks not drawn yet
+        in this call whose family has fewer than `family_cap` draws in the window; when no
+        such task is left, among those not drawn yet; then among all."""
+        cap, out, taken = self.cfg.family_cap, [], set()
+        for _ in range(k):
+            seen = Counter(self.recent)
+            fresh = [i for i in range(len(self.tasks)) if i not in taken]
+            allowed = [i for i in fresh if seen[self.families[i]] < (cap or 0)]
+            pick_from = allowed or fresh or list(range(len(self.tasks)))
+            w = [weights[i] for i in pick_from]
+            if not any(x > 0 for x in w):
+                w = [1.0] * len(w)
+            (i,) = [pick_from[j] for j in _weighted_indices(w, 1, rng)]
+            taken.add(i)
+            self.recent.append(self.families[i])
+            out.append(self.tasks[i])
+        return out
 
     def observe(self, task: Task, successes: int, n: int) -> None:
         pass  # the shared estimates already hold it
@@ -96,10 +130,11 @@ class LearnabilityPool:
         return {}
 
     def state_dict(self) -> dict[str, Any]:
-        return {}
+        return {"recent": list(self.recent)} if self.cfg.family_cap is not None else {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
+        self.recent.clear()
+        self.recent.extend(str(f) for f in state.get("recent", []))
 
 
 class LadderPool:

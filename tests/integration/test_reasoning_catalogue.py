@@ -129,6 +129,7 @@ def test_a_run_over_more_than_a_hundred_domains_trains_checkpoints_and_resumes_e
         f"tasks.source={source}",
         "plugins=[tests.integration.toy_env]",
         "curriculum.domain_weights={toy-length: 100}",  # the bandit starts on the domain that moves weights
+        "curriculum.max_domain_share=1.0",
         "tasks.check_sample=2",  # both tasks of each reasoning domain (one of ab's two is quarantined)
         "generation.max_new_tokens=6",
         "algo.group_size=2",

@@ -9,7 +9,7 @@ from rlvr.config import load_config
 from rlvr.config.curriculum import CurriculumConfig
 from rlvr.curriculum import Curriculum, Outcome
 from rlvr.curriculum.estimates import TaskEstimates, prior_mean
-from rlvr.curriculum.mix import DomainMix, group_signal
+from rlvr.curriculum.mix import DomainMix, capped, group_signal
 from rlvr.curriculum.pools import LadderPool, LearnabilityPool, weighted_without_replacement
 from rlvr.types import Task
 
@@ -473,6 +473,7 @@ SETTINGS = [
     {"domain_mix": "fixed", "domain_weights": {"math": 2.0}},
     {"domain_mix": "bandit", "strategy": "learnability"},
     {"domain_mix": "bandit", "strategy": "ladder", "ladder_window": 4},
+    {"domain_mix": "bandit", "strategy": "learnability", "family_cap": 1, "family_window": 3, "max_domain_share": 0.6},
 ]
 
 
@@ -529,3 +530,80 @@ def test_each_curriculum_example_builds_and_samples(name: str) -> None:
     assert len(drawn) == c.train.prompts_per_step
     cur.observe([_outcome(t.id, 0.5) for t in drawn])
     assert cur.metrics()["informative"] == 1.0
+
+
+# ---- many domains: a ceiling per domain, a cap per family ---------------------------
+
+
+def test_a_ceiling_gives_the_excess_to_the_others_in_proportion() -> None:
+    # a: 0.7 -> 0.5; its 0.2 goes to b and c as 0.2:0.1, i.e. b 0.2 + 0.1333, c 0.1 + 0.0667
+    got = capped({"a": 0.7, "b": 0.2, "c": 0.1}, 0.5)
+    assert got == pytest.approx({"a": 0.5, "b": 0.2 + 0.2 * 2 / 3, "c": 0.1 + 0.2 / 3})
+    # a ceiling of 0.3 with 3 domains is raised to 1/3; a's excess lifts b over it, and
+    # b's excess goes to c: a, b, c = 1/3 each (a: 0.7 -> 1/3; b: 0.2 + 0.2444 -> 1/3;
+    # c: 0.1 + 0.1222 + 0.1111 = 1/3)
+    got = capped({"a": 0.7, "b": 0.2, "c": 0.1}, 0.3)
+    assert got == pytest.approx({"a": 1 / 3, "b": 1 / 3, "c": 1 / 3})
+    assert capped({"a": 0.9, "b": 0.1}, 0.2) == pytest.approx({"a": 0.5, "b": 0.5})  # at least 1/n
+    assert capped({"a": 0.5, "b": 0.5}, 1.0) == {"a": 0.5, "b": 0.5}
+
+
+def test_the_bandit_keeps_every_domain_between_its_floor_and_its_ceiling() -> None:
+    domains = [f"d{i}" for i in range(100)]
+    mix = DomainMix(domains, cfg(domain_mix="bandit", min_domain_share=0.002, max_domain_share=0.05))
+    for _ in range(40):  # one domain teaches on every group, the rest never
+        mix.observe("d7", [0.0, 1.0, 0.0, 1.0])
+        for d in domains[20:40]:
+            mix.observe(d, [0.0, 0.0])
+    shares = mix.shares()
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert shares["d7"] == pytest.approx(0.05)  # without the ceiling it would take most draws
+    assert min(shares.values()) >= 0.002 - 1e-12
+    free = DomainMix(domains, cfg(domain_mix="bandit", min_domain_share=0.002))
+    for _ in range(40):
+        free.observe("d7", [0.0, 1.0, 0.0, 1.0])
+    assert free.shares()["d7"] > 0.4
+
+
+def _family_task(i: int, family: str) -> Task:
+    return Task(id=f"python/{i}", domain="python", prompt="p", tests={}, metadata={"family": family})
+
+
+def test_the_family_cap_keeps_draws_diverse_and_lifts_only_when_nothing_else_is_left() -> None:
+    # 8 tasks of family a, 2 of b, 2 of c; a's are the ones the estimates favour
+    tasks = [_family_task(i, "a") for i in range(8)] + [_family_task(8 + i, f) for i, f in enumerate("bbcc")]
+    rate = {t.id: 0.5 if t.metadata["family"] == "a" else 0.0 for t in tasks}
+
+    def families(c: Curriculum, steps: int) -> list[str]:
+        out = []
+        for _ in range(steps):
+            drawn = c.sample(3)
+            out += [t.metadata["family"] for t in drawn]
+            c.observe([_outcome(t.id, rate[t.id]) for t in drawn])
+            c.metrics()
+        return out
+
+    free = families(Curriculum(tasks, seed=3, cfg=cfg(strategy="learnability", pool_cells=False), group_size=4), 10)
+    capped_run = Curriculum(
+        tasks, seed=3, cfg=cfg(strategy="learnability", pool_cells=False, family_cap=1, family_window=2), group_size=4
+    )
+    got = families(capped_run, 10)
+    assert free.count("a") > 20  # left alone, family a takes most draws
+    for i in range(len(got) - 1):  # no family twice in a row (3 families: never lifted)
+        window = got[i : i + 2]
+        assert max(window.count(f) for f in "abc") == 1, window
+    m = Curriculum(tasks, seed=3, cfg=cfg(strategy="learnability", family_cap=1, family_window=2), group_size=4)
+    m.sample(3)
+    assert m.metrics()["family_diversity"] == 1.0
+    # a call asking for more than the cap allows: the cap is lifted for what is left
+    tight = Curriculum(tasks[:4], seed=1, cfg=cfg(strategy="learnability", family_cap=1, family_window=8), group_size=4)
+    assert len({t.id for t in tight.sample(4)}) == 4
+
+
+def test_family_cap_and_ceiling_refuse_settings_where_they_do_nothing() -> None:
+    with pytest.raises(ValueError, match="family_cap applies to strategy learnability"):
+        cfg(family_cap=2)
+    with pytest.raises(ValueError, match="max_domain_share applies to domain_mix bandit or fixed"):
+        cfg(max_domain_share=0.5)
+    with pytest.raises(ValueError, match="below min_domain_share"):
+        cfg(domain_mix="bandit", min_domain_share=0.1, max_domain_share=0.05)
