@@ -17,7 +17,14 @@ from typing import Any
 
 from rlvr.report.charts import ALERT_COLORS, DASHES, GROUPS, RUN_COLORS, SERIES_COLORS, chart_of, figures
 from rlvr.report.data import RunData
-from rlvr.report.tables import CONFIG_SUMMARY, alerts_section, evals_section, runs_section, task_check_section
+from rlvr.report.tables import (
+    CONFIG_SUMMARY,
+    alerts_section,
+    domains_section,
+    evals_section,
+    runs_section,
+    task_check_section,
+)
 from rlvr.report.trajectories import traj_id, trajectories_section, trajectory_html
 
 __all__ = [
@@ -32,6 +39,7 @@ __all__ = [
     "alerts_section",
     "chart_of",
     "content",
+    "domains_section",
     "evals_section",
     "figures",
     "page",
@@ -53,6 +61,7 @@ def sections(runs: list[RunData]) -> dict[str, str]:
         "sec-runs": runs_section(runs),
         "sec-evals": evals_section(runs),
         "sec-alerts": alerts_section(runs),
+        "sec-domains": domains_section(runs),
         "sec-task-check": task_check_section(runs),
         "sec-trajectories": trajectories_section(runs),
     }
@@ -114,6 +123,11 @@ td.delta.up{color:#15803d;font-weight:600}
 td.delta.down{color:#b91c1c;font-weight:600}
 .group .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:10px}
 .chart{background:#fff;border:1px solid #e5e7eb;border-radius:6px;min-height:300px}
+.chart.wide{grid-column:1/-1}
+.scroll{max-height:460px;overflow:auto;display:inline-block}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th[data-dir=down]::after{content:" \25BC"}
+table.sortable th[data-dir=up]::after{content:" \25B2"}
 details.traj{background:#fff;border:1px solid #e5e7eb;border-left:4px solid #9ca3af;border-radius:4px;margin:6px 0}
 details.traj.flagged{border-left-color:#d62728}
 details.traj>summary{cursor:pointer;padding:6px 10px;list-style-position:inside}
@@ -171,7 +185,7 @@ JS = """
         }
         var div = document.createElement('div');
         div.id = f.id;
-        div.className = 'chart metric-chart';
+        div.className = 'chart metric-chart' + (f.wide ? ' wide' : '');
         div.setAttribute('data-key', f.key);
         sec.querySelector('.grid').appendChild(div);
       });
@@ -192,6 +206,26 @@ JS = """
     plotAll(c.figures);
     window.rlvrReport = c;
   }
+  document.addEventListener('click', function (ev) {  // sortable tables: click a header
+    var th = ev.target.closest && ev.target.closest('table.sortable th');
+    if (!th) return;
+    var table = th.closest('table'), col = Array.prototype.indexOf.call(th.parentNode.children, th);
+    var rows = Array.prototype.slice.call(table.querySelectorAll('tr')).slice(1);
+    var down = th.getAttribute('data-dir') !== 'down';
+    table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('data-dir'); });
+    th.setAttribute('data-dir', down ? 'down' : 'up');
+    function key(r) {
+      var c = r.children[col], v = c ? c.getAttribute('data-v') : null;
+      if (v === null || v === '') return c ? c.textContent : '';
+      return parseFloat(v);
+    }
+    rows.sort(function (a, b) {
+      var x = key(a), y = key(b), numeric = typeof x === 'number' && typeof y === 'number';
+      var d = numeric ? x - y : String(x).localeCompare(String(y));
+      return down ? -d : d;
+    });
+    rows.forEach(function (r) { table.appendChild(r); });
+  });
   var data = JSON.parse(document.getElementById('report-data').textContent);
   window.rlvrReport = data;
   plotAll(data.figures);

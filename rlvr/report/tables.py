@@ -197,3 +197,72 @@ def task_check_section(runs: list[RunData]) -> str:
     if not parts:
         return "<h2>Task check</h2><p class='muted'>No task check recorded (tasks.check: off, or an older run).</p>"
     return "<h2>Task check</h2>" + "".join(parts)
+
+
+def _domains_of(run: RunData) -> list[str]:
+    from rlvr.report.charts import chart_of
+
+    return sorted({chart_of(n)[3] for n in run.series if chart_of(n)[0] == "domain/*/reward/mean"})
+
+
+def _ends(values: list[float | None]) -> tuple[float | None, float | None]:
+    """The mean of the first and of the last quarter of the logged points."""
+    got = [v for v in values if v is not None]
+    if not got:
+        return None, None
+    q = max(len(got) // 4, 1)
+    return sum(got[:q]) / q, sum(got[-q:]) / q
+
+
+def _cell(v: float | None, digits: int = 3, cls: str = "") -> str:
+    text = "-" if v is None else f"{v:.{digits}f}"
+    c = f" class='{cls}'" if cls else ""
+    return f"<td{c} data-v='{'' if v is None else repr(float(v))}'>{text}</td>"
+
+
+def domains_section(runs: list[RunData]) -> str:
+    """One row a domain of each run with several (sortable by any column): reward and pass
+    rate over its first and last quarter of steps, the change, its episodes, the share of
+    its groups that were informative, and its tasks quarantined by the task check."""
+    parts = []
+    for run in runs:
+        domains = _domains_of(run)
+        if len(domains) < 2:
+            continue
+        checked = (run.task_check or {}).get("domains") or {}
+        rows = []
+        for d in domains:
+            r0, r1 = _ends(run.series.get(f"domain/{d}/reward/mean", []))
+            p0, p1 = _ends(run.series.get(f"domain/{d}/reward/pass_rate", []))
+            episodes = sum(v or 0.0 for v in run.series.get(f"domain/{d}/episodes", []))
+            inf = [v for v in run.series.get(f"domain/{d}/informative", []) if v is not None]
+            delta = None if r0 is None or r1 is None else r1 - r0
+            cls = "delta up" if delta and delta > 0 else "delta down" if delta and delta < 0 else "delta"
+            q = checked.get(d, {}).get("quarantined") if isinstance(checked.get(d), dict) else None
+            rows.append(
+                f"<tr><td>{escape(d)}</td>{_cell(r0)}{_cell(r1)}{_cell(delta, 3, cls)}{_cell(p0)}{_cell(p1)}"
+                f"{_cell(episodes, 0)}{_cell(sum(inf) / len(inf) if inf else None)}{_cell(q, 0)}</tr>"
+            )
+        head = "".join(
+            f"<th>{h}</th>"
+            for h in (
+                "domain",
+                "reward, first",
+                "reward, last",
+                "change",
+                "pass rate, first",
+                "pass rate, last",
+                "episodes",
+                "informative",
+                "quarantined",
+            )
+        )
+        name = f"<h3>{escape(run.name)}</h3>" if len(runs) > 1 else ""
+        table = f"<table class='grid sortable domains'><tr>{head}</tr>{''.join(rows)}</table>"
+        parts.append(f"{name}<div class='scroll'>{table}</div>")
+    if not parts:
+        return ""
+    return (
+        "<h2>Domains</h2><p class='muted'>First and last: the means over the first and the last quarter of the "
+        "steps that logged the domain. Click a column to sort.</p>" + "".join(parts)
+    )

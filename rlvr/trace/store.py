@@ -78,7 +78,9 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
     `hack/overfit_judged`, how many such episodes, and `hack/overfit_candidates`, how many
     passed every visible test and failed a held-out one), sandbox run statuses
     (`sandbox/status/<S>`) and lengths (`rollout/...`); with several domains in the batch, reward, pass rate,
-    hack rate and components per domain too (`domain/<name>/reward/mean`, ...).
+    hack rate and components per domain too (`domain/<name>/reward/mean`, ...), with the
+    domain's trained episodes (`domain/<name>/episodes`) and the share of its groups whose
+    rewards were not all equal (`domain/<name>/informative`).
 
     `dropped` are the step's trajectories that were not trained on: they count in the
     sandbox statuses, in `rollout/duplicate_frac` (the share of episodes whose replies are
@@ -115,10 +117,15 @@ def summarize_step(trajs: list[Trajectory], dropped: Sequence[Trajectory] = ()) 
     domains = sorted({t.domain for t in trajs})
     if len(domains) > 1:
         for d in domains:
-            sub = _summary([t for t in trajs if t.domain == d])
+            mine = [t for t in trajs if t.domain == d]
+            sub = _summary(mine)
             for k, v in sub.items():
                 if k.startswith("reward/") or k == "hack/rate":
                     out[f"domain/{d}/{k}"] = v
+            out[f"domain/{d}/episodes"] = float(len(mine))
+            groups = {g for g in by_group if any(t.group_id == g for t in mine)}
+            if groups:
+                out[f"domain/{d}/informative"] = sum(len(by_group[g]) > 1 for g in groups) / len(groups)
     return out
 
 

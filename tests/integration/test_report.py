@@ -691,3 +691,73 @@ def test_report_shows_what_the_task_check_quarantined(tmp_path: Path, page: Page
     assert main(["report", str(bare), "--out", str(tmp_path / "b.html")]) == 0
     page.goto((tmp_path / "b.html").as_uri())
     assert "No task check recorded" in page.js("document.querySelector('#sec-task-check').innerText")
+
+
+def _many_domains_run(root: Path, n_domains: int, steps: int) -> Path:
+    """A run over `n_domains` domains (names with '/', as reasoning-gym's are): domain d's
+    reward climbs by d/1000 a step, so the last domains moved most."""
+    run = root / "many"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text(yaml.safe_dump({"name": "many"}))
+    store = TraceStore(str(run / "traces"))
+    rng = random.Random(0)
+    names = [f"reasoning/d{d:02d}" for d in range(n_domains)]
+    for step in range(1, steps + 1):
+        metrics: dict[str, float] = {"reward/mean": 0.1 * step}
+        for d, name in enumerate(names):
+            metrics[f"domain/{name}/reward/mean"] = 0.001 * d * step
+            metrics[f"domain/{name}/reward/pass_rate"] = 0.5
+            metrics[f"domain/{name}/reward/completion"] = 0.5
+            metrics[f"domain/{name}/episodes"] = 2.0
+            metrics[f"domain/{name}/informative"] = 0.5 if d % 2 else 0.0
+            metrics[f"curriculum/domain_share/{name}"] = 1 / n_domains
+        trajs = [_trajectory(rng, step, i, []) for i in range(2)]
+        store.write_step(step, [(t, True) for t in trajs], metrics)
+    check = {"tasks": 60, "domains": {names[3]: {"quarantined": 2, "tasks": 2}}, "quarantined": []}
+    (run / "task_check.json").write_text(json.dumps(check))
+    return run
+
+
+def test_a_hundred_domains_are_heatmaps_a_sortable_table_and_the_movers(tmp_path: Path, page: Page) -> None:
+    from rlvr.report.charts import chart_of
+
+    assert chart_of("domain/reasoning/gcd/reward/mean") == (
+        "domain/*/reward/mean",
+        "domain",
+        "reward/mean per domain",
+        "reasoning/gcd",
+    )
+    assert chart_of("domain/reasoning/gcd/episodes")[::3] == ("domain/*/episodes", "reasoning/gcd")
+    assert chart_of("curriculum/domain_share/reasoning/gcd")[::3] == ("curriculum/domain_share", "reasoning/gcd")
+    run = _many_domains_run(tmp_path, 100, 8)
+    assert main(["report", str(run), "--out", str(tmp_path / "r.html")]) == 0
+    page.goto((tmp_path / "r.html").as_uri())
+    _assert_clean(page)
+    charts = page.charts()
+    heat = [
+        c
+        for c in charts
+        if c["key"]
+        in ("domain/*/reward/mean", "domain/*/reward/pass_rate", "domain/*/informative", "curriculum/domain_share")
+    ]
+    assert len(heat) == 4 and all(len(c["traces"]) == 1 for c in heat)
+    assert page.js("document.querySelectorAll('.chart.wide').length") == 4
+    rows = page.js(f"document.getElementById('{heat[0]['id']}').data[0].y.length")
+    assert rows == 100 and page.js(f"document.getElementById('{heat[0]['id']}').data[0].type") == "heatmap"
+    # no chart overlays 100 lines; components, episodes and weights per domain are in the table only
+    assert max(len(c["traces"]) for c in charts) < 10
+    assert not [c for c in charts if c["key"] in ("domain/*/reward/completion", "domain/*/episodes")]
+    movers = [c["key"] for c in charts if c["key"].startswith("domain/moved/")]
+    assert movers == [f"domain/moved/many/reasoning/d{d:02d}" for d in (99, 98, 97, 96, 95, 94)]
+    table = "#sec-domains table.sortable"
+    first = f"Array.from(document.querySelectorAll('{table} tr')).slice(1, 3).map(r => r.children[0].innerText)"
+    assert page.js(first) == ["reasoning/d00", "reasoning/d01"]  # sorted by name at first
+    page.js(f"document.querySelectorAll('{table} th')[3].click()")  # change: largest first
+    assert page.js(first) == ["reasoning/d99", "reasoning/d98"]
+    page.js(f"document.querySelectorAll('{table} th')[3].click()")  # again: smallest first
+    assert page.js(first) == ["reasoning/d00", "reasoning/d01"]
+    quarantined = page.js(f"Array.from(document.querySelectorAll('{table} tr'))"
+                          ".find(r => r.children[0].innerText === 'reasoning/d03').children[8].innerText")  # fmt: skip
+    assert quarantined == "2"
+    episodes = page.js(f"document.querySelectorAll('{table} tr')[1].children[6].innerText")
+    assert episodes == "16"  # 2 a step over 8 steps
