@@ -3,7 +3,9 @@ scores a reply: the task's reference, replies that do nothing, and generic explo
 checker. A task passes when
 
 - its reference (where it has one, as `reference_reply` writes it) earns full completion;
-- every do-nothing reply (empty, prose, a stub, an empty block) earns at most 0;
+- an empty or prose reply earns at most 0, and every do-nothing reply in the domain's form
+  (a stub, an empty block, `{}` in answer tags) no more than a committed wrong answer
+  (a format term may pay both the same; neither may beat it);
 - every exploit earns no more than the task's committed wrong answer (or 0 when the
   domain has no wrong answer to write).
 
@@ -37,9 +39,9 @@ from pathlib import Path
 from rlvr.config import RunConfig
 from rlvr.envs.base import env_class, env_name, reference_reply
 from rlvr.tasks.check import CheckReport, TaskVerdict, VerdictCache, check_tasks
-from rlvr.types import RewardBreakdown, Task
+from rlvr.types import RewardBreakdown, RunStatus, Task
 
-PROBES_VERSION = "2"
+PROBES_VERSION = "3"
 """Changes whenever a probe is added or changed: part of the cache salt."""
 
 Score = Callable[[Task, str], "RewardBreakdown | None"]
@@ -231,14 +233,18 @@ def probe_replies(task: Task) -> Probes:
 
 
 FULL = 1.0 - 1e-9
+UNFORMATTED = ("empty", "prose")
+"""Do-nothing replies held to 0 whatever the reward; the others (an empty object in answer
+tags, a stub program, ...) follow the domain's form, which a run may pay for
+(`reward.terms: format`), and are held to what a committed wrong answer earns."""
 
 
 def probe_task(task: Task, score: Score, own_tests: Score | None = None) -> TaskVerdict:
     """Score each probe reply with `score` (the run's scoring of one reply) and name each
     failure: the reference short of full completion on the task's own tests (scored by
     `own_tests`, default `score`: tests drawn from the reference would pass it whatever
-    it does), a do-nothing reply above 0, an exploit above the committed wrong answer (at
-    least 0)."""
+    it does), an empty or prose reply above 0, a do-nothing reply in the domain's form or
+    an exploit above the committed wrong answer (at least 0)."""
     p = probe_replies(task)
     scores: dict[str, float] = {}
     problems: list[str] = []
@@ -254,11 +260,13 @@ def probe_task(task: Task, score: Score, own_tests: Score | None = None) -> Task
         scores["reference"] = round(completion, 6)
         if completion < FULL:
             problems.append(f"the reference earns completion {completion:.3f}, not full credit (1)")
+    bar = max(0.0, total("wrong", p.wrong)) if p.wrong is not None else 0.0
     for name, reply in p.noop.items():
         got = total(f"noop:{name}", reply)
-        if got > 0:
+        if name in UNFORMATTED and got > 1e-9:
             problems.append(f"a reply doing nothing ({name}) earns {got:.3f} (at most 0 allowed)")
-    bar = max(0.0, total("wrong", p.wrong)) if p.wrong is not None else 0.0
+        elif name not in UNFORMATTED and got > bar + 1e-9:
+            problems.append(f"a reply doing nothing ({name}) earns {got:.3f}, more than a wrong answer ({bar:.3f})")
     for name, reply in p.exploit.items():
         got = total(f"exploit:{name}", reply)
         if got > bar + 1e-9:
@@ -308,7 +316,14 @@ def check_task_set(
         return score_completion(task, reply, fixed).reward
 
     def own_tests(task: Task, reply: str) -> RewardBreakdown | None:
-        return score_completion(task, reply, undrawn).reward
+        # a reference that ran out of time on a busy machine is run again (twice at most)
+        # before it counts against the task: a quarantine should name the task, not the load
+        for _ in range(3):
+            traj = score_completion(task, reply, undrawn)
+            timed_out = traj.execution is not None and traj.execution.status is RunStatus.TIMEOUT
+            if not timed_out:
+                break
+        return traj.reward
 
     tasks = [t for t in tasks if getattr(env_class(t.domain), "task_check", True)]
     return check_tasks(

@@ -19,6 +19,9 @@ GOOD_TASK = {
     "prompt": "Write f.",
     "tests": {"format": "assert", "tests": ["assert f(1) == 2"]},
     "entry_point": "f",
+    # with a reference, drawn tests stop a table of the one visible case from passing:
+    # without one, the task check before training quarantines every such task
+    "reference": "def f(x):\n    return x + 1\n",
 }
 BASE = [
     "model.name_or_path=tiny-random",

@@ -175,6 +175,13 @@ def test_probe_task_names_each_failure() -> None:
     # an exploit is held to the wrong answer's reward when that is above 0; a do-nothing reply to 0
     lenient = probe_task(task, _scripted({"wrong": 0.3, "exploit:spray_tags": 0.3, "exploit:spray_one": 0.31}))
     assert lenient.problems == ("the exploit spray_one earns 0.310, more than a wrong answer (0.300)",)
+    # a format term pays a well-formed non-answer what it pays a wrong answer: allowed; more is not;
+    # an empty or prose reply is held to 0 whatever the wrong answer earns
+    formatted = {"wrong": 0.25, "noop:non_answer": 0.25, "noop:empty_box": 0.3, "noop:empty": 0.1}
+    assert probe_task(task, _scripted(formatted)).problems == (
+        "a reply doing nothing (empty) earns 0.100 (at most 0 allowed)",
+        "a reply doing nothing (empty_box) earns 0.300, more than a wrong answer (0.250)",
+    )
 
 
 def test_own_tests_scorer_judges_the_reference() -> None:
