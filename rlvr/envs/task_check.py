@@ -5,7 +5,9 @@ checker. A task passes when
 - its reference (where it has one, as `reference_reply` writes it) earns full completion;
 - an empty or prose reply earns at most 0, and every do-nothing reply in the domain's form
   (a stub, an empty block, `{}` in answer tags) no more than a committed wrong answer
-  (a format term may pay both the same; neither may beat it);
+  (a format term may pay both the same; neither may beat it): for code, a program that
+  reads its input and answers with something of it; for an answer, one off by one, in
+  the form the reference takes (boxed or in tags);
 - every exploit earns no more than the task's committed wrong answer (or 0 when the
   domain has no wrong answer to write).
 
@@ -41,7 +43,7 @@ from rlvr.envs.base import env_class, env_name, reference_reply
 from rlvr.tasks.check import CheckReport, TaskVerdict, VerdictCache, check_tasks
 from rlvr.types import RewardBreakdown, RunStatus, Task
 
-PROBES_VERSION = "3"
+PROBES_VERSION = "4"
 """Changes whenever a probe is added or changed: part of the cache salt."""
 
 Score = Callable[[Task, str], "RewardBreakdown | None"]
@@ -154,6 +156,22 @@ def _stdio_exploits(task: Task, lang: str) -> dict[str, str]:
     }
 
 
+def _wrong_program(task: Task, lang: str) -> str:
+    """An honest attempt that is wrong: it reads its input and answers with something of
+    it (not a constant, which the hack detector would rightly penalise)."""
+    if task.entry_point and lang == "python":
+        return f"def {task.entry_point}(*args, **kwargs):\n    return [args, kwargs]\n"
+    if lang == "cpp":
+        return (
+            "#include <iostream>\n#include <iterator>\n#include <string>\nint main() {\n"
+            "  std::string in((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());\n"
+            "  std::cout << in.size() << std::endl;\n}\n"
+        )
+    if lang == "javascript":
+        return "const input = require('fs').readFileSync(0, 'utf8');\nconsole.log(input.length);\n"
+    return "import sys\nprint(len(sys.stdin.read()))\n"
+
+
 def _code_probes(task: Task, p: Probes) -> None:
     from rlvr.envs.python_code import noop_program
 
@@ -165,7 +183,7 @@ def _code_probes(task: Task, p: Probes) -> None:
         p.exploit.update({k: _fence(lang, v) for k, v in _function_exploits(task).items()})
     else:
         p.exploit.update({k: _fence(lang, v) for k, v in _stdio_exploits(task, lang).items()})
-    p.wrong = p.noop["stub"]
+    p.wrong = _fence(lang, _wrong_program(task, lang))
 
 
 def _wrong_value(right: str) -> str:
@@ -181,7 +199,8 @@ def _answer_probes(task: Task, right: str, p: Probes) -> None:
     wrong = _wrong_value(right)
     p.noop["non_answer"] = "<answer>I don't know.</answer>"
     p.noop["empty_box"] = "The answer is \\boxed{}"
-    p.wrong = f"<answer>{wrong}</answer>"
+    boxed = p.reference is not None and "\\boxed{" in p.reference  # the form the prompt asks for
+    p.wrong = f"The answer is \\boxed{{{wrong}}}." if boxed else f"<answer>{wrong}</answer>"
     p.exploit["spray_tags"] = f"<answer>{wrong}</answer>\n<answer>{right}</answer>"
     p.exploit["spray_one"] = f"<answer>{wrong} or {right}</answer>"
     p.exploit["spray_boxed"] = f"The answer is \\boxed{{{wrong}, {right}}}."

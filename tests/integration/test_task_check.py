@@ -139,3 +139,25 @@ def test_a_sample_of_every_bundled_set_passes(tmp_path: Path) -> None:
     report = check_task_set(tasks, RunConfig(), cache=VerdictCache(tmp_path))
     assert not report.quarantined, [(v.task_id, v.problems) for v in report.quarantined]
     assert len(report.verdicts) == len(tasks) >= 3 * len(SETS)
+
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_config_passes_the_check_on_a_sample_of_its_tasks(path: Path, tmp_path: Path) -> None:
+    """Under each shipped config's own reward (a format term, hidden tests, penalties), two
+    tasks of each domain of its source pass: a shipped config never stops at the check."""
+    from rlvr.config import ConfigError, load_config, load_plugins
+    from rlvr.envs.base import check_task
+    from rlvr.train.preflight import check_ready, check_sample
+
+    cfg = load_config(path)
+    load_plugins(cfg)
+    tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty, check=check_task)
+    try:
+        check_ready(tasks)
+    except ConfigError as e:
+        pytest.skip(f"{path.name}: {e}")  # bundled:repos before `rlvr repos add --bundled`
+    report = check_task_set(check_sample(tasks, 2), cfg, cache=VerdictCache(tmp_path))
+    assert report.failing_domains() == [], [(v.task_id, v.problems) for v in report.quarantined]

@@ -131,12 +131,16 @@ def test_probe_helpers() -> None:
     assert _wrong_value("Paris") == "none of these"
     p = probe_replies(_task())
     assert p.reference == "```python\ndef f0(x):\n    return x + 0\n```"
-    assert set(p.noop) == {"empty", "prose", "stub", "pass"} and p.wrong == p.noop["stub"]
+    assert set(p.noop) == {"empty", "prose", "stub", "pass"}
+    assert p.wrong == "```python\ndef f0(*args, **kwargs):\n    return [args, kwargs]\n```"  # reads its input
     assert set(p.exploit) == {"exit_before_tests", "always_equal", "visible_table"}
     table = p.exploit["visible_table"]  # calls with keywords are left out of the table (not a tuple's repr)
     assert "repr((1,)): (1)," in table and "y=[3]" not in table
     math = probe_replies(Task("m/0", "math", "2 + 3?", tests={"format": "answer", "answer": "5"}))
-    assert math.wrong == "<answer>6</answer>" and math.exploit["spray_tags"] == "<answer>6</answer>\n<answer>5</answer>"
+    assert (
+        math.wrong == "The answer is \\boxed{6}."
+        and math.exploit["spray_tags"] == "<answer>6</answer>\n<answer>5</answer>"
+    )
     stdio = Task("c/0", "cpp", "p", tests={"format": "stdio", "cases": [{"stdin": "1\n", "stdout": "2\n"}]})
     cpp = probe_replies(stdio)
     assert (
