@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -167,6 +168,23 @@ def _boundary(digits: int, r: int, kind: int) -> int:
     return 10 ** (digits - 1) + r % (9 * 10 ** (digits - 1))
 
 
+@functools.cache
+def without_local_constants() -> None:
+    """hypothesis mixes into its draws literals it reads from the source of every "local"
+    module loaded in the process (rlvr's own, an editable install, a user's plugins), and
+    caches them under `.hypothesis/constants` in the current directory. The drawn tests
+    would then depend on which modules a process happens to have loaded, and a run would
+    leave files where it was started: the pool of local constants is kept empty
+    (hypothesis's own global constants still apply). This holds for the whole process,
+    once the first draw is made."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+
+
 def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[Any, ...]]:
     """Up to POOL * `n` new argument tuples for the task, the same for the same (seed, step, task)."""
     return [args for args, _ in draw_candidates(task, seed=seed, step=step, n=n)]
@@ -180,6 +198,7 @@ def draw_candidates(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT)
     from hypothesis import seed as fix_seed
     from hypothesis import strategies as st
 
+    without_local_constants()
     visible, held = example_calls(task)
     if not visible:
         raise NotDrawable("no visible calls")

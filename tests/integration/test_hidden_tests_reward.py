@@ -8,6 +8,11 @@ them, and every reference program passes its own."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 from rlvr.config import RunConfig, load_config
 from rlvr.envs.scoring import score_completion
 from rlvr.rewards.hidden_tests import hidden_tests, with_hidden_tests
@@ -207,3 +212,25 @@ def test_no_repair_tasks_unrepaired_program_passes_its_drawn_tests() -> None:
         if tests and result.passed == result.total:
             passing.append(task.id)
     assert passing == []
+
+
+def test_draws_do_not_depend_on_the_modules_a_process_loaded_and_leave_no_files(tmp_path: Path) -> None:
+    """hypothesis would mix literals from every local module loaded into its draws, and
+    cache them under ./.hypothesis: the same draws with a module of odd literals loaded
+    or not, and nothing written where the process runs."""
+    (tmp_path / "odd_literals.py").write_text("A = [987654321, -55555, 'zqzqzq', 31337]\n")
+    code = (
+        "import json, sys\nsys.path.insert(0, '.')\n"
+        "if sys.argv[1] == 'load':\n    import odd_literals\n"
+        "from rlvr.rewards.hidden_tests import draw_inputs\nfrom rlvr.tasks.loader import load_tasks\n"
+        "tasks = [t for t in load_tasks('bundled:python_functions') if t.id in ('py/add_2', 'py/second_largest')]\n"
+        "print(json.dumps([repr(draw_inputs(t, seed=3, step=s)) for t in tasks for s in range(6)]))\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, mode], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True
+        ).stdout
+        for mode in ("plain", "load")
+    ]
+    assert runs[0] == runs[1] and len(json.loads(runs[0])) == 12
+    assert not (tmp_path / ".hypothesis").exists()
