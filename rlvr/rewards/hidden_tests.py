@@ -193,7 +193,13 @@ def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> 
 def draw_candidates(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[tuple[Any, ...], int]]:
     """Up to POOL * `n` new argument tuples, each with where it came from: the index of the
     example (visible calls, then the task's held-out ones) it is an edit of, or -1 for a
-    fresh draw. The same for the same (seed, step, task)."""
+    fresh draw. The same for the same (seed, step, task). One draw at a time in a process:
+    hypothesis calls `ast.parse` itself (rlvr.tasks.pyparse)."""
+    with pyparse.exclusive():
+        return _draw_candidates(task, seed=seed, step=step, n=n)
+
+
+def _draw_candidates(task: Task, *, seed: int, step: int, n: int) -> list[tuple[tuple[Any, ...], int]]:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fix_seed
     from hypothesis import strategies as st

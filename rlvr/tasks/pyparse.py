@@ -4,8 +4,9 @@ CPython 3.11 converts a parsed tree to `ast` objects with a recursion counter ke
 interpreter-wide state; two threads converting at once can corrupt it and fail with
 `SystemError: AST constructor recursion depth mismatch` (CPython gh-106905, seen here
 when the rollout runner scored two groups in threads). rlvr scores, checks and generates
-in threads, so no module calls `ast.parse` directly (a test checks that); parsing is a
-small share of scoring, so the lock costs little.
+in threads, so no module calls `ast.parse` directly (a test checks that), and a library
+that parses on its own (hypothesis, drawing hidden tests) runs under `exclusive()`;
+parsing and drawing are a small share of scoring, so the lock costs little.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ import ast
 import threading
 from typing import Any
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: a block held under `exclusive` may parse too
+
+
+def exclusive() -> threading.RLock:
+    """The lock itself, for a block that runs code parsing Python without this module:
+    hypothesis parses lambdas and reprs with `ast.parse` while it draws (rlvr's hidden
+    tests), which raced a parse here in a clean-clone CI run once the task check drew
+    tests in four threads."""
+    return _LOCK
 
 
 def parse(source: str, mode: str = "exec") -> Any:
