@@ -46,6 +46,8 @@ def domain_rows(config_file: str | None = None) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rlvr.tasks.reasoning_catalogue import DEFAULT_SIZE
+
     rows = domain_rows(args.config_file)
     if args.json:
         for r in rows:
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     source_width = max(len(r["source"] or "-") for r in rows)
     for r in rows:
         tasks = (
-            f"drawn ({_default_size()} a dataset by default)"
+            f"drawn ({DEFAULT_SIZE} a dataset by default)"
             if r["tasks"] is None
             else (f"{r['tasks']} tasks" if r["source"] else "no tasks shipped")
         )
@@ -64,9 +66,3 @@ def run(args: argparse.Namespace) -> int:
     n_domains = len({r["domain"] for r in rows})
     print(f"{n_domains} domains in {len({r['env'] for r in rows})} environments")
     return 0
-
-
-def _default_size() -> int:
-    from rlvr.tasks.reasoning_catalogue import DEFAULT_SIZE
-
-    return DEFAULT_SIZE

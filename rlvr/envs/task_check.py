@@ -308,14 +308,16 @@ def scoring_code_digest() -> str:
 def check_salt(cfg: RunConfig) -> str:
     """What besides a task can change its verdict: the probe set, the code that scores
     (`scoring_code_digest`), the reward settings, the sandbox's limits and the generation
-    budget (the seed does not: the check always draws hidden tests as seed 0, step 0)."""
+    budget where a `length` term pays by it (the seed does not: the check always draws
+    hidden tests as seed 0, step 0)."""
     parts = {
         "probes": PROBES_VERSION,
         "code": scoring_code_digest(),
         "reward": cfg.reward.model_dump(mode="json"),
         "sandbox": cfg.sandbox.model_dump(mode="json", include={"timeout_s", "memory_mb", "test_isolation", "cpus"}),
-        "max_new_tokens": cfg.generation.max_new_tokens,
     }
+    if any(t.name == "length" for t in cfg.reward.terms):
+        parts["max_new_tokens"] = cfg.generation.max_new_tokens
     return json.dumps(parts, sort_keys=True)
 
 

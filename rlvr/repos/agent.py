@@ -37,6 +37,7 @@ from rlvr.envs.base import EnvSettings, StepResult, register_env
 from rlvr.envs.toolcalls import parse_tool_calls
 from rlvr.repos import tools
 from rlvr.repos.mine import RepoTask
+from rlvr.repos.reference import reference_episode
 from rlvr.repos.reward import score, unfixed_files
 from rlvr.repos.source import RepoError
 from rlvr.repos.store import Repo, show
@@ -249,6 +250,15 @@ class RepoAgentEnv:
             Budget.from_task(t.get("budget"))
         except ValueError as e:
             raise ValueError(f"task {task.id}: field 'tests.budget': {e}") from None
+
+    @staticmethod
+    def reference_turns(task: Task) -> list[str] | None:
+        """The reference fix as an episode, one tool call a reply (rlvr.repos.reference):
+        read and edit each changed region, run the tests, submit. The supervised stage
+        renders it with the environment's answers between the calls; there is no
+        one-reply reference, so the task check has none to score."""
+        calls = reference_episode(task.tests)
+        return [json.dumps(c) for c in calls] if calls else None
 
     @staticmethod
     def preflight(tasks: list[Task]) -> None:

@@ -227,24 +227,30 @@ def task_examples(
     Multi-turn (`max_turns` > 1), the reference is rendered as the whole episode the
     policy would have. An environment may split it into turns (`reference_turns(task)`:
     trading looks at the account and quotes first, then orders, so the order sizes
-    follow from what the policy has seen); after each, the environment's answer (a
+    follow from what the policy has seen; the repository agent, which has no one-reply
+    reference, reads and edits each changed region, runs the tests and submits, one tool
+    call a reply: rlvr.repos.reference); after each, the environment's answer (a
     tool's results, a shell's output) follows; an episode the reference leaves open is
     ended by the environment's `closing_reply` (`{"tool": "done"}`, a reply without
     commands), so the policy learns to stop as well as what to do. The environment's
-    turns are context, never trained."""
+    turns are context, never trained. An environment's tool schemas (`tools`) go with
+    its examples, rendered as a rollout renders them."""
     examples = []
     for task in tasks:
-        reply = reference_reply(task)
-        if not reply:
-            out.leave_out(f"tasks without a reference ({task.domain})")
-            continue
         cls = env_class(task.domain)
-        turns = [reply]
-        closing = None
-        if max_turns > 1:
-            split = getattr(cls, "reference_turns", None)
-            turns = (split(task) if callable(split) else None) or [reply]
-            closing = getattr(cls, "closing_reply", None)
+        split = getattr(cls, "reference_turns", None)
+        reply = reference_reply(task)
+        turns = (split(task) if callable(split) and max_turns > 1 else None) or ([reply] if reply else [])
+        if not turns:
+            episodic = callable(split) and max_turns == 1 and not task.reference
+            out.leave_out(
+                f"references played over turns, with rollout.max_turns 1 ({task.domain})"
+                if episodic
+                else f"tasks without a reference ({task.domain})"
+            )
+            continue
+        reply = turns[0]
+        closing = getattr(cls, "closing_reply", None) if max_turns > 1 else None
         if check or closing or len(turns) > 1:
             messages, total = _episode(task, turns, settings, closing, max_turns)
             if check and total < 1.0 - 1e-9:
@@ -252,7 +258,7 @@ def task_examples(
                 continue
         else:
             messages = [*opening_messages(task, settings), {"role": "assistant", "content": reply}]
-        examples.append(Example(task.id, messages, None, task.id, task.domain))
+        examples.append(Example(task.id, messages, getattr(cls, "tools", None), task.id, task.domain))
     return examples
 
 

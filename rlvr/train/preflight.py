@@ -154,7 +154,8 @@ def checked_tasks(cfg: RunConfig, tasks: list[Task]) -> CheckReport | None:
     """tasks.check: the verdicts on the run's tasks (all, or a sample of each domain),
     from the cache or the probes (rlvr.envs.task_check); ConfigError naming the first reason
     when a domain has more than half its checked tasks quarantined and
-    tasks.allow_quarantine is off. Once per task set and config in a process."""
+    tasks.allow_quarantine is off (a sampled domain is checked whole first). Once per task
+    set and config in a process."""
     tc = cfg.tasks
     if tc.check == "off" or not tasks:
         return None
@@ -163,8 +164,12 @@ def checked_tasks(cfg: RunConfig, tasks: list[Task]) -> CheckReport | None:
     key = (salt, tc.check, tc.check_sample, tuple(t.id for t in tasks))
     if key not in _checked:
         _checked.clear()
+        cache = VerdictCache(default_cache_dir())
         with _rng_untouched():  # a run seeded before it starts draws the same, checked or cached
-            _checked[key] = check_task_set(picked, cfg, cache=VerdictCache(default_cache_dir()))
+            report = check_task_set(picked, cfg, cache=cache)
+            if tc.check == "sample":
+                report = confirmed(report, tasks, cfg, cache)
+        _checked[key] = report
     report = _checked[key]
     failing = report.failing_domains()
     if failing and not tc.allow_quarantine:
@@ -184,6 +189,27 @@ def checked_tasks(cfg: RunConfig, tasks: list[Task]) -> CheckReport | None:
             file=sys.stderr,
         )
     return report
+
+
+def confirmed(
+    report: CheckReport,
+    tasks: list[Task],
+    cfg: RunConfig,
+    cache: VerdictCache,
+    *,
+    refresh: bool = False,
+    workers: int = 4,
+) -> CheckReport:
+    """A sampled report with each failing domain checked whole: a few unlucky draws from
+    a large domain must not stop a run that the rest of the domain would carry."""
+    sampled = report.by_domain()
+    widen = [d for d in report.failing_domains() if sampled[d][1] < sum(t.domain == d for t in tasks)]
+    if not widen:
+        return report
+    done = {v.task_id for v in report.verdicts}
+    rest = [t for t in tasks if t.domain in widen and t.id not in done]
+    more = check_task_set(rest, cfg, cache=cache, refresh=refresh, workers=workers)
+    return CheckReport(report.verdicts + more.verdicts, cached=report.cached + more.cached)
 
 
 def check_ready(tasks: list[Task]) -> None:

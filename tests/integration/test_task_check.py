@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rlvr.config import RunConfig
+from rlvr.config import ConfigError, RunConfig
 from rlvr.envs.task_check import check_task_set
 from rlvr.tasks.check import VerdictCache
 from rlvr.tasks.loader import BUNDLED_DIR, load_tasks
@@ -127,6 +127,32 @@ def test_check_run_leaves_quarantined_tasks_out_of_both_splits(tmp_path: Path, m
         RunConfig.model_validate({**base, "tasks": {**base["tasks"], "check": "off"}}), check_model_name=False
     )
     assert off.task_check is None and "bad/wrong_reference" in {t.id for t in off.train_tasks + off.eval_tasks}
+
+
+def test_a_failing_sample_is_confirmed_on_the_whole_domain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tasks.check_sample=1 draws the one broken task of six: the domain is checked whole
+    before it may stop the run, and the run goes on without that task; a domain broken
+    for real still stops it, on every task's verdict."""
+    import hashlib
+
+    from rlvr.train import preflight
+
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
+    rank = lambda tid: hashlib.sha256(tid.encode()).hexdigest()  # noqa: E731  (check_sample's order)
+    good = [i for i in range(40) if rank(f"ok/{i}") > rank("bad/wrong_reference")][:5]
+    rows = [GOOD.replace("ok/add_2", f"ok/{i}") for i in good] + [WRONG_REFERENCE]
+    base = {"tasks": {"source": str(_write(tmp_path / "t.jsonl", *rows)), "check_sample": 1}}
+    cfg = RunConfig.model_validate({**base, "eval": {"before_training": False, "after_training": False}})
+    assert [t.id for t in preflight.check_sample(load_tasks(cfg.tasks.source), 1)] == ["bad/wrong_reference"]
+    inputs = check_run(cfg, check_model_name=False)
+    assert inputs.task_check is not None and inputs.task_check.by_domain() == {"python": (1, 6)}
+    assert {t.id for t in inputs.train_tasks} == {f"ok/{i}" for i in good}
+    low = min(rank(f"ok/{i}") for i in good[:2])
+    bad = [WRONG_REFERENCE.replace("bad/", f"bad{i}/") for i in range(60) if rank(f"bad{i}/wrong_reference") < low][:4]
+    cfg = RunConfig.model_validate({**base, "tasks": {**base["tasks"], "source": str(_write(tmp_path / "b.jsonl",
+                                   *rows[:2], *bad))}})  # fmt: skip
+    with pytest.raises(ConfigError, match=r"^tasks: 4 of 6 checked python tasks"):
+        check_run(cfg, check_model_name=False)
 
 
 SETS = sorted(p.stem for p in BUNDLED_DIR.glob("*.jsonl") if p.stem != "repos")  # repos: built by a fixture elsewhere

@@ -98,6 +98,20 @@ def test_a_domain_stops_a_run_only_past_half_its_tasks() -> None:
     assert lines[2] == "  quarantined a/0: reason" and lines[-1].startswith("  ... and 1 more quarantined")
 
 
+def test_salt_follows_the_generation_budget_only_where_a_length_term_pays_by_it() -> None:
+    from rlvr.config import RunConfig
+    from rlvr.envs.task_check import check_salt
+
+    def salt(tokens: int, *terms: str) -> str:
+        reward = {"terms": [{"name": t} for t in terms]} if terms else {}
+        return check_salt(RunConfig.model_validate({"generation": {"max_new_tokens": tokens}, "reward": reward}))
+
+    assert salt(96) == salt(512)  # the default terms: completion only
+    assert salt(96, "completion", "length") != salt(512, "completion", "length")
+    assert salt(96) != salt(96, "completion", "length")
+    assert salt(96) != check_salt(RunConfig.model_validate({"reward": {"hidden_tests": 0}}))
+
+
 def test_sample_is_per_domain_and_the_same_whatever_the_order() -> None:
     tasks = [_task(i) for i in range(30)] + [_task(i, domain="math") for i in range(30, 33)]
     picked = check_sample(tasks, 5)
