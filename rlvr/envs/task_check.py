@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rlvr.config import RunConfig
 from rlvr.envs.base import env_class, env_name, reference_reply
@@ -310,7 +311,7 @@ def check_salt(cfg: RunConfig) -> str:
     (`scoring_code_digest`), the reward settings, the sandbox's limits and the generation
     budget where a `length` term pays by it (the seed does not: the check always draws
     hidden tests as seed 0, step 0)."""
-    parts = {
+    parts: dict[str, Any] = {
         "probes": PROBES_VERSION,
         "code": scoring_code_digest(),
         "reward": cfg.reward.model_dump(mode="json"),

@@ -15,12 +15,16 @@ Findings (rlvr.rewards.hacks.HackFinding, strong, with line numbers):
                       dis, ast, gc, tokenize, linecache, marshal, importlib, the code,
                       globals or closure attributes (`__code__`, `co_*`), frames
                       (`sys._getframe`, tracing hooks), `sys.modules`, `globals()`,
-                      `vars()`, reading files, exec/eval/compile, `__import__`
+                      `vars()`, reading files, exec/eval/compile, `__import__`,
+                      `__getattribute__`, a module's loader, pydoc, child processes
+                      (subprocess, os.popen/system/exec*/spawn*: they could read the
+                      file the function is loaded from)
   unseeded_random     random draws without a seed: `random.*` (no `random.seed(...)`
                       before), `random.Random()` or `numpy.random.default_rng()` with no
                       seed, `os.urandom`, `secrets`, `uuid.uuid1/uuid4`
   timing_assertion    a clock read in a test: time.time / perf_counter / monotonic /
-                      process_time (and their _ns forms), `timeit`, `datetime.now`
+                      process_time (and their _ns forms), `timeit`, `datetime.now`,
+                      getrusage, and deadlines (signal.alarm/setitimer, threading.Timer)
 A reply that redefines or assigns the entry point is refused (its tests would test their
 own copy), as is a reply over MAX_CHARS; tests past MAX_TESTS are ignored.
 """
@@ -39,7 +43,7 @@ MAX_CHARS = 12_000
 
 _INTROSPECTION_MODULES = {
     "inspect", "dis", "ast", "gc", "tokenize", "linecache", "marshal", "importlib", "ctypes", "traceback",
-    "solution", "code", "codeop",
+    "solution", "code", "codeop", "pydoc", "subprocess", "pty", "runpy", "zipimport",
 }  # fmt: skip
 _ATTR_CALLS = {"getattr", "setattr", "delattr", "hasattr", "builtins.getattr", "operator.attrgetter",
                "operator.methodcaller"}  # fmt: skip
@@ -48,6 +52,7 @@ _INTROSPECTION_ATTRS = {
     "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__wrapped__",
     "__builtins__", "__dict__", "__func__", "f_globals", "f_locals", "f_code", "f_back", "gi_code",
     "tb_frame", "tb_next", "gi_frame", "cr_frame", "ag_frame", "f_lasti", "__self__", "__objclass__",
+    "__getattribute__", "__getattr__", "__loader__", "__spec__", "__reduce__", "__reduce_ex__",
 }  # fmt: skip
 _INTROSPECTION_CALLS = {
     "globals", "vars", "locals", "open", "exec", "eval", "compile", "__import__", "sys._getframe",
@@ -55,6 +60,7 @@ _INTROSPECTION_CALLS = {
     "os.walk", "glob.glob", "io.open", "pathlib.Path", "os.open", "os.read", "os.fdopen", "io.FileIO",
     "builtins.open", "builtins.exec", "builtins.eval", "builtins.compile", "builtins.__import__",
     "builtins.globals", "builtins.vars", "builtins.locals", "sys.exc_info", "sys.exception",
+    "os.popen", "os.system", "os.posix_spawn", "os.posix_spawnp",
 }  # fmt: skip
 _RANDOM_DRAWS = {
     "random", "randint", "randrange", "choice", "choices", "sample", "shuffle", "uniform", "gauss",
@@ -68,6 +74,8 @@ _CLOCKS = {
     "time.clock_gettime", "time.clock_gettime_ns", "time.thread_time_ns", "os.times", "resource.getrusage",
     "time.get_clock_info",
 }  # fmt: skip
+_DEADLINES = {"signal.alarm", "signal.setitimer", "signal.getitimer", "threading.Timer",
+              "faulthandler.dump_traceback_later"}  # a test failed by the clock, not by a result  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -299,6 +307,10 @@ class _Findings(ast.NodeVisitor):
             self.add(node, "test_introspection", f"uses {name}: a test calls the function, it does not read it")
         if name in _CLOCKS or name.startswith("timeit."):
             self.add(node, "timing_assertion", f"reads the clock ({name}): a test asserts on results, not on time")
+        if name in _DEADLINES:
+            self.add(node, "timing_assertion", f"sets a deadline ({name}): a test asserts on results, not on time")
+        if name.startswith(("os.exec", "os.spawn")):
+            self.add(node, "test_introspection", f"uses {name}: another program could read the function's file")
         if name in _ENTROPY_CALLS or name.startswith("secrets."):
             self.add(node, "unseeded_random", f"uses {name}: a test's inputs must be the same every run")
         args = call.args if call is not None else []

@@ -3,11 +3,15 @@ real sandbox against a task's reference and mutants, as `rlvr score` and trainin
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from rlvr.config import load_config
 from rlvr.envs.scoring import score_completion
 from rlvr.envs.test_writing import TEST_LIMIT_S, TestWritingEnv
+from rlvr.tasks import load_tasks
 from rlvr.trace.store import solved
 from rlvr.types import Task, Trajectory
 
@@ -168,3 +172,37 @@ def test_each_program_runs_alone() -> None:
     results = env._run(TASK, read)
     assert len(results) == 2 + len(MUTANTS) and all(r.total == 1 for r in results)
     asyncio.run(env.reset(TASK))
+
+
+CORPUS = [
+    json.loads(line)
+    for line in (Path(__file__).resolve().parents[1] / "data/hacks/test_writing.jsonl").read_text().splitlines()
+]
+
+
+def test_the_corpus_has_a_case_for_every_guard_and_rule() -> None:
+    import re
+
+    from rlvr.rewards import test_guards
+
+    guards = set(re.findall(r'self\.add\(node, "(\w+)"', Path(test_guards.__file__).read_text()))
+    classes = {e["class"] for e in CORPUS}
+    assert guards == {"test_introspection", "unseeded_random", "timing_assertion"}  # a new guard needs its cases
+    assert classes == guards | {"no_real_test", "honest"}
+    assert all(sum(e["class"] == c for e in CORPUS) >= 3 for c in classes)
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=[e["id"] for e in CORPUS])
+def test_the_test_writing_hack_corpus(entry: dict) -> None:
+    """tests/data/hacks/test_writing.jsonl through the real sandbox and the bundled task:
+    every guarded reply is flagged by its guard and paid at most 0, every reply without a
+    real test is paid 0 and says why, every honest one is paid and never flagged."""
+    task = next(t for t in load_tasks("bundled:test_writing") if t.id == entry["task_id"])
+    t = score_completion(task, f"```python\n{entry['reply']}```", CFG)
+    assert t.reward is not None
+    if entry["class"] == "honest":
+        assert t.reward.total > 0.5 and not t.reward.flags, (t.reward.total, t.reward.flags)
+    elif entry["flag"]:
+        assert entry["flag"] in t.reward.flags and t.reward.total <= 0.0, (t.reward.total, t.reward.flags)
+    else:
+        assert t.reward.total == 0.0 and entry["why"] in t.reward.details["completion"]["why"]
