@@ -5,9 +5,9 @@ docstring is its documentation and its `rlvr config --keys` text."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from rlvr.config.base import _Section
 
@@ -37,6 +37,11 @@ class TasksConfig(_Section):
     allow_quarantine: bool = False
     """Train on the tasks that pass even when more than half of a domain's checked tasks
     are quarantined (the run otherwise stops with the first reason)."""
+
+    @field_validator("check", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        return "off" if v is False else v  # YAML reads a bare `off` as false (tasks.check=off)
 
     @model_validator(mode="after")
     def _range(self) -> TasksConfig:

@@ -102,6 +102,15 @@ def test_model_device_is_checked() -> None:
     assert resolve_device("auto").type in ("cpu", "cuda")
 
 
+def test_a_bare_off_turns_the_task_check_off() -> None:
+    from rlvr.config import load_config
+
+    assert load_config(None, ["tasks.check=off"]).tasks.check == "off"  # YAML's bare off is false
+    assert load_config(None, ["tasks.check=all"]).tasks.check == "all"
+    with pytest.raises(ConfigError, match=r"tasks\.check"):
+        load_config(None, ["tasks.check=true"])
+
+
 def test_alert_rules_in_yaml_including_a_bare_off() -> None:
     from rlvr.config import load_config
 
