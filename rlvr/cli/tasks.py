@@ -42,18 +42,18 @@ def run(args: argparse.Namespace) -> int:
     from rlvr.envs.task_check import check_task_set
     from rlvr.tasks import load_tasks
     from rlvr.tasks.check import VerdictCache, default_cache_dir
-    from rlvr.train.preflight import check_ready, check_sample, confirmed
+    from rlvr.train.preflight import check_ready, sampled_check
 
     tasks = load_tasks(args.source, check=check_task)
     try:
         check_ready(tasks)
     except ConfigError as e:
         raise ConfigError(f"{args.source}: {e}") from None
-    picked = check_sample(tasks, args.sample) if args.sample else tasks
     cache = VerdictCache(default_cache_dir())
-    report = check_task_set(picked, cfg, cache=cache, refresh=args.no_cache, workers=args.workers)
     if args.sample:
-        report = confirmed(report, tasks, cfg, cache, refresh=args.no_cache, workers=args.workers)
+        report = sampled_check(tasks, args.sample, cfg, cache, refresh=args.no_cache, workers=args.workers)
+    else:
+        report = check_task_set(tasks, cfg, cache=cache, refresh=args.no_cache, workers=args.workers)
     failing = report.failing_domains()
     if args.json:
         print(json.dumps({"source": args.source, **report.to_dict()}))

@@ -19,6 +19,12 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def yaml_off(v: Any) -> Any:
+    """A before-validator for a choice that includes "off": YAML reads a bare `off` (in a
+    file or a dotted override) as false."""
+    return "off" if v is False else v
+
+
 _URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
 SECRET_KEYS = ("alerts.webhook",)  # a webhook URL is itself a credential
 

@@ -5,11 +5,11 @@ docstring is its documentation and its `rlvr config --keys` text."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
-from rlvr.config.base import _Section
+from rlvr.config.base import _Section, yaml_off
 
 
 class TraceConfig(_Section):
@@ -26,10 +26,7 @@ class AlertRuleConfig(_Section):
     threshold: float | None = None
     """The level the rule fires at (docs/alerts.md has each rule's default and unit); null: the default."""
 
-    @field_validator("action", mode="before")
-    @classmethod
-    def _yaml_off(cls, v: Any) -> Any:
-        return "off" if v is False else v  # YAML reads a bare `off` as false
+    _yaml_off = field_validator("action", mode="before")(yaml_off)
 
 
 class AlertsConfig(_Section):

@@ -5,11 +5,11 @@ docstring is its documentation and its `rlvr config --keys` text."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from rlvr.config.base import _Section
+from rlvr.config.base import _Section, yaml_off
 
 
 class TasksConfig(_Section):
@@ -38,10 +38,7 @@ class TasksConfig(_Section):
     """Train on the tasks that pass even when more than half of a domain's checked tasks
     are quarantined (the run otherwise stops with the first reason)."""
 
-    @field_validator("check", mode="before")
-    @classmethod
-    def _yaml_off(cls, v: Any) -> Any:
-        return "off" if v is False else v  # YAML reads a bare `off` as false (tasks.check=off)
+    _yaml_off = field_validator("check", mode="before")(yaml_off)
 
     @model_validator(mode="after")
     def _range(self) -> TasksConfig:

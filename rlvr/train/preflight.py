@@ -159,16 +159,16 @@ def checked_tasks(cfg: RunConfig, tasks: list[Task]) -> CheckReport | None:
     tc = cfg.tasks
     if tc.check == "off" or not tasks:
         return None
-    picked = tasks if tc.check == "all" else check_sample(tasks, tc.check_sample)
     salt = check_salt(cfg)
     key = (salt, tc.check, tc.check_sample, tuple(t.id for t in tasks))
     if key not in _checked:
         _checked.clear()
         cache = VerdictCache(default_cache_dir())
         with _rng_untouched():  # a run seeded before it starts draws the same, checked or cached
-            report = check_task_set(picked, cfg, cache=cache)
             if tc.check == "sample":
-                report = confirmed(report, tasks, cfg, cache)
+                report = sampled_check(tasks, tc.check_sample, cfg, cache)
+            else:
+                report = check_task_set(tasks, cfg, cache=cache)
         _checked[key] = report
     report = _checked[key]
     failing = report.failing_domains()
@@ -191,17 +191,19 @@ def checked_tasks(cfg: RunConfig, tasks: list[Task]) -> CheckReport | None:
     return report
 
 
-def confirmed(
-    report: CheckReport,
+def sampled_check(
     tasks: list[Task],
+    per_domain: int,
     cfg: RunConfig,
     cache: VerdictCache,
     *,
     refresh: bool = False,
     workers: int = 4,
 ) -> CheckReport:
-    """A sampled report with each failing domain checked whole: a few unlucky draws from
-    a large domain must not stop a run that the rest of the domain would carry."""
+    """The verdicts on `check_sample(tasks, per_domain)`, with each domain whose sample
+    fails then checked whole: a few unlucky draws from a large domain must not stop a run
+    that the rest of the domain would carry."""
+    report = check_task_set(check_sample(tasks, per_domain), cfg, cache=cache, refresh=refresh, workers=workers)
     sampled = report.by_domain()
     widen = [d for d in report.failing_domains() if sampled[d][1] < sum(t.domain == d for t in tasks)]
     if not widen:
