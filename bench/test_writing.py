@@ -12,9 +12,14 @@
     train   `rlvr train examples/test_writing.yaml` per seed (the embedded model): on the
             held-out tasks, before and after, the mutation score on each family (the mean
             kill share of the replies whose tests pass on the function, 0 for the others)
-            and the reference-pass rate (replies with tests, none failing on the function)
+            and the reference-pass rate (replies with tests, none failing on the function).
+            `--arms rl sft_rl` also runs the warm start, `stages: [sft, rl]` with
+            `sft.data: [tasks]` (the training tasks' gold tests), then the same RL steps:
+            its figures are before, after the SFT stage and after the RL stage, its CPU the
+            whole run's (the SFT stage costs extra; it is not taken out of the RL steps)
 
     .venv/bin/python bench/test_writing.py [--parts cost corpus train] [--seeds 0 1 2] [--steps 40]
+    .venv/bin/python bench/test_writing.py --parts train --arms rl sft_rl --seeds 0 1 2 --keep
     .venv/bin/python bench/test_writing.py --smoke    # a few tasks, a tiny model, nothing recorded
 
 Results: bench/results/test_writing.json (the device named).
@@ -154,27 +159,71 @@ def _eval_figures(store: str) -> dict[str, dict[str, float]]:
     return out
 
 
-def train(seeds: list[int], steps: int, smoke: bool) -> list[dict[str, Any]]:
-    rows = []
+# the warm start's SFT stage: bench/warm_start.py's sizes (2 epochs over the training tasks' gold tests)
+SFT_STAGE = ["stages=[sft,rl]", "sft.data=[tasks]", "sft.epochs=2", "sft.batch_size=8", "sft.micro_batch_size=8",
+             "sft.lr=2e-5", "sft.warmup_steps=2", "sft.schedule=cosine"]  # fmt: skip
+SMOKE_TRAIN = ["model.name_or_path=tiny-random", "generation.max_new_tokens=16", "eval.num_tasks=3",
+               "train.prompts_per_step=2", "algo.group_size=2"]  # fmt: skip
+
+
+def train_arm(arm: str, seed: int, steps: int, smoke: bool, tmp: str) -> dict[str, Any]:
+    """One seed of an arm: `rl` (RL alone) or `sft_rl` (SFT on the gold tests, then RL)."""
+    name = f"tw-{arm}-{seed}"
+    args = [sys.executable, "-m", "rlvr.cli", "train", str(ROOT / "examples/test_writing.yaml"), "--plain",
+            f"output_dir={tmp}", f"name={name}", f"seed={seed}", f"train.steps={steps}"]  # fmt: skip
+    if arm == "sft_rl":
+        args += SFT_STAGE + (["sft.max_steps=1"] if smoke else [])
+    if smoke:
+        args += SMOKE_TRAIN
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"rlvr train ({arm}, seed {seed}): exit {done.returncode}: {done.stderr.strip()[-400:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = Path(tmp) / name
+    if arm == "sft_rl":  # before and after the sft stage, then after the rl stage
+        sft, rl = _eval_figures(str(run / "sft" / "traces")), _eval_figures(str(run / "rl" / "traces"))
+        figures = {"before": sft["before"], "after_sft": sft["after"], "after": rl["after"]}
+    else:
+        figures = _eval_figures(str(run / "traces"))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"arm": arm, "seed": seed, "steps": steps, "wall_s": time.perf_counter() - t0, "cpu_s": cpu, **figures}
+
+
+def train(
+    arms: list[str], seeds: list[int], steps: int, smoke: bool, done: list[dict[str, Any]], save: Any = None
+) -> list[dict[str, Any]]:
+    """Each (arm, seed) not in `done` (rows of the same steps kept from an earlier run);
+    `save(rows)` after each, so a stopped bench keeps the runs it finished."""
+    rows = list(done)
+    have = {(r.get("arm", "rl"), r["seed"]) for r in rows}
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
-            name = f"tw-{seed}"
-            args = [sys.executable, "-m", "rlvr.cli", "train", str(ROOT / "examples/test_writing.yaml"), "--plain",
-                    f"output_dir={tmp}", f"name={name}", f"seed={seed}", f"train.steps={steps}"]  # fmt: skip
-            if smoke:
-                args += ["model.name_or_path=tiny-random", "generation.max_new_tokens=16", "eval.num_tasks=3",
-                         "train.prompts_per_step=2", "algo.group_size=2"]  # fmt: skip
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise SystemExit(f"rlvr train (seed {seed}): exit {done.returncode}: {done.stderr.strip()[-400:]}")
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            figures = _eval_figures(str(Path(tmp) / name / "traces"))
-            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            rows.append({"seed": seed, "steps": steps, "wall_s": time.perf_counter() - t0, "cpu_s": cpu, **figures})
-            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+            for arm in arms:
+                if (arm, seed) not in have:
+                    rows.append(train_arm(arm, seed, steps, smoke, tmp))
+                    print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+                    if save is not None:
+                        save(rows)
     return rows
+
+
+def summarize_train(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per arm, the mean over its seeds of each figure at each phase, printed as a table."""
+    out: dict[str, Any] = {}
+    keys = ("mutation_score", "mutation_score_hidden", "reference_pass")
+    print(f"\n{'arm':<7} {'seeds':>5} {'phase':<10} {'mutation':>9} {'hidden':>7} {'ref-pass':>9} {'CPU s':>7}")
+    for arm in sorted({r.get("arm", "rl") for r in rows}):
+        mine = [r for r in rows if r.get("arm", "rl") == arm]
+        out[arm] = {"seeds": [r["seed"] for r in mine], "cpu_s": statistics.fmean(r["cpu_s"] for r in mine)}
+        for phase in ("before", "after_sft", "after"):
+            if all(phase in r for r in mine):
+                out[arm][phase] = {k: statistics.fmean(r[phase][k] for r in mine) for k in keys}
+                f, cpu = out[arm][phase], out[arm]["cpu_s"]
+                print(f"{arm:<7} {len(mine):>5} {phase:<10} {f['mutation_score']:>9.3f} "
+                      f"{f['mutation_score_hidden']:>7.3f} {f['reference_pass']:>9.3f} {cpu:>7.0f}")  # fmt: skip
+    return out
 
 
 def main() -> None:
@@ -182,12 +231,20 @@ def main() -> None:
     ap.add_argument("--parts", nargs="+", default=["cost", "corpus", "train"], choices=["cost", "corpus", "train"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--arms", nargs="+", default=["rl"], choices=["rl", "sft_rl"], help="train: RL alone, SFT then RL")
+    ap.add_argument("--keep", action="store_true", help="keep --out's parts and train rows of the same steps")
     ap.add_argument("--tasks", type=int, help="held-out tasks for cost and corpus (default: all)")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", default="bench/results/test_writing.json")
     a = ap.parse_args()
+    if a.smoke and a.keep:
+        ap.error("--smoke keeps nothing: drop --keep")
     tasks = held_out(3 if a.smoke else a.tasks)
     result: dict[str, Any] = {}
+    kept: list[dict[str, Any]] = []
+    if a.keep and Path(a.out).exists():
+        result = json.loads(Path(a.out).read_text())
+        kept = [r for r in result.get("train", []) if r["steps"] == a.steps]
     if "cost" in a.parts:
         result["cost"] = cost(tasks)
         print(json.dumps({"cost": result["cost"]}), file=sys.stderr, flush=True)
@@ -195,7 +252,13 @@ def main() -> None:
         result["corpus"] = corpus(tasks)
         print(json.dumps({"corpus": result["corpus"]}), file=sys.stderr, flush=True)
     if "train" in a.parts:
-        result["train"] = train(a.seeds, 1 if a.smoke else a.steps, a.smoke)
+
+        def save(rows: list[dict[str, Any]]) -> None:
+            if not a.smoke:
+                Path(a.out).write_text(json.dumps({**result, "train": rows}, indent=2))
+
+        result["train"] = train(a.arms, a.seeds, 1 if a.smoke else a.steps, a.smoke, kept, save)
+        result["train_summary"] = summarize_train(result["train"])
     if not a.smoke:
         from machine import cpu_kind, cpu_name
 
