@@ -1,7 +1,8 @@
 """`rlvr domains [--config CONFIG] [--json]`: every domain a run can train on, with the
 environment that runs it, where its tasks come from and how many there are: the bundled
-sets, reasoning-gym's catalogue (drawn at run time, one domain per dataset), and the
-environments registered by rlvr or by the config's plugins that ship no tasks."""
+sets, reasoning-gym's catalogue (drawn at run time, one domain per dataset), the config's
+domain records (`domains: [...]`, counted over their sources and difficulty ranges), and
+the environments registered by rlvr or by the config's plugins that ship no tasks."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 def add_parser(sub: Any) -> None:
     d = sub.add_parser("domains", help="list the domains a run can train on, with their task sources and counts")
-    d.add_argument("--config", dest="config_file", help="YAML run config whose plugins add environments")
+    d.add_argument("--config", dest="config_file", help="YAML run config: its plugins, its domain records")
     d.add_argument("--json", action="store_true", help="one JSON object a domain, a line each")
 
 
@@ -40,6 +41,18 @@ def domain_rows(config_file: str | None = None) -> list[dict[str, Any]]:
     for name in reasoning_catalogue.usable():
         domain = f"reasoning/{name}"
         rows.append({"domain": domain, "env": env_name(domain), "source": f"reasoning_gym:{name}", "tasks": None})
+    if cfg.domains:
+        from rlvr.train.preflight import run_tasks
+
+        mine = {d.name: d for d in cfg.domains}
+        counts = {}
+        for t in run_tasks(cfg):
+            if t.domain in mine:
+                counts[t.domain] = counts.get(t.domain, 0) + 1
+        rows += [
+            {"domain": d.name, "env": env_name(d.name), "source": d.source, "tasks": counts.get(d.name, 0)}
+            for d in cfg.domains
+        ]
     shipped = {r["env"] for r in rows}
     rows += [{"domain": d, "env": d, "source": None, "tasks": 0} for d in sorted(ENVS) if d not in shipped]
     return rows

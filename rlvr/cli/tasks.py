@@ -1,8 +1,9 @@
-"""`rlvr tasks check SOURCE [--config CONFIG] [--sample N] [--json] [--allow-quarantine]
+"""`rlvr tasks check [SOURCE] [--config CONFIG] [--sample N] [--json] [--allow-quarantine]
 [--strict] [--no-cache]`: the task check a training run makes before it starts (its
 reference earns full credit, doing nothing earns at most 0, generic exploits no more than
 a wrong answer; docs/tasks.md), on every task of a set, with each quarantined task and
-its reasons.
+its reasons. Without SOURCE, the config's own task set: tasks.source and its domain
+records (`domains: [...]`), as a run reads it.
 
 Exit 0 when the set may train (no domain has more than half its tasks quarantined, or
 --allow-quarantine), 1 otherwise, or with --strict when any task is quarantined."""
@@ -19,7 +20,9 @@ def add_parser(sub: Any) -> None:
     tp = sub.add_parser("tasks", help="check a task set before training on it")
     tps = tp.add_subparsers(dest="tasks_command", required=True)
     c = tps.add_parser("check", help="score each task's reference, do-nothing replies and generic exploits")
-    c.add_argument("source", help="'bundled:NAME', a JSONL file, or another source tasks.source takes")
+    c.add_argument(
+        "source", nargs="?", help="'bundled:NAME', a JSONL file, or any tasks.source (default: --config's task set)"
+    )
     c.add_argument("--config", dest="config_file", help="YAML run config: its reward, sandbox and plugins")
     c.add_argument("--sample", type=int, help="check only N tasks of each domain (as tasks.check=sample does)")
     c.add_argument("--workers", type=int, default=4, help="tasks checked at once (default 4)")
@@ -42,9 +45,17 @@ def run(args: argparse.Namespace) -> int:
     from rlvr.envs.task_check import check_task_set
     from rlvr.tasks import load_tasks
     from rlvr.tasks.check import VerdictCache, default_cache_dir
-    from rlvr.train.preflight import check_ready, sampled_check
+    from rlvr.train.preflight import check_ready, sampled_check, widened_lines
 
-    tasks = load_tasks(args.source, check=check_task)
+    if args.source is None:
+        if not args.config_file:
+            raise ConfigError("rlvr tasks check: name a SOURCE, or a --config whose task set is checked")
+        from rlvr.train.preflight import run_tasks
+
+        tasks = run_tasks(cfg)
+        args.source = "+".join([cfg.tasks.source] * (cfg.tasks.source != "none") + [d.name for d in cfg.domains])
+    else:
+        tasks = load_tasks(args.source, check=check_task)
     try:
         check_ready(tasks)
     except ConfigError as e:
@@ -55,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         report = check_task_set(tasks, cfg, cache=cache, refresh=args.no_cache, workers=args.workers)
     failing = report.failing_domains()
+    for line in widened_lines(report):
+        print(line, file=sys.stderr)
     if args.json:
         print(json.dumps({"source": args.source, **report.to_dict()}))
     else:

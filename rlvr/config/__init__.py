@@ -16,6 +16,7 @@ from rlvr.config.algo import AlgoConfig
 from rlvr.config.base import ConfigError
 from rlvr.config.curriculum import CurriculumConfig
 from rlvr.config.dist import DistConfig, QueueConfig, StorageConfig
+from rlvr.config.domains import DomainConfig
 from rlvr.config.engine import EngineConfig
 from rlvr.config.generation import GenerationConfig
 from rlvr.config.load import apply_override, describe_fields, load_config, load_plugins, load_run_config
@@ -37,6 +38,7 @@ __all__ = [
     "ConfigError",
     "CurriculumConfig",
     "DistConfig",
+    "DomainConfig",
     "EngineConfig",
     "EvalConfig",
     "FormatRulesConfig",

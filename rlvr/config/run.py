@@ -15,6 +15,7 @@ from rlvr.config.algo import AlgoConfig
 from rlvr.config.base import ConfigError, _Section
 from rlvr.config.curriculum import CurriculumConfig
 from rlvr.config.dist import DistConfig, QueueConfig, StorageConfig
+from rlvr.config.domains import DomainConfig, fold_domains
 from rlvr.config.engine import EngineConfig
 from rlvr.config.generation import GenerationConfig
 from rlvr.config.model import ModelConfig
@@ -44,6 +45,11 @@ class RunConfig(_Section):
     where your own environments register their domains and reward code lives."""
     model: ModelConfig = Field(default_factory=ModelConfig)
     tasks: TasksConfig = Field(default_factory=TasksConfig)
+    domains: list[DomainConfig] = Field(default_factory=list)
+    """Domain records: domains added over registered environments by configuration, each
+    with its task source, difficulty range, system message, reward terms, mix weight and
+    evaluation share (rlvr.config.domains; docs/tasks.md). Their tasks join tasks.source's
+    (which may be 'none' when the records give every task)."""
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
@@ -127,6 +133,14 @@ class RunConfig(_Section):
             )
         if self.engine.kind == "openai":
             raise ValueError("dist.backend ray runs engine.kind hf or vllm in its rollout workers, not openai")
+        return self
+
+    @model_validator(mode="after")
+    def _domain_records(self) -> RunConfig:
+        """Each record's system message, terms and weight folded into their sections."""
+        fold_domains(self)
+        if self.tasks.source == "none" and not self.domains:
+            raise ValueError("tasks.source: 'none' leaves no tasks without domain records (domains: [...])")
         return self
 
     @model_validator(mode="after")

@@ -14,7 +14,8 @@ from rlvr.config.base import _Section, yaml_off
 
 class TasksConfig(_Section):
     source: str = "bundled:python_functions"
-    """Task set: 'bundled:NAME' for a set shipped with rlvr, or a path to a JSONL file."""
+    """Task set: 'bundled:NAME' for a set shipped with rlvr, or a path to a JSONL file
+    (parts joined by '+'); 'none' when domain records (domains: [...]) give every task."""
     min_difficulty: int = Field(1, ge=1)
     """Lowest difficulty level to use (1 = easiest)."""
     max_difficulty: int = Field(3, ge=1)

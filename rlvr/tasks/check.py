@@ -108,10 +108,12 @@ class VerdictCache:
 
 @dataclass
 class CheckReport:
-    """The verdicts on a task set, in its order, and how many came from the cache."""
+    """The verdicts on a task set, in its order, and how many came from the cache;
+    `widened`: the domains whose sample failed and which were then checked whole."""
 
     verdicts: list[TaskVerdict]
     cached: int = 0
+    widened: tuple[str, ...] = ()
 
     @property
     def quarantined(self) -> list[TaskVerdict]:

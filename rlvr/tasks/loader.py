@@ -220,9 +220,18 @@ def split_tasks(tasks: list[Task], eval_fraction: float) -> tuple[list[Task], li
     return train, evals
 
 
-def pick_eval_tasks(tasks: list[Task], n: int | None) -> list[Task]:
+def pick_eval_tasks(tasks: list[Task], n: int | None, caps: dict[str, int] | None = None) -> list[Task]:
     """The first n held-out tasks, taken in turn from each domain (in order of first
-    appearance) so that a mixed run evaluates every domain; with one domain, the first n."""
+    appearance) so that a mixed run evaluates every domain; with one domain, the first n.
+    `caps`: at most that many of a domain's tasks (its first ones), whatever n leaves."""
+    if caps:
+        seen: dict[str, int] = {}
+        kept = []
+        for t in tasks:
+            seen[t.domain] = seen.get(t.domain, 0) + 1
+            if seen[t.domain] <= caps.get(t.domain, seen[t.domain]):
+                kept.append(t)
+        tasks = kept
     if not n or n >= len(tasks):
         return list(tasks)
     queues: dict[str, list[Task]] = {}

@@ -14,21 +14,21 @@ import random
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rlvr.config import ConfigError, RunConfig, load_plugins
-from rlvr.envs.base import check_task, env_class
+from rlvr.envs.base import ENVS, check_task, env_class, env_name
 from rlvr.envs.settings import check_reward
 from rlvr.envs.task_check import check_salt, check_task_set
 from rlvr.rollout.model_names import check_model
 from rlvr.rollout.registry import check_engine_kind
-from rlvr.tasks import load_tasks, pick_eval_tasks, split_tasks
+from rlvr.tasks import TaskLoadError, load_tasks, pick_eval_tasks, split_tasks
 from rlvr.tasks.check import CheckReport, VerdictCache, default_cache_dir
 from rlvr.trace.alerts import check_alert_rules
 from rlvr.types import Task
 
-_read: dict[tuple[str, int, int], list[Task]] = {}  # the last task set read, by source
+_read: dict[tuple[object, ...], list[Task]] = {}  # the last task set read, by source and domain records
 _checked: dict[tuple[object, ...], CheckReport] = {}  # the last task check, by config and task set
 _told: set[tuple[object, ...]] = set()
 
@@ -79,11 +79,7 @@ def check_run(
     load_plugins(cfg)
     check_names(cfg)
     tc = cfg.tasks
-    key = (tc.source, tc.min_difficulty, tc.max_difficulty)
-    if key not in _read:
-        _read.clear()
-        _read[key] = load_tasks(tc.source, tc.min_difficulty, tc.max_difficulty, check=check_task)
-    tasks = list(_read[key])
+    tasks = run_tasks(cfg)
     check_ready(tasks)
     from rlvr.trace.sinks import check_sinks
 
@@ -102,7 +98,8 @@ def check_run(
         out = report.quarantined_ids()
         tasks = [t for t in tasks if t.id not in out]
     train, held_out = split_tasks(tasks, tc.eval_fraction)
-    evals = pick_eval_tasks(held_out, cfg.eval.num_tasks)
+    caps = {d.name: d.eval_tasks for d in cfg.domains if d.eval_tasks is not None}
+    evals = pick_eval_tasks(held_out, cfg.eval.num_tasks, caps=caps)
     if evaluating is None:
         evaluating = cfg.eval.before_training or cfg.eval.after_training
         if not train:
@@ -117,6 +114,50 @@ def check_run(
             "without evaluating) set eval.before_training=false eval.after_training=false"
         )
     return RunInputs(train, evals, _suites(cfg) if evaluating else {}, report)
+
+
+def run_tasks(cfg: RunConfig) -> list[Task]:
+    """The run's task set: tasks.source's tasks (none for 'none'), then each domain
+    record's, relabelled as the record's domain and checked by its environment. Read once
+    for a config's sources (the CLI and the run's assembly both ask). ConfigError for a
+    record over an environment that is not registered or a task in two places;
+    TaskLoadError for a task its environment refuses."""
+    tc = cfg.tasks
+    records = tuple((d.name, d.source, d.min_difficulty, d.max_difficulty) for d in cfg.domains)
+    key = (tc.source, tc.min_difficulty, tc.max_difficulty, records)
+    if key in _read:
+        return list(_read[key])
+    _read.clear()
+    tasks = [] if tc.source == "none" else load_tasks(tc.source, tc.min_difficulty, tc.max_difficulty, check=check_task)
+    where = dict.fromkeys((t.id for t in tasks), "tasks.source")
+    for i, d in enumerate(cfg.domains):
+        env = env_name(d.name)
+        if env not in ENVS:
+            raise ConfigError(
+                f"domains[{i}].name: {d.name} runs in environment '{env}', which is not registered "
+                f"(registered: {', '.join(sorted(ENVS))}; a plugin registers more)"
+            )
+        lo = tc.min_difficulty if d.min_difficulty is None else d.min_difficulty
+        hi = tc.max_difficulty if d.max_difficulty is None else d.max_difficulty
+        try:
+            got = load_tasks(d.source, lo, hi)
+        except TaskLoadError as e:
+            raise TaskLoadError(f"domains[{i}].source: {e}") from None
+        for t in got:
+            if t.id in where:
+                raise ConfigError(
+                    f"domains[{i}].source: task '{t.id}' of {d.source} is also in {where[t.id]} "
+                    "(a task belongs to one domain: drop it from one of them)"
+                )
+            where[t.id] = f"domains[{i}] ({d.name})"
+            mine = replace(t, domain=d.name)
+            try:
+                check_task(mine)
+            except ValueError as e:
+                raise TaskLoadError(f"domains[{i}] ({d.name}): task '{t.id}': {e}") from None
+            tasks.append(mine)
+    _read[key] = tasks
+    return list(tasks)
 
 
 def check_sample(tasks: list[Task], per_domain: int) -> list[Task]:
@@ -176,13 +217,17 @@ def checked_tasks(cfg: RunConfig, tasks: list[Task]) -> CheckReport | None:
         d = failing[0]
         q, n = report.by_domain()[d]
         first = next(v for v in report.quarantined if v.domain == d)
+        record = next((r for r in cfg.domains if r.name == d), None)
+        source = tc.source if record is None else record.source
+        lister = f"rlvr tasks check {tc.source}" if not cfg.domains else "rlvr tasks check --config CONFIG"
         raise ConfigError(
-            f"tasks: {q} of {n} checked {d} tasks of {tc.source} fail the task check (first, {first.task_id}: "
-            f"{first.problems[0]}); `rlvr tasks check {tc.source}` lists them all; "
-            "tasks.allow_quarantine=true trains on the rest"
+            f"tasks: {q} of {n} checked {d} tasks of {source} fail the task check (first, {first.task_id}: "
+            f"{first.problems[0]}); `{lister}` lists them all; tasks.allow_quarantine=true trains on the rest"
         )
     if report.quarantined and key not in _told:
         _told.add(key)
+        for line in widened_lines(report):
+            print(f"task check: {line}", file=sys.stderr)
         print(
             f"task check: {len(report.quarantined)} of {len(report.verdicts)} checked tasks quarantined, left out "
             f"(first, {report.quarantined[0].task_id}: {report.quarantined[0].problems[0]})",
@@ -211,7 +256,13 @@ def sampled_check(
     done = {v.task_id for v in report.verdicts}
     rest = [t for t in tasks if t.domain in widen and t.id not in done]
     more = check_task_set(rest, cfg, cache=cache, refresh=refresh, workers=workers)
-    return CheckReport(report.verdicts + more.verdicts, cached=report.cached + more.cached)
+    return CheckReport(report.verdicts + more.verdicts, cached=report.cached + more.cached, widened=tuple(widen))
+
+
+def widened_lines(report: CheckReport) -> list[str]:
+    """One line a domain whose sample failed and that was then checked whole."""
+    by = report.by_domain()
+    return [f"{d}: the sample failed the task check; all {by[d][1]} tasks checked" for d in report.widened]
 
 
 def check_ready(tasks: list[Task]) -> None:

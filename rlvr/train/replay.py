@@ -114,10 +114,9 @@ def rejudge(
     """Judge the step's recorded completions again; one Judged per trajectory (all of them,
     `moved` empty where nothing changed)."""
     from rlvr.config import ConfigError, load_config, load_plugins, load_run_config
-    from rlvr.envs.base import check_task
     from rlvr.envs.settings import env_settings, make_scorer
     from rlvr.rewards.canary import canary_from_id, is_canary
-    from rlvr.tasks import load_tasks
+    from rlvr.train.preflight import run_tasks
 
     cfg = load_run_config(run_dir)
     if other_config:
@@ -130,13 +129,14 @@ def rejudge(
         recs = [r for r in recs if r["task_id"] == task]
         if not recs:
             raise ConfigError(f"no trajectory of task '{task}' at step {step}")
-    by_id = {t.id: t for t in load_tasks(cfg.tasks.source, check=check_task)}
+    by_id = {t.id: t for t in run_tasks(cfg)}
     for tid in {r["task_id"] for r in recs if is_canary(r["task_id"])}:
         with contextlib.suppress(KeyError):  # a canary is rebuilt from its real task
             by_id[tid] = canary_from_id(tid, by_id)
     missing = sorted({r["task_id"] for r in recs} - set(by_id))
     if missing:
-        raise ConfigError(f"tasks no longer in {cfg.tasks.source}: {', '.join(missing[:5])}")
+        where = " and ".join([cfg.tasks.source] + [d.source for d in cfg.domains])
+        raise ConfigError(f"tasks no longer in {where}: {', '.join(missing[:5])}")
     settings = env_settings(cfg)
     scorer = make_scorer(cfg, settings)
     groups: dict[str, list[dict[str, Any]]] = {}

@@ -114,6 +114,36 @@ def test_a_mostly_broken_set_stops_the_run_before_a_model_loads(tmp_path: Path) 
     assert not out.exists()  # nothing left behind
 
 
+def test_a_domain_records_broken_tasks_are_checked_and_named_by_the_record(tmp_path: Path) -> None:
+    """A record (domains: [...]) over a mostly broken file: `rlvr tasks check --config`
+    checks the config's own task set, and `rlvr train` stops naming the record's domain
+    and source, pointing at that command."""
+    broken = _write(tmp_path / "broken.jsonl", GOOD, WRONG_REFERENCE, WRONG_REFERENCE.replace("bad/", "bad2/"))
+    math = _write(tmp_path / "math.jsonl", MATH)
+    config = tmp_path / "records.yaml"
+    config.write_text(
+        "tasks:\n  source: none\ndomains:\n"
+        f"  - {{name: python/mine, source: {broken}}}\n  - {{name: math/mine, source: {math}}}\n"
+    )
+    cache = tmp_path / "cache"
+    r = _rlvr("tasks", "check", "--config", str(config), cache=cache)
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[:3] == [
+        "python/mine+math/mine: 4 tasks checked, 0 from the cache, 2 quarantined",
+        "math/mine: 1 of 1 tasks pass",
+        "python/mine: 1 of 3 tasks pass, 2 quarantined",
+    ]
+    out = tmp_path / "runs"
+    r = _rlvr("train", str(config), f"output_dir={out}", cache=cache)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"rlvr: error: tasks: 2 of 3 checked python/mine tasks of {broken} fail the task check (first, "
+        "bad/wrong_reference: the reference earns completion 0.000, not full credit (1)); "
+        "`rlvr tasks check --config CONFIG` lists them all; tasks.allow_quarantine=true trains on the rest"
+    ]
+    assert not out.exists()
+
+
 def test_check_run_leaves_quarantined_tasks_out_of_both_splits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
     rows = [GOOD.replace("ok/add_2", f"ok/{i}") for i in range(6)] + [WRONG_REFERENCE]
@@ -129,10 +159,12 @@ def test_check_run_leaves_quarantined_tasks_out_of_both_splits(tmp_path: Path, m
     assert off.task_check is None and "bad/wrong_reference" in {t.id for t in off.train_tasks + off.eval_tasks}
 
 
-def test_a_failing_sample_is_confirmed_on_the_whole_domain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_sample_is_confirmed_on_the_whole_domain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """tasks.check_sample=1 draws the one broken task of six: the domain is checked whole
-    before it may stop the run, and the run goes on without that task; a domain broken
-    for real still stops it, on every task's verdict."""
+    before it may stop the run (and says so), and the run goes on without that task; a
+    domain broken for real still stops it, on every task's verdict."""
     import hashlib
 
     from rlvr.train import preflight
@@ -146,6 +178,8 @@ def test_a_failing_sample_is_confirmed_on_the_whole_domain(tmp_path: Path, monke
     assert [t.id for t in preflight.check_sample(load_tasks(cfg.tasks.source), 1)] == ["bad/wrong_reference"]
     inputs = check_run(cfg, check_model_name=False)
     assert inputs.task_check is not None and inputs.task_check.by_domain() == {"python": (1, 6)}
+    assert inputs.task_check.widened == ("python",)
+    assert "task check: python: the sample failed the task check; all 6 tasks checked" in capsys.readouterr().err
     assert {t.id for t in inputs.train_tasks} == {f"ok/{i}" for i in good}
     low = min(rank(f"ok/{i}") for i in good[:2])
     bad = [WRONG_REFERENCE.replace("bad/", f"bad{i}/") for i in range(60) if rank(f"bad{i}/wrong_reference") < low][:4]

@@ -5,11 +5,12 @@ environment that runs it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from rlvr.cli import main
-from rlvr.tasks import reasoning_catalogue
+from rlvr.tasks import load_tasks, reasoning_catalogue
 
 
 def test_rlvr_domains_lists_each_domain_with_its_environment_and_source(capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,3 +34,21 @@ def test_rlvr_domains_lists_each_domain_with_its_environment_and_source(capsys: 
     assert main(["domains"]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[-1].endswith("environments") and text[-1].split()[0] == str(len({r["domain"] for r in rows}))
+
+
+def test_rlvr_domains_lists_a_configs_domain_records_with_their_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "records.yaml"
+    config.write_text(
+        "tasks:\n  source: none\ndomains:\n"
+        "  - {name: python/easy, source: 'bundled:python_functions', max_difficulty: 1}\n"
+        "  - {name: math/hard, source: 'bundled:math_word', min_difficulty: 3}\n"
+    )
+    assert main(["domains", "--config", str(config), "--json"]) == 0
+    rows = {r["domain"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    easy = len(load_tasks("bundled:python_functions", 1, 1))
+    assert rows["python/easy"] == {"domain": "python/easy", "env": "python", "source": "bundled:python_functions",
+                                   "tasks": easy}  # fmt: skip
+    assert rows["math/hard"]["env"] == "math" and rows["math/hard"]["tasks"] == len(load_tasks("bundled:math_word", 3))
+    assert 0 < easy < 308
