@@ -50,10 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if args.source is None:
         if not args.config_file:
             raise ConfigError("rlvr tasks check: name a SOURCE, or a --config whose task set is checked")
-        from rlvr.train.preflight import run_tasks
+        from rlvr.train.preflight import run_tasks, task_set_name
 
         tasks = run_tasks(cfg)
-        args.source = "+".join([cfg.tasks.source] * (cfg.tasks.source != "none") + [d.name for d in cfg.domains])
+        args.source = task_set_name(cfg)
     else:
         tasks = load_tasks(args.source, check=check_task)
     try:

@@ -104,16 +104,21 @@ def check_run(
         evaluating = cfg.eval.before_training or cfg.eval.after_training
         if not train:
             raise ConfigError(
-                f"tasks: all {len(tasks)} tasks of {tc.source} fall in the held-out split "
+                f"tasks: all {len(tasks)} tasks of {task_set_name(cfg)} fall in the held-out split "
                 f"(tasks.eval_fraction {tc.eval_fraction}): nothing is left to train on"
             )
     if evaluating and not evals:
         raise ConfigError(
-            f"tasks: {len(tasks)} task(s) of {tc.source} leave none held out for evaluation at "
+            f"tasks: {len(tasks)} task(s) of {task_set_name(cfg)} leave none held out for evaluation at "
             f"tasks.eval_fraction {tc.eval_fraction}: add tasks, raise tasks.eval_fraction, or (to train "
             "without evaluating) set eval.before_training=false eval.after_training=false"
         )
     return RunInputs(train, evals, _suites(cfg) if evaluating else {}, report)
+
+
+def task_set_name(cfg: RunConfig) -> str:
+    """tasks.source and the domain records, as messages name the run's task set."""
+    return "+".join([cfg.tasks.source] * (cfg.tasks.source != "none") + [d.name for d in cfg.domains])
 
 
 def run_tasks(cfg: RunConfig) -> list[Task]:
