@@ -4,26 +4,39 @@ A training mix that wastes compute the way real data does (`--mix wasteful`, the
 the bundled Python function tasks (difficulty 1-3: some solved every time, some never)
 plus as many tasks that are hopeless for a 135M model (math_word and json_extract: it
 scores 0 on them). `--mix code` is Python plus code repair, where partial credit makes
-most groups informative whatever is sampled. Each configuration trains the embedded model
-from the quickstart's settings on the mix for the same steps and rollouts, with held-out
-pass@1 (the mix's eval split) evaluated every `--eval-every` steps:
+most groups informative whatever is sampled. `--mix hundred` trains
+examples/hundred_domains.yaml as it stands (106 domains, its own prompts and sizes):
+'scheduler' is that example's curriculum (a bandit across domains with floors and a
+ceiling, learnability inside each, evidence counting informative groups, at most 2 draws
+of a family in 32) and 'uniform' one pooled uniform draw over every task. Each
+configuration trains the embedded model from the quickstart's settings (the hundred
+mix: its example's) on the mix for the same steps and rollouts, with held-out pass@1
+(the mix's eval split) evaluated every `--eval-every` steps:
 
   uniform:       curriculum.strategy uniform (a seeded permutation per epoch);
   learnability:  curriculum.strategy learnability with the prefilter at 0.8 and
                  prior_strength 1 (CURRICULUM);
   bandit:        that inside each domain, with curriculum.domain_mix bandit across them
-                 (`--configs uniform learnability bandit`).
+                 (`--configs uniform learnability bandit`);
+  scheduler:     bandit with evidence 'informative' and a family cap (SCHEDULER).
 
 Read from each run's logs: the informative-group fraction (groups whose rewards are not
 all equal), the generation seconds spent on zero-advantage groups (each step's
 generation time shared among its groups by tokens generated), held-out pass@1 at each
 evaluation, and the first evaluated step at which a run reaches uniform's final pass@1
-(same seed). Printed per configuration as the mean over seeds; all series to the JSON.
+(same seed); the training domains never drawn and the family diversity of the draws
+(distinct families over groups, per step); per held-out task its greedy outcome at the
+last evaluation, paired with uniform's over seeds and tasks in an exact sign test; pass@1
+per domain at the first and last evaluation (reported, not judged one by one). Printed
+per configuration as the mean over seeds; all series to the JSON. `scheduler` on the
+wasteful mix is issue 37's re-measure of the earlier miss (informative evidence and the
+family cap beside the bandit).
 
     .venv/bin/python bench/curriculum.py      # 3 seeds x 24 steps, uniform and bandit (~2 h on 2 cores)
     .venv/bin/python bench/curriculum.py --seeds 0 --steps 4 --eval-every 2   # a smoke run
     .venv/bin/python bench/curriculum.py --seeds 2 --keep     # add a seed to the runs in the JSON
     .venv/bin/python bench/curriculum.py --smoke   # 2 steps of the tiny model per config (the test suite)
+    .venv/bin/python bench/curriculum.py --mix hundred --seeds 0 --steps 12 --keep   # runs of the 106-domain mix
 
 Step figures are read through bench/figures.py (a missing metric is an error naming it).
 --smoke runs the default configurations for seed 0 on the tiny random model (2 steps,
@@ -35,10 +48,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -63,20 +77,41 @@ MIXES = {
     "wasteful": "bundled:python_functions+bundled:math_word+bundled:json_extract",
     # code only: partial credit makes most groups informative already (uniform 0.73)
     "code": "bundled:python_functions+bundled:code_repair",
+    # issue 37's mix: examples/hundred_domains.yaml as it stands (106 domains: reasoning-gym's
+    # 96 usable datasets drawn at run time beside every bundled set), its own prompts and sizes
+    "hundred": "",
 }
+BASE = {"hundred": "hundred_domains"}
+"""The example config a mix trains (default: the quickstart's, with tasks.source the mix)."""
 # The curricula's settings were chosen on a simulation of this mix (hopeless math, json
 # with partial credit, Python tasks of every kind), not on these runs: a prefilter at 0.8
 # and a prior of 1 pseudo-observation let the cells' evidence act within a few steps.
 CURRICULUM = ["curriculum.strategy=learnability", "curriculum.prefilter=0.8", "curriculum.prior_strength=1.0"]
+# issue 37's answers to the earlier miss: evidence that counts informative groups (not mean
+# reward, so partial credit and unseen tasks do not sit at p(1-p)'s peak) and a cap of 2
+# draws of a family in a pool's last 32 (examples/hundred_domains.yaml's settings)
+SCHEDULER = ["curriculum.evidence=informative", "curriculum.family_cap=2", "curriculum.family_window=32"]
 CONFIGS: dict[str, list[str]] = {
     "uniform": ["curriculum.strategy=uniform"],
     "learnability": CURRICULUM,
     "bandit": ["curriculum.domain_mix=bandit", *CURRICULUM],
+    "scheduler": ["curriculum.domain_mix=bandit", *CURRICULUM, *SCHEDULER],
 }
+# on the hundred mix the example config already holds the scheduler (bandit across domains
+# with floors and a ceiling, learnability inside, informative evidence, the family cap):
+# 'scheduler' runs it as it stands and 'uniform' is one pooled uniform draw over every task
+HUNDRED: dict[str, list[str]] = {
+    "uniform": ["curriculum.strategy=uniform", "curriculum.domain_mix=pooled", "curriculum.family_cap=null",
+                "curriculum.evidence=reward", "curriculum.max_domain_share=1.0"],
+    "scheduler": [],
+}  # fmt: skip
 
 
 def train(config: str, seed: int, steps: int, every: int, out: Path, extra: list[str], mix: str) -> tuple[Path, float]:
-    overrides = [f"tasks.source={mix}", f"seed={seed}", f"train.steps={steps}", f"eval.every={every}"]
+    overrides = [f"seed={seed}", f"train.steps={steps}", f"eval.every={every}"]
+    if mix in BASE:
+        return train_quickstart(f"{config}-seed{seed}", out, [*overrides, *HUNDRED[config], *extra], BASE[mix])
+    overrides.insert(0, f"tasks.source={MIXES[mix]}")
     return train_quickstart(f"{config}-seed{seed}", out, [*overrides, *CONFIGS[config], *extra])
 
 
@@ -130,6 +165,89 @@ def measure(run: Path, every: int = 0) -> dict[str, Any]:
     }
 
 
+def draws(run: Path) -> dict[str, Any]:
+    """What the sampler drew, read against the run's own task set (its config.yaml):
+    the training domains never drawn, and family diversity (distinct families over
+    groups drawn, per step, averaged over steps)."""
+    from rlvr.config import load_run_config
+    from rlvr.curriculum import family_of
+    from rlvr.tasks import split_tasks
+    from rlvr.train.preflight import run_tasks
+
+    cfg = load_run_config(run)
+    train_tasks, _ = split_tasks(run_tasks(cfg), cfg.tasks.eval_fraction)
+    by_id = {t.id: t for t in train_tasks}
+    per_step: dict[int, dict[str, str]] = defaultdict(dict)  # step -> group -> task id
+    for t in read_jsonl(run / "trajectories.jsonl"):
+        if "#canary/" not in t["task_id"]:
+            per_step[t["step"]][t["group_id"]] = t["task_id"]
+    unknown = sorted({tid for g in per_step.values() for tid in g.values()} - set(by_id))
+    if unknown:
+        raise BenchError(f"{run}: drawn tasks not in the run's training split: {', '.join(unknown[:3])}")
+    drawn = Counter(by_id[tid].domain for g in per_step.values() for tid in g.values())
+    diversity = [
+        len({family_of(by_id[tid], cfg.curriculum.pool_by) for tid in g.values()}) / len(g) for g in per_step.values()
+    ]
+    domains = {t.domain for t in train_tasks}
+    return {
+        "domains": len(domains),
+        "zero_draw_domains": sorted(domains - set(drawn)),
+        "family_diversity": statistics.fmean(diversity) if diversity else 0.0,
+        "draws_by_domain": dict(sorted(drawn.items())),
+    }
+
+
+def _solved(row: dict[str, Any]) -> bool:
+    """rlvr.trace.store.solved on a trace-store row: the environment's own say, else every
+    test passed, else full completion."""
+    details = json.loads(row["reward_details"] or "{}")
+    for d in (details.get("completion") if isinstance(details.get("completion"), dict) else {}, details):
+        if isinstance(d.get("solved"), bool):
+            return bool(d["solved"])
+    if row["exec_total"]:
+        return bool(row["exec_passed"] == row["exec_total"])
+    return dict(row["reward_components"] or []).get("completion", 0.0) >= 1.0
+
+
+def final_outcomes(run: Path) -> dict[str, Any]:
+    """Per held-out task, solved or not at the last evaluation (greedy), and pass@1 per
+    domain at the first and the last."""
+    from rlvr.trace.parquet import read_table
+
+    rows = read_table(str(run / "traces"), "eval_trajectories").to_pylist()
+    steps = sorted({r["step"] for r in rows})
+    if not steps:
+        raise BenchError(f"{run}/traces: no evaluated trajectory")
+    out: dict[str, Any] = {"solved": {}, "by_domain": {}}
+    for phase, step in (("start", steps[0]), ("end", steps[-1])):
+        by: dict[str, list[bool]] = defaultdict(list)
+        for r in rows:
+            if r["step"] == step:
+                by[r["domain"]].append(_solved(r))
+                if phase == "end":
+                    out["solved"][r["task_id"]] = _solved(r)
+        out["by_domain"][phase] = {d: sum(v) / len(v) for d, v in sorted(by.items())}
+    return out
+
+
+def sign_test(results: dict[str, Any], config: str, seeds: list[int], base: str = "uniform") -> dict[str, Any] | None:
+    """Paired over seeds and held-out tasks (greedy outcome at the last evaluation): the
+    pairs only `config` solved, only `base` solved, and the two-sided exact sign test's p."""
+    wins = losses = 0
+    for seed in seeds:
+        a, b = results["runs"].get(f"{config}/{seed}"), results["runs"].get(f"{base}/{seed}")
+        if not a or not b or "solved" not in a or "solved" not in b:
+            continue
+        for tid in set(a["solved"]) & set(b["solved"]):
+            wins += a["solved"][tid] and not b["solved"][tid]
+            losses += b["solved"][tid] and not a["solved"][tid]
+    n = wins + losses
+    if not n:
+        return {"wins": 0, "losses": 0, "p": 1.0}
+    tail = sum(math.comb(n, k) for k in range(0, min(wins, losses) + 1)) / 2**n
+    return {"wins": wins, "losses": losses, "p": min(1.0, 2 * tail)}
+
+
 def first_reaching(curve: list[tuple[int, float]], target: float) -> int | None:
     return next((s for s, p in curve if s > 0 and p >= target - 1e-9), None)
 
@@ -158,12 +276,25 @@ def summarize(results: dict[str, Any], seeds: list[int], configs: list[str]) -> 
             "pass_at_1_final": statistics.fmean(r["pass_at_1"][-1][1] for r in runs),
             "step_reaching_uniform_final": reach,
         }
+        if all("family_diversity" in r for r in runs):  # recorded since the hundred-domain mix
+            row["family_diversity"] = statistics.fmean(r["family_diversity"] for r in runs)
+            row["zero_draw_domains"] = statistics.fmean(len(r["zero_draw_domains"]) for r in runs)
+        if config != "uniform":
+            row["paired_vs_uniform"] = sign_test(results, config, done)
         summary[config] = row
         reached = "/".join("-" if x is None else str(x) for x in reach)
         print(
             f"{config:14}{len(done):>6}{row['informative']:>13.3f}{row['zero_advantage_gen_s']:>16.0f}"
             f"{row['pass_at_1_start']:>14.3f}{row['pass_at_1_final']:>8.3f}{reached:>17}"
         )
+    for config, row in summary.items():
+        if "family_diversity" in row:
+            print(f"{config}: family diversity {row['family_diversity']:.3f}, "
+                  f"{row['zero_draw_domains']:.1f} domains never drawn (mean over seeds)")  # fmt: skip
+        paired = row.get("paired_vs_uniform")
+        if paired:
+            print(f"{config} vs uniform, paired over seeds and held-out tasks: {paired['wins']} solved only by "
+                  f"{config}, {paired['losses']} only by uniform, sign test p = {paired['p']:.3f}")  # fmt: skip
     return summary
 
 
@@ -173,7 +304,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--steps", type=int, default=24)
     ap.add_argument("--eval-every", type=int, default=4)
-    ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=["uniform", "bandit"])
+    ap.add_argument(
+        "--configs", nargs="+", choices=sorted(CONFIGS), help="default: uniform and bandit (scheduler on --mix hundred)"
+    )
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more overrides for every run (recorded)")
     ap.add_argument("--humaneval", action="store_true", help="also evaluate HumanEval before and after")
     ap.add_argument("--out", default="", help="where the runs go (default: a temporary directory)")
     ap.add_argument(
@@ -186,14 +320,21 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--smoke", action="store_true", help="seed 0, 2 steps of the tiny model a config, no JSON written")
     args = ap.parse_args(argv)
+    if args.configs is None:
+        args.configs = ["uniform", "scheduler" if args.mix in BASE else "bandit"]
+    if args.mix in BASE and set(args.configs) - set(HUNDRED):
+        ap.error(f"--mix {args.mix} compares {' and '.join(HUNDRED)} (its example holds the scheduler)")
     extra = ["eval.sources=[bundled:humaneval]"] if args.humaneval else []
+    extra += args.set
     if args.smoke:
         if args.keep:
             ap.error("--smoke keeps nothing: drop --keep")
         args.seeds, args.steps, args.eval_every = [0], 2, 1
         extra += [*SMOKE, "eval.num_tasks=4", "eval.max_new_tokens=8"]
-    mix = MIXES[args.mix]
+    mix = MIXES[args.mix] or f"examples/{BASE[args.mix]}.yaml"
     setting = {"mix": mix, "steps": args.steps, "eval_every": args.eval_every, "humaneval": args.humaneval}
+    if args.set:
+        setting["set"] = args.set
     results: dict[str, Any] = {**setting, "runs": {}}
     json_path = Path(
         args.json or ROOT / "bench" / "results" / f"curriculum{'' if args.mix == 'wasteful' else '_' + args.mix}.json"
@@ -212,8 +353,8 @@ def main(argv: list[str] | None = None) -> None:
             for config in args.configs:
                 if f"{config}/{seed}" in results["runs"]:
                     continue
-                run, wall = train(config, seed, args.steps, args.eval_every, out / args.mix, extra, mix)
-                m = {"wall_s": round(wall, 1), **measure(run, args.eval_every)}
+                run, wall = train(config, seed, args.steps, args.eval_every, out / args.mix, extra, args.mix)
+                m = {"wall_s": round(wall, 1), **measure(run, args.eval_every), **draws(run), **final_outcomes(run)}
                 if args.humaneval:
                     summary = json.loads((run / "summary.json").read_text())
                     m["humaneval"] = {k: (v or {}).get("pass_at_1") for k, v in summary["suites"]["humaneval"].items()}
@@ -223,7 +364,9 @@ def main(argv: list[str] | None = None) -> None:
                 print(
                     f"{config} seed {seed}: {wall / 60:.1f} min, informative {m['informative']:.3f}, "
                     f"zero-advantage generation {m['zero_advantage_gen_s']:.0f} of {m['gen_s']:.0f} s, "
-                    f"pass@1 {m['pass_at_1'][0][1]:.3f} -> {m['pass_at_1'][-1][1]:.3f}",
+                    f"pass@1 {m['pass_at_1'][0][1]:.3f} -> {m['pass_at_1'][-1][1]:.3f}, "
+                    f"{len(m['zero_draw_domains'])} of {m['domains']} domains never drawn, "
+                    f"family diversity {m['family_diversity']:.3f}",
                     flush=True,
                 )
 

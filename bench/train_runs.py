@@ -26,13 +26,13 @@ SMOKE = ["model.name_or_path=tiny-random", "train.prompts_per_step=2", "generati
 step, 8 new tokens; each bench's --smoke adds its own steps and evaluation."""
 
 
-def train_quickstart(name: str, out: Path, overrides: list[str]) -> tuple[Path, float]:
-    """Train `examples/quickstart.yaml` as run `name` under `out` with `overrides`; the run
-    directory and the wall seconds. A failed run is an error (its output's tail on stderr,
-    then one line naming the run), never a figure. No other suite (HumanEval) is
-    evaluated unless `overrides` names `eval.sources` again."""
+def train_quickstart(name: str, out: Path, overrides: list[str], config: str = "quickstart") -> tuple[Path, float]:
+    """Train `examples/<config>.yaml` (the quickstart's by default) as run `name` under
+    `out` with `overrides`; the run directory and the wall seconds. A failed run is an
+    error (its output's tail on stderr, then one line naming the run), never a figure. No
+    other suite (HumanEval) is evaluated unless `overrides` names `eval.sources` again."""
     cmd = [
-        sys.executable, "-m", "rlvr.cli", "train", str(ROOT / "examples" / "quickstart.yaml"),
+        sys.executable, "-m", "rlvr.cli", "train", str(ROOT / "examples" / f"{config}.yaml"),
         f"name={name}", f"output_dir={out}", "eval.sources=[]", *overrides,
     ]  # fmt: skip
     t0 = time.monotonic()
