@@ -17,7 +17,7 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
-    tp = sub.add_parser("tasks", help="check a task set before training on it")
+    tp = sub.add_parser("tasks", help="check a task set before training on it; mine mutants from a run")
     tps = tp.add_subparsers(dest="tasks_command", required=True)
     c = tps.add_parser("check", help="score each task's reference, do-nothing replies and generic exploits")
     c.add_argument(
@@ -30,9 +30,20 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--allow-quarantine", action="store_true", help="exit 0 even when a domain would stop a run")
     c.add_argument("--strict", action="store_true", help="exit 1 when any task is quarantined")
     c.add_argument("--no-cache", action="store_true", help="check every task again (the cache is still written)")
+    m = tps.add_parser(
+        "mine-mutants", help="add a run's failing solutions to the test-writing tasks as realistic mutants"
+    )
+    m.add_argument("run_dir", help="a run directory whose trajectories hold replies to Python function tasks")
+    m.add_argument("--tasks", default="bundled:test_writing", help="the test-writing tasks (default: the bundled)")
+    m.add_argument("--functions", default="bundled:python_functions", help="the function tasks the run attempted")
+    m.add_argument("--out", help="where the tasks are written (default: --tasks, when it is a file)")
+    m.add_argument("--per-task", type=int, default=3, help="mined mutants added to a task at most (default 3)")
+    m.add_argument("--family", choices=("train", "hidden"), default="train", help="paid (train) or evaluated only")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.tasks_command == "mine-mutants":
+        return mine_mutants(args)
     from rlvr.config import ConfigError, RunConfig, load_config, load_plugins
 
     cfg = load_config(args.config_file, []) if args.config_file else RunConfig()
@@ -85,3 +96,33 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and report.quarantined:
         return 1
     return 1 if failing and not args.allow_quarantine else 0
+
+
+def mine_mutants(args: argparse.Namespace) -> int:
+    """`rlvr tasks mine-mutants RUN`: rlvr.tasks.generators.minedmutants, then the file written."""
+    from pathlib import Path
+
+    from rlvr.config import ConfigError
+
+    if args.per_task < 1:
+        raise ConfigError(f"--per-task: {args.per_task} is not a positive number")
+    out = args.out or (args.tasks if Path(args.tasks).is_file() else None)
+    if out is None:
+        raise ConfigError(f"--out: {args.tasks} is not a file to rewrite; name where the tasks go")
+    import rlvr.envs  # noqa: F401  (the environments check the tasks as they are read)
+    from rlvr.tasks.generators.minedmutants import mine_run
+    from rlvr.tasks.loader import write_tasks
+
+    try:
+        tasks, why = mine_run(Path(args.run_dir), args.tasks, args.functions, per_task=args.per_task,
+                              family=args.family)  # fmt: skip
+    except (FileNotFoundError, ValueError) as e:
+        raise ConfigError(str(e)) from None
+    write_tasks(tasks, Path(out))
+    dropped = ", ".join(f"{k} {v}" for k, v in sorted(why.items()) if v and k not in ("candidates", "added"))
+    print(
+        f"{why['candidates']} candidate mutants from {args.run_dir}; {why['added']} added ({args.family})"
+        + (f"; dropped: {dropped}" if dropped else "")
+    )
+    print(f"{len(tasks)} tasks written to {out}")
+    return 0

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from rlvr.rewards.hidden_tests import NotDrawable, draw_inputs
 from rlvr.sandbox import execute_many
@@ -71,11 +71,26 @@ def gold_tests(task: Task) -> list[str]:
     return [str(t) for t in (task.tests.get("tests") or []) + (task.tests.get("held_out") or [])]
 
 
-def _distinguished(task: Task, pool: list[Mutant]) -> tuple[list[Mutant], Counter[str], list[str]]:
+class Program(Protocol):
+    """A mutant as the checks read it: an id and its source (a generated Mutant, or a
+    mined failing solution)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+
+P = TypeVar("P", bound=Program)
+
+
+def distinguished(task: Task, pool: list[P], *, crash_kills: bool = True) -> tuple[list[P], Counter[str], list[str]]:
     """The mutants some check tells apart from the reference (see the module docstring),
     why the others were dropped, and for those only a drawn input tells apart, an assert
     on that input with the reference's value (added to the gold tests, so that they catch
-    every kept mutant)."""
+    every kept mutant). `crash_kills` False drops a mutant whose program does not run
+    (a mined solution that crashes before its tests would be caught by any test)."""
     dropped: Counter[str] = Counter()
     tests = {"format": "assert", "tests": gold_tests(task)}
     results = execute_many([(m.source, tests) for m in pool], LIMITS, workers=2)
@@ -85,6 +100,8 @@ def _distinguished(task: Task, pool: list[Mutant]) -> tuple[list[Mutant], Counte
             raise SandboxFailure(f"{task.id}: {m.id}: the sandbox failed")
         if r.status is RunStatus.TIMEOUT or any(t.status is TestStatus.TIMEOUT for t in r.tests):
             dropped["times out"] += 1
+        elif r.status is not RunStatus.OK and not crash_kills:
+            dropped["does not run"] += 1
         elif r.status is not RunStatus.OK or r.passed < r.total:
             caught.append(m)
         else:
@@ -139,7 +156,7 @@ def build_task(task: Task) -> tuple[Task | None, Counter[str]]:
     why: Counter[str] = Counter()
     gold = gold_tests(task)
     for fam, cap in (("train", MAX_TRAIN), ("hidden", MAX_HIDDEN)):
-        good, dropped, extra = _distinguished(task, pool[fam]) if pool[fam] else ([], Counter(), [])
+        good, dropped, extra = distinguished(task, pool[fam]) if pool[fam] else ([], Counter(), [])
         why += dropped
         kept[fam] = sorted(rng.sample(good, cap), key=good.index) if len(good) > cap else good
         gold += [t for t in extra if t not in gold]
