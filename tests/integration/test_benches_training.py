@@ -222,3 +222,11 @@ def test_test_writing_smoke_prices_the_reward_scores_the_corpus_and_trains() -> 
                         ("clock", "timing_assertion")]:  # fmt: skip
         assert corpus[label]["flags"].get(flag) == r["cost"]["tasks"] and corpus[label]["mean_reward"] <= 0.0
     assert {"before", "after"} <= set(r["train"][0])
+
+
+def test_codet_smoke_samples_solutions_and_tests_and_picks() -> None:
+    with records_nothing(RESULTS / "codet.json"):
+        r = last_json(run_bench("bench/codet.py", "--smoke").stdout)
+    assert r["tasks"] == 3 and r["samples"] == 2
+    assert 0.0 <= r["random"] <= r["oracle"] <= 1.0 and 0.0 <= r["codet"] <= r["oracle"]
+    assert 0.0 <= r["tests_said_something"] <= 1.0
