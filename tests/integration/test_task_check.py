@@ -209,12 +209,11 @@ def test_every_example_config_passes_the_check_on_a_sample_of_its_tasks(path: Pa
     """Under each shipped config's own reward (a format term, hidden tests, penalties), two
     tasks of each domain of its source pass: a shipped config never stops at the check."""
     from rlvr.config import ConfigError, load_config, load_plugins
-    from rlvr.envs.base import check_task
-    from rlvr.train.preflight import check_ready, check_sample
+    from rlvr.train.preflight import check_ready, check_sample, run_tasks
 
     cfg = load_config(path)
     load_plugins(cfg)
-    tasks = load_tasks(cfg.tasks.source, cfg.tasks.min_difficulty, cfg.tasks.max_difficulty, check=check_task)
+    tasks = run_tasks(cfg)  # tasks.source and the config's domain records
     try:
         check_ready(tasks)
     except ConfigError as e:
