@@ -50,6 +50,7 @@ from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: r
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
 from rlvr.tasks.neighbours import neighbour, reordered
+from rlvr.tasks.shapes import shaped, shapes
 from rlvr.types import Task
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
@@ -57,6 +58,7 @@ DEFAULT_COUNT = 20
 FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
 KILL_SECONDS = 10.0  # one input's alternates, all of them: a timer that a busy machine never reaches
 REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test: a run's 5 s covers 28 tests
+HELD = -2  # the origin of a task's own held-out input in the candidate pool
 POOL = 3  # inputs drawn per test kept: the kept ones cover the most features (rlvr.rewards.selection)
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
@@ -151,7 +153,13 @@ def _draw_candidates(task: Task, *, seed: int, step: int, n: int) -> list[tuple[
     shuffled = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
         lambda pair: (reordered(examples[pair[0]], random.Random(pair[1]), nonneg), pair[0])
     )
-    strategy = fresh | near | shuffled
+    # and some have a shape random draws almost never take (rlvr.tasks.shapes): a square
+    # past the examples, a run of ten, a near-palindrome, brackets crossed away from their
+    # openers, a pair with a large common factor, checksum twins, a deeper nesting
+    shape = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
+        lambda pair: (shaped(examples[pair[0]], examples, random.Random(pair[1]), nonneg), -1)
+    )
+    strategy = st.one_of(fresh, near, shuffled, fresh, near, shuffled, shape, shape)  # a quarter shaped
     seen = {repr(a) for a in visible}
     found: list[tuple[tuple[Any, ...], int]] = []
 
@@ -260,10 +268,14 @@ def hidden_tests(
     observe = observe or _sandbox_observer(REFERENCE_SECONDS)
     entry = str(task.entry_point)
     # the task's own held-out inputs (secret too) come last: a second answer for the
-    # sets whose drawn inputs all share one (a boolean whose other answer was visible)
+    # sets whose drawn inputs all share one (a boolean whose other answer was visible),
+    # and each one a feature of its own, so that every step keeps them (the task's author
+    # chose them: a run of ten, a middle word that limits a prefix)
     visible, held = example_calls(task)
     shown = {repr(a) for a in visible} | {repr(a) for a, _ in drawn}
-    pool = drawn + [(a, -1) for a in held if repr(a) not in shown]
+    held_keys = {repr(a) for a in held}
+    drawn = [(a, HELD if repr(a) in held_keys else origin) for a, origin in drawn]
+    pool = drawn + [(a, HELD) for a in held if repr(a) not in shown]
     calls = [f"{entry}({', '.join(repr(a) for a in args)})" for args, _ in pool]
     kept: list[tuple[tuple[Any, ...], int, Any, str]] = []  # (args, origin, value, test)
     for (args, origin), call, (ok, value) in zip(pool, calls, reference_values(task, calls, observe), strict=True):
@@ -378,7 +390,9 @@ def features(
     another answer); `reorder` (example k's elements in another order, another answer);
     `length` of each sequence argument up to one past the examples' longest; `beyond`
     (an integer outside its argument's examples) and `scale` (how many digits past
-    them, in steps of four); `kill` of alternate j."""
+    them, in steps of four); `kill` of alternate j; `shape` (rlvr.tasks.shapes: a square,
+    a run of ten, crossed brackets, checksum twins, ...); `held` (one of the task's own
+    held-out inputs, origin HELD)."""
     width = len(examples[0]) if examples else 0
     longest = {
         i: max(len(e[i]) for e in examples)
@@ -411,6 +425,9 @@ def features(
                 if digits > most:  # orders of magnitude past the examples, in steps of four digits
                     f.add(("scale", i, (digits - most - 1) // 4))
         f.update(("kill", j) for j in its_kills)
+        f.update(shapes(args, examples))
+        if origin == HELD:
+            f.add(("held", repr(args)))
         out.append(frozenset(f))
     return out
 

@@ -13,12 +13,13 @@ from rlvr.types import Task
 
 
 def test_number_edges_hold_the_largest_n_within_the_statements_bounds() -> None:
-    bounds = {"longest_increasing": (-(10**6), 10**6), "max_subarray": (-(10**4), 10**4), "pair_count": (-1000, 1000)}
+    bounds = {"longest_increasing": (-(10**6), 10**6), "max_subarray": (-(10**4), 10**4), "pair_count": (-1000, 1000),
+              "max_min": (-(10**9), 10**9)}  # fmt: skip
     for name, (lo, hi) in bounds.items():
         for make in EDGE[name]:
             head, body = make(random.Random(0)).split("\n")[:2]
             values = [int(x) for x in body.split()]
-            assert int(head.split()[0]) == len(values) == 10**5, name
+            assert int(head.split()[0]) == len(values) == (1000 if name == "max_min" else 10**5), name
             assert all(lo <= v <= hi for v in values), name
         extreme = EDGE[name][1](random.Random(0))
         assert len(set(extreme.split("\n")[1].split())) == 1  # every value at its bound
@@ -37,7 +38,7 @@ def test_grid_edges_are_fifty_by_fifty_and_the_open_maze_needs_the_longest_path(
 def test_the_drawer_puts_the_edges_first() -> None:
     task = Task(id="cpp/pair_count", domain="cpp", prompt="p", tests={"format": "stdio", "cases": []})
     cases = draw(task, "pair_count", random.Random(5), 20)
-    assert [len(c["stdin"]) > 100_000 for c in cases[:3]] == [True, True, False]
+    assert [len(c["stdin"]) > 100_000 for c in cases[:4]] == [True, True, True, False]
     assert cases[1]["stdout"] == f"{10**5 * (10**5 - 1) // 2}\n"
 
 
@@ -54,3 +55,34 @@ def test_words_include_special_names_and_lengths_past_the_usual() -> None:
     words = [_word(r, 1, 9) for _ in range(2000)]
     assert set(SPECIAL_WORDS) & set(words) and max(len(w) for w in words) > 9
     assert all(w.isalpha() and w.islower() for w in words)
+
+
+def _lis_window(a: list[int], window: int) -> int:
+    """A longest-increasing DP that looks back only `window` positions (a shortcut)."""
+    best = [1] * len(a)
+    for i in range(len(a)):
+        for j in range(max(0, i - window), i):
+            if a[j] < a[i]:
+                best[i] = max(best[i], best[j] + 1)
+    return max(best)
+
+
+def test_the_far_edge_plants_a_rising_run_farther_apart_than_a_short_look_back() -> None:
+    far = EDGE["longest_increasing"][2]
+    text = far(random.Random(4))
+    values = [int(x) for x in text.split("\n")[1].split()]
+    right = int(BY_NAME["longest_increasing"].solve(text))
+    assert right >= 11  # the planted run (10 to 25 long) and one filler value after it
+    short = values[:: max(1, len(values) // 4000)]  # the same layout at 1/25 the size, for a quick window DP
+    whole = int(BY_NAME["longest_increasing"].solve(f"{len(short)}\n{' '.join(map(str, short))}\n"))
+    assert _lis_window(short, 60) < whole
+
+
+def test_scattered_islands_are_single_cells_a_narrow_row_stride_merges() -> None:
+    text = EDGE["count_islands"][2](random.Random(3))
+    rows = text.strip("\n").split("\n")[1:]
+    cells = [(i, j) for i, row in enumerate(rows) for j, c in enumerate(row) if c == "#"]
+    assert int(BY_NAME["count_islands"].solve(text)) == len(cells) > 300  # no two cells touch
+    keys = {i * 32 + j for i, j in cells}  # a row stride of 32 on a 50-wide grid
+    merged = sum(1 for i, j in cells for di, dj in ((0, 1), (1, 0)) if (i + di) * 32 + (j + dj) in keys)
+    assert merged > 0  # cells the stride makes neighbours: such a program counts fewer islands

@@ -20,6 +20,7 @@ from rlvr.rewards.hidden_tests import (
     hidden_tests,
     strategy_for,
 )
+from rlvr.tasks.shapes import shapes
 from rlvr.types import Task
 
 
@@ -61,8 +62,10 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
     assert len(set(a)) == len(a)
     # fresh draws within the examples' range (wide enough here: no widening), up to WIDEN
     # times the span past it, or of up to MAGNITUDE_DIGITS digits, and edits of an example;
-    # never below the smallest example, as none is negative
-    assert all(0 <= x < 10**MAGNITUDE_DIGITS for (x,) in a)
+    # never below the smallest example, as none is negative; and inputs of a known shape
+    # (rlvr.tasks.shapes: squares, powers of two), never past 2**52 + 1 (float-exact)
+    assert all(0 <= x < 10**MAGNITUDE_DIGITS or (0 <= x <= 2**52 + 1 and shapes((x,), [(0,)])) for (x,) in a)
+    assert any(shapes((x,), [(0,)]) for (x,) in a if x > 10**MAGNITUDE_DIGITS)
     assert any(x <= 50 for (x,) in a) and any(50 < x <= 203 for (x,) in a) and any(x > 10**6 for (x,) in a)
     neg = draw_inputs(_task([f"assert f({i}) == {i}" for i in (-5, 0, 3, 15)]), seed=0, step=0, n=40)
     assert min(x for (x,) in neg) < -5 and max(x for (x,) in neg) > 15
@@ -144,8 +147,10 @@ def test_float_answers_are_compared_within_a_tolerance_outside_the_sandbox() -> 
     tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
     assert len(tests) == 20 and all(line.startswith("assert math.isclose(f(") for line in tests)
     assert not constant_passes(tests)
-    probe, check = parse_assert(tests[0], 0)
-    assert probe.expr.startswith("f(") and "isclose" not in probe.expr  # the expected value stays outside
+    parsed = [parse_assert(line, i) for i, line in enumerate(tests)]
+    assert all(p.expr.startswith("f(") and "isclose" not in p.expr for p, _ in parsed)  # the value stays outside
+    # a moderate input (a relative tolerance lets 1e-3 through on a large one)
+    probe, check = next((p, c) for p, c in parsed if abs(ast.literal_eval(p.expr[2:-1])) < 10**6)
     x = ast.literal_eval(probe.expr[2:-1])
     assert judge(check, x / 4 + 1e-12)[0] and judge(check, x * 0.25)[0] and not judge(check, x / 4 + 1e-3)[0]
 

@@ -208,8 +208,10 @@ FRESH: dict[str, Fresh] = {
 
 
 def _edge_nums(n: int, lo: int, hi: int, header: Callable[[int, list[int]], str] | None = None) -> list[Fresh]:
-    """n numbers at the statement's largest n: random over the whole range, and every one
-    at the bound of largest magnitude."""
+    """n numbers at the statement's largest n: random over the whole range, every one at
+    the bound of largest magnitude, and an order that matters across far positions: a
+    falling filler with a rising run planted thousands of positions apart (a window or a
+    look-back shorter than the input misses it)."""
 
     def spread(r: random.Random) -> str:
         a = [r.randint(lo, hi) for _ in range(n)]
@@ -220,7 +222,16 @@ def _edge_nums(n: int, lo: int, hi: int, header: Callable[[int, list[int]], str]
         a = [v] * n
         return f"{header(n, a) if header else n}\n{' '.join(map(str, a))}\n"
 
-    return [spread, extreme]
+    def far(r: random.Random) -> str:
+        k = r.randint(10, 25)  # the planted run's length
+        gap = n // (k + 1)
+        top, bottom = hi, lo + k + 1
+        a = [top - (top - bottom) * i // n for i in range(n)]  # falling, every value above the run
+        for j in range(k):
+            a[(j + 1) * gap] = lo + j
+        return f"{header(n, a) if header else n}\n{' '.join(map(str, a))}\n"
+
+    return [spread, extreme, far]
 
 
 def _edge_grid(maze: bool) -> list[Fresh]:
@@ -242,7 +253,20 @@ def _edge_grid(maze: bool) -> list[Fresh]:
                 g[i][49 - (i % 3)] = "#"
         return "50 50\n" + "\n".join("".join(row) for row in g) + "\n"
 
-    return [sparse, corners]
+    def scattered(r: random.Random) -> str:
+        """Single cells over the whole 50 x 50, none touching another: the answer is the
+        number of cells, and a cell index with a row stride under 50 merges some."""
+        g = [["." for _ in range(50)] for _ in range(50)]
+        for i in range(50):
+            for j in range(50):
+                near = any(g[y][x] == "#" for y, x in ((i - 1, j), (i, j - 1)) if y >= 0 and x >= 0)
+                if not near and r.random() < 0.3:
+                    g[i][j] = "#"
+        if maze:
+            g[0][0], g[49][49] = "S", "E"
+        return "50 50\n" + "\n".join("".join(row) for row in g) + "\n"
+
+    return [sparse, corners] if maze else [sparse, corners, scattered]
 
 
 def _edge_words() -> list[Fresh]:
@@ -264,6 +288,7 @@ def _edge_words() -> list[Fresh]:
 
 # inputs at the statement's largest sizes and extreme values, where the random draws stop short
 EDGE: dict[str, list[Fresh]] = {
+    "max_min": _edge_nums(1000, -(10**9), 10**9),
     "word_frequency": _edge_words(),
     "sort_by_length": _edge_words(),
     "reverse_words": _edge_words(),

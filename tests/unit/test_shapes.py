@@ -1,0 +1,77 @@
+"""Inputs of a known shape for hidden tests (rlvr.tasks.shapes): the recogniser on
+hand-worked inputs, and every generated input of each kind recognised as its shape,
+within float-exact integers, the same for the same seed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rlvr.tasks.shapes import shaped, shapes
+
+
+def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
+    return {str(s[2]) for s in shapes(args, examples)}
+
+
+@pytest.mark.parametrize(
+    ("args", "examples", "want"),
+    [
+        ((169,), [(4,)], {"square"}),
+        ((170,), [(4,)], {"square_neighbour"}),  # one off a square
+        ((65536,), [(4,)], {"square", "power_of_two"}),
+        ((2047,), [(4,)], {"power_of_two_neighbour"}),
+        ((2**45 + 1,), [(4,)], {"power_of_two_neighbour"}),
+        ((10,), [(4,)], set()),
+        ((1000,), [(4,)], set()),
+        ((102, 104), [(4, 6)], {"common_factor"}),  # gcd 2, cofactors 51 and 52
+        ((12, 18), [(4, 6)], set()),  # cofactors 2 and 3: nothing a search to 50 misses
+        (("a" * 10 + "b",), [("ab",)], {"run"}),
+        (("abcdxcba",), [("ab",)], {"near_palindrome"}),  # mismatch inside the outer three pairs
+        (("xbcddcba",), [("ab",)], set()),  # the mismatch is the outer pair: any check sees it
+        (("(()]",), [("()",)], {"crossed_brackets"}),
+        (("(]",), [("()",)], set()),  # adjacent: the closer follows its opener
+        (("([)]",), [("()",)], set()),  # crossed, but right after its opener (neighbours draws these)
+        (("listen", "silent"), [("ab", "ba")], {"anagram"}),
+        (("aabcc", "abbbc"), [("ab", "ba")], {"checksum_twin"}),  # same length, set and code sum
+        (([3, 1, 2],), [([1, 2],)], {"distinct"}),
+        (([3, 3],), [([1, 2],)], set()),
+        (([[[1, 2]], [3]],), [([[1, 2], [3]],)], {"deeper"}),
+    ],
+)
+def test_shapes_names_what_an_input_has(args: tuple, examples: list[tuple], want: set[str]) -> None:
+    assert _kinds(args, examples) == want
+
+
+@pytest.mark.parametrize(
+    ("examples", "expect"),
+    [
+        ([(4,), (9,), (0,)], {"square", "power_of_two"}),
+        ([(4, 6), (3, 5)], {"square", "power_of_two", "common_factor"}),
+        ([("()",), ("([]{})",), ("(]",)], {"run", "near_palindrome", "crossed_brackets"}),
+        ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin"}),
+        ([([1, 2, 3],), ([4, 5],)], {"distinct"}),
+        ([([[1, 2], [3]],), ([[1], [2, [3]]],)], {"deeper"}),
+    ],
+)
+def test_every_shape_of_an_arguments_kind_is_drawn_and_recognised(examples: list[tuple], expect: set[str]) -> None:
+    rng = random.Random(3)
+    nonneg = tuple(all(type(e[i]) is not int or e[i] >= 0 for e in examples) for i in range(len(examples[0])))
+    seen: set[str] = set()
+    for _ in range(300):
+        args = shaped(rng.choice(examples), examples, rng, nonneg)
+        assert len(args) == len(examples[0])
+        for a in args:
+            assert type(a) is not int or 0 <= a <= 2**52 + 1  # float-exact, and never negative here
+        seen |= _kinds(args, examples)
+    assert expect <= seen
+    one, two = random.Random(7), random.Random(7)
+    assert [shaped(examples[0], examples, one, nonneg) for _ in range(5)] == [
+        shaped(examples[0], examples, two, nonneg) for _ in range(5)
+    ]
+
+
+def test_an_argument_of_no_kind_with_a_shape_is_left_as_it_was() -> None:
+    examples = [(True,), (False,)]
+    assert shaped((True,), examples, random.Random(0)) == (True,)
