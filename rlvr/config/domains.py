@@ -15,15 +15,13 @@ docstring is its documentation and its `rlvr config --keys` text."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
 from rlvr.config.base import _Section
-from rlvr.config.reward import TermConfig
-
-if TYPE_CHECKING:
-    from rlvr.config.run import RunConfig
+from rlvr.config.curriculum import CurriculumConfig
+from rlvr.config.reward import RewardConfig, TermConfig
+from rlvr.config.tasks import PromptConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?$")
 
@@ -78,26 +76,28 @@ class DomainConfig(_Section):
         return self
 
 
-def fold_domains(cfg: RunConfig) -> None:
+def fold_domains(
+    domains: list[DomainConfig], prompt: PromptConfig, reward: RewardConfig, curriculum: CurriculumConfig
+) -> None:
     """Fold each record's system message, terms and weight into the prompt, reward and
     curriculum sections (in place). Idempotent: a value already there is left alone, a
     different one for the same domain is a ValueError naming both keys."""
-    names = [d.name for d in cfg.domains]
+    names = [d.name for d in domains]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"domains: {', '.join(twice)} named twice")
-    for i, d in enumerate(cfg.domains):
+    for i, d in enumerate(domains):
         if d.system is not None:
-            have = cfg.prompt.system_by_domain.get(d.name)
+            have = prompt.system_by_domain.get(d.name)
             if have is not None and have != d.system:
                 raise ValueError(f"domains[{i}].system: prompt.system_by_domain gives {d.name} another message")
-            cfg.prompt.system_by_domain[d.name] = d.system
+            prompt.system_by_domain[d.name] = d.system
         if d.weight is not None:
-            have_w = cfg.curriculum.domain_weights.get(d.name)
+            have_w = curriculum.domain_weights.get(d.name)
             if have_w is not None and have_w != d.weight:
                 raise ValueError(f"domains[{i}].weight: curriculum.domain_weights gives {d.name} {have_w}")
-            cfg.curriculum.domain_weights[d.name] = d.weight
+            curriculum.domain_weights[d.name] = d.weight
         for t in d.terms:
             own = t.model_copy(update={"domains": [d.name]})
-            if own not in cfg.reward.terms:
-                cfg.reward.terms.append(own)
+            if own not in reward.terms:
+                reward.terms.append(own)

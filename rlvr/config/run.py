@@ -138,7 +138,7 @@ class RunConfig(_Section):
     @model_validator(mode="after")
     def _domain_records(self) -> RunConfig:
         """Each record's system message, terms and weight folded into their sections."""
-        fold_domains(self)
+        fold_domains(self.domains, self.prompt, self.reward, self.curriculum)
         if self.tasks.source == "none" and not self.domains:
             raise ValueError("tasks.source: 'none' leaves no tasks without domain records (domains: [...])")
         return self
