@@ -62,15 +62,24 @@ def test_curriculum_bench_smoke_reports_what_the_readme_quotes_per_sampler() -> 
     for run in r["runs"].values():
         assert [s for s, _ in run["pass_at_1"]] == [0, 1, 2]  # before training, then every step
         assert all(_share(p) for _, p in run["pass_at_1"])
+    for run in r["runs"].values():  # what the sampler drew, against the run's own task set
+        assert run["domains"] == 3 and set(run["zero_draw_domains"]) <= {"python", "math", "json"}
+        assert sum(run["draws_by_domain"].values()) > 0 and 0 < run["family_diversity"] <= 1
+        assert set(run["solved"]) and all(isinstance(v, bool) for v in run["solved"].values())
+        assert set(run["by_domain"]) == {"start", "end"}
     assert set(r["summary"]) == {"uniform", "bandit"}
-    for row in r["summary"].values():
+    for name, row in r["summary"].items():
+        paired = {"paired_vs_uniform"} if name != "uniform" else set()
         assert set(row) == {"seeds", "informative", "zero_advantage_gen_s", "gen_s", "pass_at_1_start",
-                            "pass_at_1_final", "step_reaching_uniform_final"}  # fmt: skip
+                            "pass_at_1_final", "step_reaching_uniform_final", "family_diversity",
+                            "zero_draw_domains"} | paired  # fmt: skip
         assert row["seeds"] == [0] and _share(row["informative"])
         assert row["gen_s"] > 0 and 0 <= row["zero_advantage_gen_s"] <= row["gen_s"] + 1e-9
         assert _share(row["pass_at_1_start"]) and _share(row["pass_at_1_final"])
         assert len(row["step_reaching_uniform_final"]) == 1
     assert r["summary"]["uniform"]["step_reaching_uniform_final"][0] in (1, 2)  # uniform reaches its own final
+    paired = r["summary"]["bandit"]["paired_vs_uniform"]  # the same 4 held-out tasks, both at 0 with the tiny model
+    assert paired["wins"] + paired["losses"] <= 4 and 0 < paired["p"] <= 1
 
 
 def test_hack_training_smoke_learns_to_hack_under_a_naive_reward_and_not_under_rlvrs() -> None:
