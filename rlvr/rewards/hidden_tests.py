@@ -104,21 +104,29 @@ def _call_args(line: str, entry: str) -> tuple[Any, ...] | None:
         return None
 
 
-def draw_inputs(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[Any, ...]]:
+def draw_inputs(
+    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, shaped_inputs: bool = True
+) -> list[tuple[Any, ...]]:
     """Up to POOL * `n` new argument tuples for the task, the same for the same (seed, step, task)."""
-    return [args for args, _ in draw_candidates(task, seed=seed, step=step, n=n)]
+    return [args for args, _ in draw_candidates(task, seed=seed, step=step, n=n, shaped_inputs=shaped_inputs)]
 
 
-def draw_candidates(task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT) -> list[tuple[tuple[Any, ...], int]]:
+def draw_candidates(
+    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, shaped_inputs: bool = True
+) -> list[tuple[tuple[Any, ...], int]]:
     """Up to POOL * `n` new argument tuples, each with where it came from: the index of the
     example (visible calls, then the task's held-out ones) it is an edit of, or -1 for a
-    fresh draw. The same for the same (seed, step, task). One draw at a time in a process:
-    hypothesis calls `ast.parse` itself (rlvr.tasks.pyparse)."""
+    fresh draw. The same for the same (seed, step, task). `shaped_inputs` False draws no
+    input of a known shape (rlvr.tasks.shapes): the draws made before shapes existed,
+    which the bundled test-writing set was generated from. One draw at a time in a
+    process: hypothesis calls `ast.parse` itself (rlvr.tasks.pyparse)."""
     with pyparse.exclusive():
-        return _draw_candidates(task, seed=seed, step=step, n=n)
+        return _draw_candidates(task, seed=seed, step=step, n=n, shaped_inputs=shaped_inputs)
 
 
-def _draw_candidates(task: Task, *, seed: int, step: int, n: int) -> list[tuple[tuple[Any, ...], int]]:
+def _draw_candidates(
+    task: Task, *, seed: int, step: int, n: int, shaped_inputs: bool = True
+) -> list[tuple[tuple[Any, ...], int]]:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fix_seed
     from hypothesis import strategies as st
@@ -159,7 +167,10 @@ def _draw_candidates(task: Task, *, seed: int, step: int, n: int) -> list[tuple[
     shape = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
         lambda pair: (shaped(examples[pair[0]], examples, random.Random(pair[1]), nonneg), -1)
     )
-    strategy = st.one_of(fresh, near, shuffled, fresh, near, shuffled, shape, shape)  # a quarter shaped
+    if shaped_inputs:
+        strategy = st.one_of(fresh, near, shuffled, fresh, near, shuffled, shape, shape)  # a quarter shaped
+    else:
+        strategy = fresh | near | shuffled
     seen = {repr(a) for a in visible}
     found: list[tuple[tuple[Any, ...], int]] = []
 
