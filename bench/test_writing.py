@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +193,12 @@ def train_arm(arm: str, seed: int, steps: int, smoke: bool, tmp: str) -> dict[st
 
 
 def train(
-    arms: list[str], seeds: list[int], steps: int, smoke: bool, done: list[dict[str, Any]], save: Any = None
+    arms: list[str],
+    seeds: list[int],
+    steps: int,
+    smoke: bool,
+    done: list[dict[str, Any]],
+    save: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Each (arm, seed) not in `done` (rows of the same steps kept from an earlier run);
     `save(rows)` after each, so a stopped bench keeps the runs it finished."""

@@ -119,7 +119,7 @@ def mine_mutants(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise ConfigError(str(e)) from None
     write_tasks(tasks, Path(out))
-    dropped = ", ".join(f"{k} {v}" for k, v in sorted(why.items()) if v and k not in ("candidates", "added"))
+    dropped = ", ".join(f"{k} {v}" for k, v in sorted(why.items()) if k not in ("candidates", "added"))
     print(
         f"{why['candidates']} candidate mutants from {args.run_dir}; {why['added']} added ({args.family})"
         + (f"; dropped: {dropped}" if dropped else "")

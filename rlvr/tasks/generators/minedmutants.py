@@ -115,17 +115,18 @@ def mine(
     out = []
     for task in tasks:
         source = sources.get(str(task.metadata.get("source_task", "")))
-        mine_ = replies.get(source.id, []) if source is not None else []
-        if not mine_ or source is None:
+        failing = replies.get(source.id, []) if source is not None else []
+        if source is None or not failing:
             out.append(task)
             continue
         known = [str(task.reference)] + [m["source"] for m in task.tests["mutants"]]
-        pool = candidates(source, mine_, known)
+        pool = candidates(source, failing, known)
         why["candidates"] += len(pool)
         kept, dropped, extra = distinguished(source, pool, crash_kills=False) if pool else ([], Counter(), [])
         why += dropped
-        why["over the cap"] += max(0, len(kept) - per_task)
-        kept = kept[:per_task]
+        if len(kept) > per_task:
+            why["over the cap"] += len(kept) - per_task
+            kept = kept[:per_task]
         why["added"] += len(kept)
         if not kept:
             out.append(task)
