@@ -89,8 +89,10 @@ class TestWritingEnv:
 
     @classmethod
     def reference_reply(cls, task: Task) -> str | None:
-        """The task's own tests as a reply (`metadata.reference_tests`), if it has them."""
-        tests = task.metadata.get("reference_tests")
+        """The task's own tests as a reply, if it has them: the fewest that catch every
+        mutant (`metadata.covering_tests`) where the task lists them, else all of its gold
+        tests (`metadata.reference_tests`)."""
+        tests = task.metadata.get("covering_tests") or task.metadata.get("reference_tests")
         return f"```python\n{tests.strip()}\n```" if isinstance(tests, str) and tests.strip() else None
 
     async def reset(self, task: Task) -> list[dict[str, str]]:

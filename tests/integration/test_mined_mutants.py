@@ -65,6 +65,11 @@ def test_a_runs_failing_solutions_become_mutants_the_gold_tests_still_catch(tmp_
     gold = str(after["tw/add_2"].metadata["reference_tests"])
     t = score_completion(after["tw/add_2"], f"{PREFIX}{gold}\n```", load_config())
     assert t.reward is not None and t.reward.components["kill_share"] == 1.0
+    # and the covering tests were chosen again: the reference reply still catches every mutant
+    cover = str(after["tw/add_2"].metadata["covering_tests"])
+    assert cover != str(tw[0].metadata["covering_tests"])
+    t = score_completion(after["tw/add_2"], f"{PREFIX}{cover}\n```", load_config())
+    assert t.reward is not None and t.reward.components["kill_share"] == 1.0
     # mining the same run again adds nothing: the mined programs are now the task's own
     r = subprocess.run([sys.executable, "-m", "rlvr.cli", "tasks", "mine-mutants", str(run), "--tasks", str(tasks)],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)  # fmt: skip

@@ -137,10 +137,44 @@ def test_the_bundled_set_is_what_its_generator_builds() -> None:
     for src in sources[:: len(sources) // 4]:
         built, _ = build_task(src)
         assert built is not None and task_line(built) == task_line(shipped[built.id]), f"{built} is stale"
+    # every shipped task's reference reply is its covering tests: short, and each catches a new mutant
+    assert all(t.metadata["covering_tests"] and len(t.metadata["covering_tests"]) < 400 for t in shipped.values())
     families = {t.metadata["family"] for t in shipped.values()}
     held = {t.metadata["family"] for t in shipped.values() if t.metadata["split"] == "eval"}
     assert 0 < len(held) < len(families)  # split by family, not by task
     assert all(len({x.metadata["split"] for x in shipped.values() if x.metadata["family"] == f}) == 1 for f in families)
+
+
+def test_the_covering_tests_are_the_fewest_gold_tests_that_catch_every_mutant() -> None:
+    """Worked by hand on the clamp task's mutants that can be caught: clamp(5) == 5 catches
+    loop (a timeout) and neg (hidden); the two x < lo asserts catch swap; clamp(15) == 10
+    catches drop_hi. A test that fails on the reference catches everything and is never
+    chosen. The reference reply is the cover, and it earns the whole reward."""
+    import dataclasses
+
+    from rlvr.tasks.generators import testwritinggen
+    from rlvr.tasks.generators.testwritinggen import covering_tests
+
+    gold = [
+        "assert clamp(0, 0, 10) == 1",  # fails on the reference
+        "assert clamp(5, 0, 10) == 5",
+        "assert clamp(-6, 0, 10) == 0",
+        "assert clamp(-5, 0, 10) == 0",
+        "assert clamp(15, 0, 10) == 10",
+    ]
+    caught = [m for m in TASK.tests["mutants"] if m["id"] not in ("lt_le", "gt_ge")]
+    task = dataclasses.replace(
+        TASK, tests={"format": "mutants", "mutants": caught}, metadata={"reference_tests": "\n".join(gold)}
+    )
+    assert covering_tests(task) == [gold[1], gold[2], gold[4]]  # -6 and -5 tie: the earlier
+    with_cover = testwritinggen.with_cover(task)
+    reply = TestWritingEnv.reference_reply(with_cover)
+    assert reply is not None and reply.count("assert") == 3
+    t = score_completion(with_cover, reply, CFG)
+    assert t.reward is not None and t.reward.total == pytest.approx(1.1) and solved(t)
+    # lt_le returns what the reference returns: no gold test catches it, and the generator says so
+    with pytest.raises(ValueError, match="catch no failure of lt_le"):
+        covering_tests(dataclasses.replace(task, tests=TASK.tests))
 
 
 def test_a_majority_vote_kept_between_scripts_catches_nothing() -> None:

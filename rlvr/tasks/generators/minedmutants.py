@@ -16,8 +16,9 @@ test become candidate mutants, most frequent first:
 At most `per_task` are added to a task (family 'train', paid like the operators' mutants,
 or 'hidden', evaluated only), and any assert that only a drawn input gave is added to the
 task's gold tests (`metadata.reference_tests`), so the gold tests still catch every
-mutant. The tasks file is rewritten (or written elsewhere with --out); a task no reply
-reached is left as it was."""
+mutant, and the fewest that do (`metadata.covering_tests`) are chosen again. The tasks
+file is rewritten (or written elsewhere with --out); a task no reply reached is left as
+it was."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from typing import Any
 from rlvr.envs.python_code import with_prelude
 from rlvr.rewards.extract import extract_code
 from rlvr.tasks import pyparse
-from rlvr.tasks.generators.testwritinggen import distinguished
+from rlvr.tasks.generators.testwritinggen import distinguished, with_cover
 from rlvr.tasks.loader import load_tasks
 from rlvr.types import Task
 
@@ -135,7 +136,7 @@ def mine(
         gold = str(task.metadata.get("reference_tests", "")).splitlines()
         gold += [t for t in extra if t not in gold]
         meta: dict[str, Any] = {**task.metadata, "reference_tests": "\n".join(gold)}
-        out.append(replace(task, tests={**task.tests, "mutants": listed}, metadata=meta))
+        out.append(with_cover(replace(task, tests={**task.tests, "mutants": listed}, metadata=meta)))
     return out, why
 
 

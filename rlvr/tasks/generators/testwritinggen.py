@@ -15,14 +15,18 @@ them). At most MAX_TRAIN and MAX_HIDDEN are kept per task (a seeded draw), bound
 reply's sandbox cost; a task with no train mutant left is skipped. The source task's
 tests, with an assert for each mutant only a drawn input told apart, are kept as
 `metadata.reference_tests` (the gold tests: they catch every kept mutant; the domain's
-reference reply, the bench's upper line). The split is fixed by family (`metadata.split`,
-a hash of the family name): no function of a held-out family is trained on.
+bench's upper line). The fewest of them that still catch every kept mutant (a greedy set
+cover, `metadata.covering_tests`) are the domain's reference reply: what a warm start
+learns to write, short enough for a reply's token budget, every test catching a mutant no
+earlier one did. The split is fixed by family (`metadata.split`, a hash of the family
+name): no function of a held-out family is trained on.
 
     python -m rlvr.tasks.generators.testwritinggen    # rewrites the file (runs the sandbox)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 from typing import Any, Protocol, TypeVar
@@ -40,7 +44,10 @@ DATA = BUNDLED_DIR / "test_writing.jsonl"
 MAX_TRAIN, MAX_HIDDEN = 10, 5
 SEED = 5
 EVAL_FRACTION = 0.2
-LIMITS = Limits(timeout_s=20.0, test_timeout_s=1.0)
+TEST_LIMIT_S = 1.0
+LIMITS = Limits(timeout_s=20.0, test_timeout_s=TEST_LIMIT_S)
+REFERENCE_LIMITS = Limits(timeout_s=20.0, test_timeout_s=TEST_LIMIT_S / 4)
+NO_VERDICT = ("timeout", "no result")  # observe's reasons that say nothing about the program
 
 INSTRUCTIONS = (
     "Write tests for `{entry}`: assert statements, or test_ functions taking no arguments, that call it "
@@ -114,10 +121,12 @@ def distinguished(task: Task, pool: list[P], *, crash_kills: bool = True) -> tup
         except NotDrawable:
             inputs = []
         calls = [f"{task.entry_point}({', '.join(repr(a) for a in args)})" for args in inputs]
-        want = observe(str(task.reference), calls, LIMITS) if calls else []
+        # the reference's values within a quarter of the per-test limit (the domain's rule
+        # for a timeout to count as a kill): a slow input would make a flaky gold test
+        want = observe(str(task.reference), calls, REFERENCE_LIMITS) if calls else []
         for m in unsure:
             got = observe(m.source, calls, LIMITS) if calls else []
-            telling = [i for i, (a, b) in enumerate(zip(want, got, strict=True)) if _differ(a, b) and _literal(a)]
+            telling = [i for i, (a, b) in enumerate(zip(want, got, strict=True)) if _asserted_apart(a, b)]
             if telling:
                 caught.append(m)
                 extra.append(f"assert {calls[telling[0]]} == {want[telling[0]][1]!r}")
@@ -125,6 +134,59 @@ def distinguished(task: Task, pool: list[P], *, crash_kills: bool = True) -> tup
                 dropped["presumed equivalent"] += 1
     order = {m.id: i for i, m in enumerate(pool)}
     return sorted(caught, key=lambda m: order[m.id]), dropped, list(dict.fromkeys(extra))
+
+
+def covering_tests(task: Task) -> list[str]:
+    """The fewest of a test-writing task's gold tests (`metadata.reference_tests`) that
+    catch every one of its mutants, both families: a greedy set cover (most mutants not yet
+    caught first, then the shorter test, then gold order), tests that the rest make
+    redundant removed, in the order chosen, so each catches a mutant no earlier one does.
+    A test fails, errors or times out on a mutant to catch it; a mutant that does not load
+    is caught by any test; a test the reference does not pass is not chosen. Raises
+    ValueError when the gold tests miss a mutant."""
+    gold = list(dict.fromkeys(str(task.metadata.get("reference_tests", "")).splitlines()))
+    gold = [t for t in gold if t.strip()]
+    mutants = task.tests.get("mutants") or []
+    programs = [str(task.reference)] + [m["source"] for m in mutants]
+    results = execute_many([(p, {"format": "assert", "tests": gold}) for p in programs], LIMITS, workers=2)
+    ref, results = results[0], results[1:]
+    passing = {t.name for t in ref.tests if t.status is TestStatus.PASSED} if ref.status is RunStatus.OK else set()
+    if ref.status is RunStatus.SANDBOX_ERROR:
+        raise SandboxFailure(f"{task.id}: the reference: the sandbox failed")
+    gold = [t for t in gold if t in passing]  # a test the reference fails is no test of a mutant
+    catches: list[set[int]] = [set() for _ in gold]
+    for j, (m, r) in enumerate(zip(mutants, results, strict=True)):
+        if r.status is RunStatus.SANDBOX_ERROR:
+            raise SandboxFailure(f"{task.id}: {m['id']}: the sandbox failed")
+        verdict = {t.name: t.status for t in r.tests}
+        for i, test in enumerate(gold):
+            if r.status is not RunStatus.OK or verdict.get(test, TestStatus.ERROR) is not TestStatus.PASSED:
+                catches[i].add(j)
+    missed = set(range(len(mutants))) - set().union(*catches)
+    if missed:
+        names = ", ".join(mutants[j]["id"] for j in sorted(missed))
+        raise ValueError(f"{task.id}: the gold tests catch no failure of {names}")
+    chosen = cover(catches, [len(t) for t in gold])
+    return [gold[i] for i in chosen]
+
+
+def cover(catches: list[set[int]], sizes: list[int]) -> list[int]:
+    """Greedy set cover: indices of `catches` whose union is the union of all, picking the
+    set with the most members not yet covered (then the smaller size, then the lower
+    index), then dropping, last chosen first, any the others make redundant. In the order
+    chosen, each set covers a member no earlier one does."""
+    everything: set[int] = set().union(*catches)
+    chosen: list[int] = []
+    left = set(everything)
+    while left:
+        best = min(range(len(catches)), key=lambda i: (-len(catches[i] & left), sizes[i], i))
+        chosen.append(best)
+        left -= catches[best]
+    for i in reversed(list(chosen)):
+        rest = [k for k in chosen if k != i]
+        if set().union(*(catches[k] for k in rest)) >= everything:
+            chosen = rest
+    return chosen
 
 
 def _literal(observed: tuple[bool, Any]) -> bool:
@@ -138,10 +200,20 @@ def _literal(observed: tuple[bool, Any]) -> bool:
     return bool(back == observed[1] and type(back) is type(observed[1]))
 
 
-def _differ(a: tuple[bool, Any], b: tuple[bool, Any]) -> bool:
-    if a[0] != b[0]:
+def _asserted_apart(want: tuple[bool, Any], got: tuple[bool, Any]) -> bool:
+    """Whether `assert call == <the reference's value>` fails on the mutant: the reference
+    returned a literal and the mutant raised, or returned a value that is not == to it. A
+    value equal but of another type (1.0 for 1, True for 1) is not told apart: such an
+    assert would pass on the mutant, and a tie broken toward the other operand is no bug.
+    Nor is a mutant that ran out of time where the reference did not."""
+    if not _literal(want):
+        return False
+    if not got[0]:
+        return got[1] not in NO_VERDICT  # a slower mutant is not told apart: its verdict is the load's
+    try:
+        return bool(got[1] != want[1])
+    except Exception:  # a value whose comparison raises is told apart by the assert too
         return True
-    return a[0] and (type(a[1]) is not type(b[1]) or a[1] != b[1])
 
 
 def build_task(task: Task) -> tuple[Task | None, Counter[str]]:
@@ -166,27 +238,30 @@ def build_task(task: Task) -> tuple[Task | None, Counter[str]]:
         return None, why + Counter({"no train mutant": 1})
     family = str(task.metadata.get("family", task.id))
     listed = [{"id": m.id, "family": fam, "source": m.source} for fam in ("train", "hidden") for m in kept[fam]]
-    return (
-        Task(
-            id=task.id.replace("py/", "tw/", 1),
-            domain="test_writing",
-            prompt=prompt(task),
-            entry_point=entry,
-            reference=ref,
-            tests={"format": "mutants", "mutants": listed},
-            difficulty=min(10, 1 + len(kept["train"]) // 2),
-            metadata={
-                "family": family,
-                # held out by family, as every domain is: tests learned for add_2 are not
-                # evaluated on add_3
-                "split": "eval" if is_eval(family, EVAL_FRACTION) else "train",
-                "source_task": task.id,
-                "reference_tests": "\n".join(gold),
-                "show_code": False,
-            },
-        ),
-        why,
+    built = Task(
+        id=task.id.replace("py/", "tw/", 1),
+        domain="test_writing",
+        prompt=prompt(task),
+        entry_point=entry,
+        reference=ref,
+        tests={"format": "mutants", "mutants": listed},
+        difficulty=min(10, 1 + len(kept["train"]) // 2),
+        metadata={
+            "family": family,
+            # held out by family, as every domain is: tests learned for add_2 are not
+            # evaluated on add_3
+            "split": "eval" if is_eval(family, EVAL_FRACTION) else "train",
+            "source_task": task.id,
+            "reference_tests": "\n".join(gold),
+            "show_code": False,
+        },
     )
+    return with_cover(built), why
+
+
+def with_cover(task: Task) -> Task:
+    """The task with its `metadata.covering_tests` (re)computed from its gold tests and mutants."""
+    return dataclasses.replace(task, metadata={**task.metadata, "covering_tests": "\n".join(covering_tests(task))})
 
 
 def build_tasks(source: str = "bundled:python_functions", limit: int | None = None) -> tuple[list[Task], Counter[str]]:
