@@ -148,7 +148,8 @@ class RewardConfig(_Section):
     task's tests as written."""
     hidden_credit: Literal["all", "share"] = "all"
     """How a reply's drawn tests (`hidden_tests`) become its completion: 'all' pays 1 when
-    every drawn test passes and 0 otherwise, so a reply that fails fresh inputs earns what
+    every drawn test and every visible test passes and 0 otherwise (a reply that fails a
+    shown example is wrong, whatever the draw missed), so a reply that fails fresh inputs earns what
     any wrong answer earns, however many it passes (a half-right algorithm with the visible
     cases patched on top earns exactly what the same algorithm earns without them: 0);
     'share' pays the share passed (beyond what a do-nothing program passes), a denser

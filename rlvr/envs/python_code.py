@@ -20,9 +20,10 @@ scored apart: completion = (1 - w) * visible share + w * held-out share, with w 
 episode ends when they all pass (the model has nothing it could act on); the step's
 details record both shares, for the `hack/overfit_visible` flag and `heldout_gap` metric.
 With `reward.hidden_tests`, a task's held-out tests are drawn fresh each step from its
-reference (`metadata.hidden_tests`) and they alone make the completion: 1 when every one
-passes, else 0 (`reward.hidden_credit: all`, the default), or their share passed
-(`share`). The visible tests earn nothing.
+reference (`metadata.hidden_tests`) and they make the completion: 1 when every one of them
+and every visible test passes, else 0 (`reward.hidden_credit: all`, the default), or the
+drawn tests' share passed (`share`). The visible tests earn nothing by themselves, but a
+reply that fails one is wrong however many drawn tests it passes.
 
 Domains: `python` (functions, stdin programs), `repair` and `data` (Python, below), and
 `cpp` / `javascript` (programs tested through stdin/stdout; C++17 compiled by g++ in the
@@ -115,7 +116,7 @@ class PythonFunctionEnv:
             if drawn:
                 # drawn tests (reward.hidden_tests) are the whole completion: special-casing
                 # the visible tests earns nothing (rlvr.rewards.hidden_tests)
-                value = drawn_credit(held, base[1], self.settings.hidden_credit)
+                value = drawn_credit(held, base[1], self.settings.hidden_credit, visible)
             else:
                 value = blended_share(visible, held, base, self.settings.held_out_weight)
         components = {"completion": value}
@@ -191,11 +192,14 @@ def blended_share(visible: Tally, held: Tally, baseline: tuple[int, int], held_o
     return (1 - w) * share + w * beyond_baseline(held, baseline[1])
 
 
-def drawn_credit(held: Tally, baseline: int, credit: str) -> float:
-    """The completion from a reply's drawn tests: with credit 'all', 1 for a full pass and
-    0 otherwise; with 'share', the share passed beyond the do-nothing program's."""
+def drawn_credit(held: Tally, baseline: int, credit: str, visible: Tally | None = None) -> float:
+    """The completion from a reply's drawn tests: with credit 'all', 1 when they and the
+    `visible` tests all pass and 0 otherwise (the drawn inputs may miss the one case an
+    example shows); with 'share', the drawn tests' share passed beyond the do-nothing
+    program's."""
     if credit == "all":
-        return 1.0 if held.total and held.passed == held.total else 0.0
+        seen = visible is None or visible.passed == visible.total
+        return 1.0 if held.total and held.passed == held.total and seen else 0.0
     return beyond_baseline(held, baseline)
 
 

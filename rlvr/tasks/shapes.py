@@ -10,13 +10,18 @@ Drawn by the kind of an argument, never by the task's name or family:
   (nor does rlvr.rewards.strategies, whose widest draws have 12 digits);
 - two integer arguments: a pair with a common factor and cofactors past 50;
 - strings (over the examples' characters): a run of 10 or more of one character, a
-  near-palindrome (length 8 or more, one mismatch inside the outer three pairs) and,
-  where the examples hold brackets of two kinds or more, a depth-balanced string with one
-  closer of another kind away from its opener;
+  near-palindrome (length 8 or more, one mismatch inside the outer three pairs, half the
+  time a mismatch in case alone) and, where the examples hold brackets of two kinds or
+  more, a depth-balanced string with one closer of another kind away from its opener;
+  and an example with one character of a class its examples never show (a space,
+  punctuation, a digit, a non-ASCII letter, the other case of its letters): a rule
+  fitted to the characters the examples use (`\\w` runs, `islower()`, a case-blind
+  compare) is wrong on exactly these;
 - two string arguments: an anagram pair, and "checksum twins": equal length, equal set of
   characters and equal sum of codes, different counts;
 - lists of integers: every small length with distinct values, and one element nested a
-  level deeper where the examples nest.
+  level deeper where the examples nest; lists of integers or strings: a few of the
+  examples' own values repeated (a rule counting distinct values where pairs are meant).
 
 `shaped(examples, rng, nonneg)` gives one argument tuple: an example with one argument
 (or a pair) replaced by a shaped value. `shapes(args, examples)` names the shapes an
@@ -55,6 +60,33 @@ def _alphabet(values: list[Any]) -> list[str]:
     return sorted({c for v in values if isinstance(v, str) for c in v})
 
 
+# a character of each class a string's examples may lack (the class's name, the character)
+_FOREIGN = (("space", " "), ("punctuation", "-"), ("punctuation", "!"), ("digit", "7"), ("non_ascii", "é"))
+
+
+def _char_class(c: str) -> str:
+    if not c.isascii():
+        return "non_ascii"
+    if c.isspace():
+        return "space"
+    if c.isdigit():
+        return "digit"
+    if c.isalpha():
+        return "upper" if c.isupper() else "lower"
+    return "punctuation"
+
+
+def _foreign(chars: list[str]) -> list[tuple[str, str]]:
+    """(class, character) for each class of character the examples' alphabet lacks: a
+    space, punctuation, a digit, a non-ASCII letter, and the other case of its letters."""
+    have = {_char_class(c) for c in chars}
+    out = [(k, c) for k, c in _FOREIGN if k not in have]
+    for case, other in (("lower", "upper"), ("upper", "lower")):
+        if case in have and other not in have:
+            out += [(other, c.swapcase()) for c in chars if _char_class(c) == case][:3]
+    return out
+
+
 def _str_value(values: list[Any], rng: random.Random) -> str | None:
     chars = _alphabet(values)
     if not chars:
@@ -62,7 +94,14 @@ def _str_value(values: list[Any], rng: random.Random) -> str | None:
     kinds = ["run"] + (["palindrome"] if len(chars) >= 2 else [])
     if len({c for c in chars if c in _OPEN + _CLOSE} & set(_OPEN)) >= 2:
         kinds.append("brackets")
+    words = [v for v in values if isinstance(v, str) and v]
+    if words and _foreign(chars):
+        kinds.append("foreign")
     kind = rng.choice(kinds)
+    if kind == "foreign":  # an example with one character of a class it never shows
+        w = list(rng.choice(words))
+        w[rng.randrange(len(w))] = rng.choice(_foreign(chars))[1]
+        return "".join(w)
     if kind == "run":
         c = rng.choice(chars)
         others = [x for x in chars if x != c]
@@ -72,7 +111,10 @@ def _str_value(values: list[Any], rng: random.Random) -> str | None:
         half = [rng.choice(chars) for _ in range(rng.randint(4, 6))]
         s = half + half[::-1]
         i = rng.randint(3, len(half) - 1)  # inside the outer three pairs
-        s[i] = rng.choice([c for c in chars if c != s[i]])
+        if s[i].isalpha() and s[i].swapcase() != s[i] and rng.random() < 0.5:
+            s[i] = s[i].swapcase()  # a mismatch in case alone
+        else:
+            s[i] = rng.choice([c for c in chars if c != s[i]])
         return "".join(s)
     return _crossed_brackets([c for c in _OPEN if c in chars], rng)
 
@@ -124,6 +166,12 @@ def _list_value(values: list[Any], rng: random.Random, nonneg: bool) -> list[Any
         v[i] = [v[i]]
         return v
     ints = [x for v in lists for x in v if type(x) is int]
+    items = sorted({x for v in lists for x in v if type(x) in (int, str)}, key=repr)
+    if items and rng.random() < 0.4 and all(type(x) in (int, str) for v in lists for x in v):
+        # a few of the examples' own values, repeated: a rule that counts distinct values
+        # (a set where pairs are meant) is wrong on exactly these
+        pool = rng.sample(items, min(len(items), rng.randint(2, 3)))
+        return [rng.choice(pool) for _ in range(rng.randint(len(pool) + 1, 8))]
     if not ints or not flat_ints:
         return None
     lo, hi = min(ints) - 5, max(ints) + 5
@@ -219,7 +267,11 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
         if _longest_run(s) >= 10:
             out.add(("shape", i, "run"))
         if len(s) >= 8 and sum(s[k] != s[-1 - k] for k in range(len(s) // 2)) == 1 and s[:3] == s[::-1][:3]:
-            out.add(("shape", i, "near_palindrome"))
+            case_only = s.lower() == s[::-1].lower()
+            out.add(("shape", i, "near_palindrome_case" if case_only else "near_palindrome"))
+        seen = _alphabet([e[i] for e in examples if i < len(e)])
+        for kind in {k for k, _ in _foreign(seen)} & {_char_class(c) for c in s}:
+            out.add(("shape", i, "foreign", kind))
         if _crossed(s):
             out.add(("shape", i, "crossed_brackets"))
     for (i, u), (j, w) in ((p, q) for p in strs for q in strs if p[0] < q[0]):
@@ -232,6 +284,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
         if isinstance(a, list):
             if len(a) <= 5 and all(type(x) is int for x in a) and len(set(a)) == len(a):
                 out.add(("shape", i, "distinct", len(a)))
+            if len(a) >= 3 and all(type(x) in (int, str) for x in a) and len(set(a)) < len(a):
+                out.add(("shape", i, "repeats"))
             if deepest >= 2 and _depth(a) > deepest:
                 out.add(("shape", i, "deeper"))
     return out

@@ -69,6 +69,27 @@ def test_only_a_full_pass_of_the_drawn_tests_pays_unless_credit_is_the_share() -
     assert r is not None and 0.0 < r.components["tests_held_out"] < 1.0  # the share is still logged
 
 
+def test_a_reply_that_fails_a_visible_example_earns_nothing_whatever_the_draw_missed() -> None:
+    """Blind set 3's finding: the drawn tests alone made the completion, so a reply that
+    crashed on the one example the task shows ([] gives '') and passed all 20 drawn inputs
+    (none of them empty) earned 1.0. Under 'all' a full pass now means the visible tests
+    too; 'share' still pays the drawn tests' share."""
+    task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/longest_common_prefix")
+    shortest_first = (
+        "def longest_common_prefix(words):\n    p = min(words, key=len)\n    for w in words:\n"
+        "        while not w.startswith(p):\n            p = p[:-1]\n    return p\n"
+    )
+    r = score_completion(task, f"```python\n{shortest_first}```", RunConfig()).reward
+    assert r is not None
+    d = r.details["completion"]
+    assert d["held_out_passed"] == d["held_out_total"] == 20  # every drawn test passes
+    assert d["visible_passed"] == d["visible_total"] - 1  # longest_common_prefix([]) raises
+    assert r.components["completion"] == 0.0
+    share = score_completion(task, f"```python\n{shortest_first}```", RunConfig(reward={"hidden_credit": "share"}))
+    assert share.reward is not None and share.reward.components["completion"] == 1.0
+    assert _completion(task, str(task.reference), RunConfig()) == 1.0
+
+
 def test_the_same_seed_and_step_draw_the_same_tests() -> None:
     task = _fib()
     assert hidden_tests(task, seed=3, step=5) == hidden_tests(task, seed=3, step=5)

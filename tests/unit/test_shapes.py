@@ -30,6 +30,11 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         (("a" * 10 + "b",), [("ab",)], {"run"}),
         (("abcdxcba",), [("ab",)], {"near_palindrome"}),  # mismatch inside the outer three pairs
         (("xbcddcba",), [("ab",)], set()),  # the mismatch is the outer pair: any check sees it
+        (("abcdDcba",), [("aB",)], {"near_palindrome_case"}),  # a palindrome but for case
+        (("abcdDcba",), [("ab",)], {"near_palindrome_case", "foreign"}),  # and no example shows a capital
+        (("a b",), [("ab",), ("ba",)], {"foreign"}),  # a space, which no example has
+        (("a b",), [("a c",)], set()),
+        (("caf\u00e9",), [("cafe",)], {"foreign"}),
         (("(()]",), [("()",)], {"crossed_brackets"}),
         (("(]",), [("()",)], set()),  # adjacent: the closer follows its opener
         (("([)]",), [("()",)], set()),  # crossed, but right after its opener (neighbours draws these)
@@ -37,6 +42,8 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         (("aabcc", "abbbc"), [("ab", "ba")], {"checksum_twin"}),  # same length, set and code sum
         (([3, 1, 2],), [([1, 2],)], {"distinct"}),
         (([3, 3],), [([1, 2],)], set()),
+        (([1, 2, 2],), [([1, 2],)], {"repeats"}),  # a value repeated, as in pairs counted by value
+        ((["x", "y", "x"],), [(["x", "y"],)], {"repeats"}),
         (([[[1, 2]], [3]],), [([[1, 2], [3]],)], {"deeper"}),
     ],
 )
@@ -49,9 +56,11 @@ def test_shapes_names_what_an_input_has(args: tuple, examples: list[tuple], want
     [
         ([(4,), (9,), (0,)], {"square", "power_of_two"}),
         ([(4, 6), (3, 5)], {"square", "power_of_two", "common_factor"}),
-        ([("()",), ("([]{})",), ("(]",)], {"run", "near_palindrome", "crossed_brackets"}),
+        ([("()",), ("([]{})",), ("(]",)], {"run", "near_palindrome", "crossed_brackets", "foreign"}),
+        ([("abcba",), ("xyz",)], {"run", "near_palindrome", "near_palindrome_case", "foreign"}),
         ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin"}),
-        ([([1, 2, 3],), ([4, 5],)], {"distinct"}),
+        ([([1, 2, 3],), ([4, 5],)], {"distinct", "repeats"}),
+        ([(["a", "b"],), (["c"],)], {"repeats"}),
         ([([[1, 2], [3]],), ([[1], [2, [3]]],)], {"deeper"}),
     ],
 )
