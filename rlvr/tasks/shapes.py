@@ -5,7 +5,7 @@ to the examples is wrong on exactly them.
 Drawn by the kind of an argument, never by the task's name or family:
 
 - integers: perfect squares (and their neighbours) of every magnitude up to 2**52, and
-  powers of two (and +-1) across widths. Nothing past 2**52: honest code that goes
+  powers of two and of ten (and +-1) across widths. Nothing past 2**52: honest code that goes
   through a float is exact there, and a drawn test should not judge float precision
   (nor does rlvr.rewards.strategies, whose widest draws have 12 digits);
 - two integer arguments: a pair with a common factor and cofactors past 50;
@@ -41,11 +41,19 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 
 
 def _int_value(rng: random.Random) -> int:
-    if rng.random() < 0.5:  # a square of 3 to 16 digits, or one off it
+    kind = rng.random()
+    if kind < 0.4:  # a square of 3 to 16 digits, or one off it
         e = rng.randint(1, 7)
         k = rng.randint(10**e, min(10 ** (e + 1), math.isqrt(_BIG)))
         return k * k + rng.choice((0, 0, 0, 1, -1))
+    if kind < 0.7:  # a power of ten of 3 to 16 digits, or one off it (a digit count's edges),
+        # most often the widest, 10**15: a shortcut through floats (log10) breaks at the top
+        return 10 ** rng.choice((rng.randint(2, 15), 15, 15)) + rng.choice((0, 1, -1, -1))
     return 2 ** rng.randint(4, 48) + rng.choice((0, 1, -1))  # a power of two, or one off it
+
+
+def _power_of_ten(b: int) -> bool:
+    return b > 0 and str(b).rstrip("0") == "1"
 
 
 def _common_factor_pair(rng: random.Random) -> tuple[int, int]:
@@ -253,7 +261,11 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
     ints = [(i, a) for i, a in enumerate(args) if type(a) is int]
     for i, a in ints:
         scale = len(str(a)) // 4  # kept at every magnitude: a shortcut can be exact up to one
-        for kind, test in (("square", lambda b: math.isqrt(b) ** 2 == b), ("power_of_two", lambda b: b & (b - 1) == 0)):
+        for kind, test in (
+            ("square", lambda b: math.isqrt(b) ** 2 == b),
+            ("power_of_two", lambda b: b & (b - 1) == 0),
+            ("power_of_ten", _power_of_ten),
+        ):
             if a >= 15 and test(a):
                 out.add(("shape", i, kind, scale))
             elif a >= 15 and (test(a - 1) or test(a + 1)):

@@ -86,3 +86,24 @@ def test_scattered_islands_are_single_cells_a_narrow_row_stride_merges() -> None
     keys = {i * 32 + j for i, j in cells}  # a row stride of 32 on a 50-wide grid
     merged = sum(1 for i, j in cells for di, dj in ((0, 1), (1, 0)) if (i + di) * 32 + (j + dj) in keys)
     assert merged > 0  # cells the stride makes neighbours: such a program counts fewer islands
+
+
+def _peel(line: str, passes: int) -> str:
+    """A shortcut: remove adjacent matched pairs a fixed number of times, then call the
+    line balanced if nothing is left (right only up to that nesting depth)."""
+    s = "".join(c for c in line if c in "()[]{}")
+    for _ in range(passes):
+        for pair in ("()", "[]", "{}"):
+            s = s.replace(pair, "")
+    return "YES" if not s else "NO"
+
+
+def test_the_bracket_edge_nests_past_the_random_draws_and_a_fixed_peel_fails_it() -> None:
+    text = EDGE["balanced_brackets"][0](random.Random(3))
+    head, *lines = text.rstrip("\n").split("\n")
+    assert int(head) == len(lines) <= 20  # within the statement's t <= 20
+    right = BY_NAME["balanced_brackets"].solve(text).split()
+    assert {"YES", "NO"} <= set(right)  # balanced lines and broken ones
+    assert max(len(ln) for ln in lines) >= 2 * 5  # nested five deep at least
+    assert [_peel(ln, 4) for ln in lines] != right
+    assert [_peel(ln, 60) for ln in lines] == right

@@ -24,7 +24,9 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         ((2047,), [(4,)], {"power_of_two_neighbour"}),
         ((2**45 + 1,), [(4,)], {"power_of_two_neighbour"}),
         ((10,), [(4,)], set()),
-        ((1000,), [(4,)], set()),
+        ((1000,), [(4,)], {"power_of_ten"}),
+        ((999999999999999,), [(4,)], {"power_of_ten_neighbour"}),  # where float log10 rounds up
+        ((1234,), [(4,)], set()),
         ((102, 104), [(4, 6)], {"common_factor"}),  # gcd 2, cofactors 51 and 52
         ((12, 18), [(4, 6)], set()),  # cofactors 2 and 3: nothing a search to 50 misses
         (("a" * 10 + "b",), [("ab",)], {"run"}),
@@ -54,8 +56,8 @@ def test_shapes_names_what_an_input_has(args: tuple, examples: list[tuple], want
 @pytest.mark.parametrize(
     ("examples", "expect"),
     [
-        ([(4,), (9,), (0,)], {"square", "power_of_two"}),
-        ([(4, 6), (3, 5)], {"square", "power_of_two", "common_factor"}),
+        ([(4,), (9,), (0,)], {"square", "power_of_two", "power_of_ten"}),
+        ([(4, 6), (3, 5)], {"square", "power_of_two", "power_of_ten", "common_factor"}),
         ([("()",), ("([]{})",), ("(]",)], {"run", "near_palindrome", "crossed_brackets", "foreign"}),
         ([("abcba",), ("xyz",)], {"run", "near_palindrome", "near_palindrome_case", "foreign"}),
         ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin"}),

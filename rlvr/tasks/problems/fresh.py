@@ -286,8 +286,30 @@ def _edge_words() -> list[Fresh]:
     return [special, lengths]
 
 
+def _edge_brackets() -> list[Fresh]:
+    """Lines nested far deeper than the random draws go (they stop at four): each kind of
+    bracket at every depth, balanced, with one closer of the wrong kind at the innermost
+    level, or with the outermost closer dropped. A rule that peels a fixed number of levels,
+    or a depth counter of fixed width, meets what it was not built for."""
+
+    def deep(r: random.Random) -> str:
+        lines = []
+        for depth in sorted(r.sample(range(5, 60), 6)):
+            opens = [r.choice("([{") for _ in range(depth)]
+            closes = [")]}"["([{".index(o)] for o in reversed(opens)]
+            line = "".join(opens) + "".join(closes)
+            crossed = line[:depth] + r.choice([c for c in ")]}" if c != closes[0]]) + line[depth + 1 :]
+            lines += [line, crossed, line[:-1]]
+        r.shuffle(lines)
+        lines = lines[:20]
+        return f"{len(lines)}\n" + "\n".join(lines) + "\n"
+
+    return [deep]
+
+
 # inputs at the statement's largest sizes and extreme values, where the random draws stop short
 EDGE: dict[str, list[Fresh]] = {
+    "balanced_brackets": _edge_brackets(),
     "max_min": _edge_nums(1000, -(10**9), 10**9),
     "word_frequency": _edge_words(),
     "sort_by_length": _edge_words(),
