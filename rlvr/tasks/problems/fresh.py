@@ -287,14 +287,15 @@ def _edge_words() -> list[Fresh]:
 
 
 def _edge_brackets() -> list[Fresh]:
-    """Lines nested far deeper than the random draws go (they stop at four): each kind of
-    bracket at every depth, balanced, with one closer of the wrong kind at the innermost
-    level, or with the outermost closer dropped. A rule that peels a fixed number of levels,
-    or a depth counter of fixed width, meets what it was not built for."""
+    """Lines nested far deeper than the random draws go (they stop at four), up to 1100
+    deep: each kind of bracket at every depth, balanced, with one closer of the wrong kind
+    at the innermost level, or with the outermost closer dropped. A rule that peels a fixed
+    number of levels, or a stack of fixed size, meets what it was not built for."""
 
     def deep(r: random.Random) -> str:
         lines = []
-        for depth in sorted(r.sample(range(5, 60), 6)):
+        # three depths past the draws' four, three past a small fixed stack (64, 128, 256, 1000)
+        for depth in sorted(r.sample(range(5, 41), 3) + r.sample(range(65, 1101), 3)):
             opens = [r.choice("([{") for _ in range(depth)]
             closes = [")]}"["([{".index(o)] for o in reversed(opens)]
             line = "".join(opens) + "".join(closes)
