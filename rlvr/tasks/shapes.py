@@ -175,7 +175,7 @@ def _list_value(values: list[Any], rng: random.Random, nonneg: bool) -> list[Any
         return v
     ints = [x for v in lists for x in v if type(x) is int]
     items = sorted({x for v in lists for x in v if type(x) in (int, str)}, key=repr)
-    if items and rng.random() < 0.4 and all(type(x) in (int, str) for v in lists for x in v):
+    if items and rng.random() < 0.25 and all(type(x) in (int, str) for v in lists for x in v):
         # a few of the examples' own values, repeated: a rule that counts distinct values
         # (a set where pairs are meant) is wrong on exactly these
         pool = rng.sample(items, min(len(items), rng.randint(2, 3)))

@@ -107,4 +107,6 @@ def test_the_bracket_edge_nests_past_the_random_draws_and_a_fixed_peel_fails_it(
     assert min(len(ln) for ln in lines) >= 2 * 5 - 1  # nested five deep at least
     assert max(len(ln) for ln in lines) > 2 * 64  # past a fixed stack of 64
     assert [_peel(ln, 4) for ln in lines] != right
+    per_kind = ["YES" if all(ln.count(o) == ln.count(c) for o, c in ("()", "[]", "{}")) else "NO" for ln in lines]
+    assert per_kind != right  # counts balance on a line whose closers were swapped
     assert [_peel(ln, 1100) for ln in lines] == right

@@ -289,7 +289,8 @@ def _edge_words() -> list[Fresh]:
 def _edge_brackets() -> list[Fresh]:
     """Lines nested far deeper than the random draws go (they stop at four), up to 1100
     deep: each kind of bracket at every depth, balanced, with one closer of the wrong kind
-    at the innermost level, or with the outermost closer dropped. A rule that peels a fixed
+    at the innermost level, with two closers of different kinds swapped (the counts still
+    balance), or with the outermost closer dropped. A rule that peels a fixed
     number of levels, or a stack of fixed size, meets what it was not built for."""
 
     def deep(r: random.Random) -> str:
@@ -300,7 +301,11 @@ def _edge_brackets() -> list[Fresh]:
             closes = [")]}"["([{".index(o)] for o in reversed(opens)]
             line = "".join(opens) + "".join(closes)
             crossed = line[:depth] + r.choice([c for c in ")]}" if c != closes[0]]) + line[depth + 1 :]
-            lines += [line, crossed, line[:-1]]
+            # two neighbouring closers of different kinds swapped: every kind's count still
+            # balances, the nesting does not (a per-kind counter says YES)
+            k = next((depth + j for j in range(depth - 1) if closes[j] != closes[j + 1]), None)
+            swapped = line if k is None else line[:k] + line[k + 1] + line[k] + line[k + 2 :]
+            lines += [line, crossed, line[:-1]] + ([swapped] if k is not None else [])
         r.shuffle(lines)
         lines = lines[:20]
         return f"{len(lines)}\n" + "\n".join(lines) + "\n"
