@@ -150,9 +150,9 @@ def covering_tests(task: Task) -> list[str]:
     programs = [str(task.reference)] + [m["source"] for m in mutants]
     results = execute_many([(p, {"format": "assert", "tests": gold}) for p in programs], LIMITS, workers=2)
     ref, results = results[0], results[1:]
-    passing = {t.name for t in ref.tests if t.status is TestStatus.PASSED} if ref.status is RunStatus.OK else set()
     if ref.status is RunStatus.SANDBOX_ERROR:
         raise SandboxFailure(f"{task.id}: the reference: the sandbox failed")
+    passing = {t.name for t in ref.tests if t.status is TestStatus.PASSED} if ref.status is RunStatus.OK else set()
     gold = [t for t in gold if t in passing]  # a test the reference fails is no test of a mutant
     catches: list[set[int]] = [set() for _ in gold]
     for j, (m, r) in enumerate(zip(mutants, results, strict=True)):
