@@ -114,8 +114,8 @@ class PythonFunctionEnv:
             if any(base):
                 details["baseline_passed"] = sum(base)
             if drawn:
-                # drawn tests (reward.hidden_tests) are the whole completion: special-casing
-                # the visible tests earns nothing (rlvr.rewards.hidden_tests)
+                # drawn tests (reward.hidden_tests) make the completion, the visible ones only
+                # gate it: special-casing the visible tests earns nothing (rlvr.rewards.hidden_tests)
                 value = drawn_credit(held, base[1], self.settings.hidden_credit, visible)
             else:
                 value = blended_share(visible, held, base, self.settings.held_out_weight)
@@ -192,14 +192,14 @@ def blended_share(visible: Tally, held: Tally, baseline: tuple[int, int], held_o
     return (1 - w) * share + w * beyond_baseline(held, baseline[1])
 
 
-def drawn_credit(held: Tally, baseline: int, credit: str, visible: Tally | None = None) -> float:
+def drawn_credit(held: Tally, baseline: int, credit: str, visible: Tally) -> float:
     """The completion from a reply's drawn tests: with credit 'all', 1 when they and the
     `visible` tests all pass and 0 otherwise (the drawn inputs may miss the one case an
     example shows); with 'share', the drawn tests' share passed beyond the do-nothing
     program's."""
     if credit == "all":
-        seen = visible is None or visible.passed == visible.total
-        return 1.0 if held.total and held.passed == held.total and seen else 0.0
+        full = held.total and held.passed == held.total and visible.passed == visible.total
+        return 1.0 if full else 0.0
     return beyond_baseline(held, baseline)
 
 
