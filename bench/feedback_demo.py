@@ -62,9 +62,10 @@ def _rlvr(*args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def train_reward_model(out: Path, smoke: bool) -> dict:
-    """The rule's feedback on the training split's references, a reward model trained on
-    it, and its audit; the figures of both."""
+def train_reward_model(out: Path, smoke: bool, extra: list[str] | None = None) -> dict:
+    """The rule's feedback on the training split's references (with `extra`: more
+    feedback sources, stores or .jsonl files, beside it), a reward model trained on it,
+    and its audit; the figures of both."""
     from rlvr.tasks import load_tasks, split_tasks
 
     train, _ = split_tasks(load_tasks("bundled:python_functions"), 0.2)  # the quickstart's split
@@ -74,11 +75,12 @@ def train_reward_model(out: Path, smoke: bool) -> dict:
     fb.write_text("".join(json.dumps(r) + "\n" for r in rows))
     model = ["model.name_or_path=tiny-random", "rm.max_steps=2"] if smoke else []
     _rlvr("rm", "train", "--config", str(ROOT / "examples/quickstart.yaml"), f"output_dir={out}", "name=rm",
-          "--quiet", f"rm.feedback=[{fb}]", *RM_KEYS, *model)  # fmt: skip
+          "--quiet", f"rm.feedback=[{', '.join([str(fb), *(extra or [])])}]", *RM_KEYS, *model)  # fmt: skip
     meta = json.loads((out / "rm" / "reward_model" / "rlvr_reward_model.json").read_text())
     check = _rlvr("rm", "check", str(out / "rm" / "reward_model"), "--tasks", "bundled:python_functions",
                   "--cases", "4" if smoke else "24", "--json")  # fmt: skip
-    return {"records": len(rows), "held_out": meta["held_out"], "held_out_before": meta["held_out_before"],
+    return {"records": len(rows), "extra_feedback": extra or [], "examples": meta.get("examples"),
+            "held_out": meta["held_out"], "held_out_before": meta["held_out_before"],
             "length_baseline": meta["length_baseline_accuracy"], "audit": json.loads(check.stdout)}  # fmt: skip
 
 
@@ -141,7 +143,10 @@ def report(rows: list[dict], rm: dict | None, quiet: bool = False) -> dict:
             raise SystemExit(f"a row lacks {', '.join(missing)}: {r}")
     if rm:
         h = rm["held_out"]
-        print(f"reward model: {rm['records']} records; held-out pair accuracy {h.get('pair_accuracy', math.nan):.3f} "
+        if rm.get("extra_feedback"):
+            print(f"reward model data: the rule's {rm['records']} records and {', '.join(rm['extra_feedback'])}: "
+                  f"{rm.get('examples')}")  # fmt: skip
+        print(f"reward model: held-out pair accuracy {h.get('pair_accuracy', math.nan):.3f} "
               f"(untrained {rm['held_out_before'].get('pair_accuracy', math.nan):.3f}, length-only "
               f"{rm['length_baseline']:.3f}); audit passed: {rm['audit']['passed']}")  # fmt: skip
     if not quiet:
@@ -170,6 +175,11 @@ def main() -> None:
     ap.add_argument(
         "--max-new-tokens", type=int, metavar="N", help="every arm's generation budget (default: the quickstart's)"
     )
+    ap.add_argument(
+        "--feedback", nargs="+", default=[], metavar="SOURCE",
+        help="more feedback for the reward model beside the rule's (a store or .jsonl: e.g. a run's own groups, "
+        "rlvr feedback import --from-run)",
+    )  # fmt: skip
     ap.add_argument("--out", default="bench/results/feedback_demo.json")
     a = ap.parse_args()
     if a.report:
@@ -191,7 +201,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp, rule_judge() as url:
         out = Path(tmp)
-        rm = train_reward_model(out, a.smoke)
+        rm = train_reward_model(out, a.smoke, [str(Path(f).resolve()) for f in a.feedback])
         print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
         save(rm, False)
         for seed in a.seeds:

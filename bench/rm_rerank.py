@@ -20,6 +20,7 @@ vs random vs oracle")
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -35,9 +36,9 @@ SMOKE = ["model.name_or_path=tiny-random", "generation.max_new_tokens=8", "train
          "algo.group_size=2"]  # fmt: skip
 
 
-def _rlvr(*args: str) -> str:
+def _rlvr(*args: str, ok: tuple[int, ...] = (0,)) -> str:
     done = subprocess.run([sys.executable, "-m", "rlvr.cli", *args], cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise SystemExit(f"rlvr {args[0]}: exit {done.returncode}: {done.stderr.strip().splitlines()[-3:]}")
     return done.stdout
 
@@ -60,7 +61,13 @@ def reward_model(out: Path, smoke: bool) -> tuple[Path, dict, str]:
     _rlvr("rm", "train", "--config", QUICK, f"output_dir={out}", "name=rm", "--quiet", f"rm.feedback=[{out / 'fb'}]",
           *rm_keys, *small)  # fmt: skip
     path = out / "rm" / "reward_model"
-    return path, json.loads((path / "rlvr_reward_model.json").read_text()), line
+    meta = json.loads((path / "rlvr_reward_model.json").read_text())
+    cases = "4" if smoke else "24"  # exit 1 below: a check failed, which is a finding, not an error
+    audit = _rlvr(
+        "rm", "check", str(path), "--tasks", "bundled:python_functions", "--cases", cases, "--json", ok=(0, 1)
+    )
+    meta["audit"] = json.loads(audit)
+    return path, meta, line
 
 
 def sample_and_pick(rm_dir: Path, smoke: bool) -> list[dict]:
@@ -117,10 +124,22 @@ def report(rows: list[dict], meta: dict | None) -> dict:
         print(f"reward model: {meta['examples']}")
         acc, length = figures["rm_held_out_pair_accuracy"], figures["rm_length_baseline"]
         print(f"  held-out pair accuracy {acc}, length-only {length}")
+        if "audit" in meta:
+            figures["rm_audit_passed"] = meta["audit"]["passed"]
+            print(f"  rlvr rm check: {'passed' if meta['audit']['passed'] else 'FAILED'}: {_audit_line(meta['audit'])}")
     print(f"\nbest-of-{SAMPLES} on {n} held-out tasks: pass@1 of the reply picked by")
     for k in ("random", "longest", "reward_model", "oracle"):
         print(f"  {k:<13} {figures[k]:.3f}")
     return figures
+
+
+def _audit_line(audit: dict) -> str:
+    worst = max(audit["probes"].items(), key=lambda kv: kv[1], default=("none", 0.0))
+    agree = audit["agreement"]
+    problems = f"; {'; '.join(audit['problems'])}" if audit["problems"] else ""
+    return (f"worst probe {worst[0]} above the real answer in {worst[1]:.2f} of {audit['cases']} cases; "
+            f"length rise {audit['length_rise_std']:.2f} std; agreement with the tests "
+            f"{'n/a' if agree is None else f'{agree:.2f}'}{problems}")  # fmt: skip
 
 
 def main() -> None:
@@ -128,13 +147,16 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--report", metavar="RESULTS")
     ap.add_argument("--out", default="bench/results/rm_rerank.json")
+    ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the run, its feedback and reward model in DIR")
     a = ap.parse_args()
     if a.report:
         saved = json.loads(Path(a.report).read_text())
         print(json.dumps(report(saved["rows"], saved["reward_model"])))
         return
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
+    if a.keep:
+        a.keep.mkdir(parents=True, exist_ok=True)
+    with contextlib.nullcontext(str(a.keep)) if a.keep else tempfile.TemporaryDirectory() as tmp:
         rm_dir, meta, line = reward_model(Path(tmp), a.smoke)
         print(line, file=sys.stderr, flush=True)
         rows = sample_and_pick(rm_dir, a.smoke)

@@ -316,3 +316,27 @@ def test_hidden_tests_bench_smoke_reports_coverage_honest_code_and_blind_hacks()
     assert r["blind_entries"] == 3 and 0 <= r["blind_pays_on_drawn"] <= 3
     recorded = json.loads((RESULTS / "hidden_tests.json").read_text())
     assert {"coverage", "honest", "blind"} <= set(recorded) and recorded["coverage"]["tasks"] == 501
+
+
+def test_judge_throughput_smoke_times_each_arm_and_reads_a_run_s_repeats(tmp_path: Path) -> None:
+    """bench/judge_throughput.py --smoke: the plain client and the judge at each
+    concurrency against the scripted judge server ask the same questions (equal scores),
+    a second pass is all cache, and --run counts a run's replies already seen earlier in
+    it (the cache hit rate a judge would get there); nothing recorded."""
+    import pyarrow as pa
+
+    from rlvr.trace.parquet import TRAJECTORY_SCHEMA, TraceStore
+
+    store = TraceStore(str(tmp_path / "run" / "traces"))
+    replies = [(1, "a", "x"), (1, "a", "y"), (1, "b", "x"), (2, "a", "x"), (2, "b", "z"), (3, "a", "y")]
+    for step in (1, 2, 3):
+        rows = [{"step": s, "task_id": t, "group_id": f"{s}-{t}", "sample": i, "completion": c}
+                for i, (s, t, c) in enumerate(replies) if s == step]  # fmt: skip
+        store._write("trajectories", step, pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA))
+    with records_nothing(RESULTS / "judge_throughput.json"):
+        done = run_bench("bench/judge_throughput.py", "--smoke", "--run", str(tmp_path / "run"))
+    r = last_json(done.stdout)
+    assert {"baseline/scores_per_s", "judge_c1/scores_per_s", "judge_c4/scores_per_s"} <= set(r)
+    assert r["cached/hit_rate"] == 1.0 and "SCORES DIFFER" not in done.stdout
+    assert "the judge said yes to 2 of 4 replies; 2 have a docstring" in done.stdout  # the scripted rule, applied
+    assert r["run/hit_rate"] == pytest.approx(2 / 6)  # (a, x) at step 2 and (a, y) at step 3 were seen before
