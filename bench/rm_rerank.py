@@ -102,8 +102,11 @@ def sample_and_pick(rm_dir: Path, smoke: bool) -> list[dict]:
         s = scores[i * SAMPLES : (i + 1) * SAMPLES]
         passed = [solved(t) for t in group]
         best = max(range(SAMPLES), key=lambda k: (s[k] if s[k] is not None else float("-inf"), -k))
-        longest = max(range(SAMPLES), key=lambda k: (len(group[k].completion_text), -k))
-        rows.append({"task_id": task.id, "passed": passed, "rm_pick": best, "longest_pick": longest})
+        chars = [len(t.completion_text) for t in group]
+        longest = max(range(SAMPLES), key=lambda k: (chars[k], -k))
+        shortest = min(range(SAMPLES), key=lambda k: (chars[k], k))
+        rows.append({"task_id": task.id, "passed": passed, "rm_pick": best, "longest_pick": longest,
+                     "shortest_pick": shortest, "chars": chars, "scores": list(s)})  # fmt: skip
     return rows
 
 
@@ -116,6 +119,9 @@ def report(rows: list[dict], meta: dict | None) -> dict:
         "random": sum(sum(r["passed"]) / len(r["passed"]) for r in rows) / n,
         "reward_model": sum(r["passed"][r["rm_pick"]] for r in rows) / n,
         "longest": sum(r["passed"][r["longest_pick"]] for r in rows) / n,
+        "shortest": sum(r["passed"][r["shortest_pick"]] for r in rows) / n
+        if all("shortest_pick" in r for r in rows)
+        else None,
         "oracle": sum(any(r["passed"]) for r in rows) / n,
     }
     if meta:
@@ -128,8 +134,9 @@ def report(rows: list[dict], meta: dict | None) -> dict:
             figures["rm_audit_passed"] = meta["audit"]["passed"]
             print(f"  rlvr rm check: {'passed' if meta['audit']['passed'] else 'FAILED'}: {_audit_line(meta['audit'])}")
     print(f"\nbest-of-{SAMPLES} on {n} held-out tasks: pass@1 of the reply picked by")
-    for k in ("random", "longest", "reward_model", "oracle"):
-        print(f"  {k:<13} {figures[k]:.3f}")
+    for k in ("random", "longest", "shortest", "reward_model", "oracle"):
+        if figures[k] is not None:
+            print(f"  {k:<13} {figures[k]:.3f}")
     return figures
 
 
@@ -147,6 +154,7 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--report", metavar="RESULTS")
     ap.add_argument("--out", default="bench/results/rm_rerank.json")
+    ap.add_argument("--reuse", type=Path, metavar="DIR", help="the run and reward model an earlier --keep DIR left")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the run, its feedback and reward model in DIR")
     a = ap.parse_args()
     if a.report:
@@ -157,7 +165,14 @@ def main() -> None:
     if a.keep:
         a.keep.mkdir(parents=True, exist_ok=True)
     with contextlib.nullcontext(str(a.keep)) if a.keep else tempfile.TemporaryDirectory() as tmp:
-        rm_dir, meta, line = reward_model(Path(tmp), a.smoke)
+        if a.reuse:  # steps 1-3 as an earlier --keep left them
+            rm_dir = a.reuse / "rm" / "reward_model"
+            meta = json.loads((rm_dir / "rlvr_reward_model.json").read_text())
+            meta["audit"] = json.loads((a.reuse / "audit.json").read_text())
+            line = f"reused {a.reuse}"
+        else:
+            rm_dir, meta, line = reward_model(Path(tmp), a.smoke)
+            (Path(tmp) / "audit.json").write_text(json.dumps(meta["audit"]))
         print(line, file=sys.stderr, flush=True)
         rows = sample_and_pick(rm_dir, a.smoke)
     figures = report(rows, meta)

@@ -340,3 +340,12 @@ def test_judge_throughput_smoke_times_each_arm_and_reads_a_run_s_repeats(tmp_pat
     assert r["cached/hit_rate"] == 1.0 and "SCORES DIFFER" not in done.stdout
     assert "the judge said yes to 2 of 4 replies; 2 have a docstring" in done.stdout  # the scripted rule, applied
     assert r["run/hit_rate"] == pytest.approx(2 / 6)  # (a, x) at step 2 and (a, y) at step 3 were seen before
+
+
+def test_judge_throughput_reads_its_recorded_results() -> None:
+    """The recorded run on llama-cpp-python's server: each arm asked what the plain client
+    asked, a cached pass is all hits, and the run's repeat share is a share."""
+    done = run_bench("bench/judge_throughput.py", "--report", "bench/results/judge_throughput.json")
+    r = last_json(done.stdout)
+    assert r["judge_c1/scores_per_s"] > 0 and r["cached/hit_rate"] == 1.0 and 0.0 <= r["run/hit_rate"] <= 1.0
+    assert "SCORES DIFFER" not in done.stdout and "llama-cpp-python" in done.stdout

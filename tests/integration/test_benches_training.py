@@ -184,6 +184,19 @@ def test_rm_rerank_smoke_imports_a_run_trains_and_reranks() -> None:
     with records_nothing(RESULTS / "rm_rerank.json"):
         figures = last_json(run_bench("bench/rm_rerank.py", "--smoke").stdout)
     assert figures["tasks"] == 3 and figures["random"] <= figures["oracle"]
+    for picker in ("longest", "shortest", "reward_model"):
+        assert 0.0 <= figures[picker] <= figures["oracle"]
+    assert isinstance(figures["rm_audit_passed"], bool)  # the reward model was audited (rlvr rm check)
+
+
+def test_rm_rerank_reads_its_recorded_results() -> None:
+    """The figures docs/feedback.md quotes, from the recorded run: no picker above the
+    oracle, and the reward model's audit beside them."""
+    figures = last_json(run_bench("bench/rm_rerank.py", "--report", "bench/results/rm_rerank.json").stdout)
+    assert figures["tasks"] == 60
+    for picker in ("random", "longest", "shortest", "reward_model"):
+        assert 0.0 <= figures[picker] <= figures["oracle"]
+    assert isinstance(figures["rm_audit_passed"], bool)
 
 
 def test_warm_start_smoke_runs_each_arm_as_a_user_runs_it() -> None:
@@ -210,6 +223,16 @@ def test_feedback_demo_reads_its_recorded_results() -> None:
     figures = last_json(run_bench("bench/feedback_demo.py", "--report", "bench/results/feedback_demo.json").stdout)
     for arm in ("verifiable", "learned", "learned_open", "judge"):
         assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and 0.0 <= figures[f"{arm}/doc_after"] <= 1.0
+
+
+def test_feedback_demo_reads_the_run_with_a_reward_model_of_both_sources() -> None:
+    """bench/results/feedback_demo_combined.json: the rule's pairs and a run's own groups
+    behind one reward model, the ungated term against verifiable only."""
+    done = run_bench("bench/feedback_demo.py", "--report", "bench/results/feedback_demo_combined.json")
+    figures = last_json(done.stdout)
+    for arm in ("verifiable", "learned_open"):
+        assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and 0.0 <= figures[f"{arm}/doc_after"] <= 1.0
+    assert "reward model data: the rule's" in done.stdout
 
 
 def test_warm_start_reads_its_recorded_results() -> None:
