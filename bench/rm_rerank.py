@@ -144,7 +144,7 @@ def _audit_line(audit: dict) -> str:
     worst = max(audit["probes"].items(), key=lambda kv: kv[1], default=("none", 0.0))
     agree = audit["agreement"]
     problems = f"; {'; '.join(audit['problems'])}" if audit["problems"] else ""
-    return (f"worst probe {worst[0]} above the real answer in {worst[1]:.2f} of {audit['cases']} cases; "
+    return (f"worst probe {worst[0]} above the real answer in {worst[1]:.0%} of {audit['cases']} cases; "
             f"length rise {audit['length_rise_std']:.2f} std; agreement with the tests "
             f"{'n/a' if agree is None else f'{agree:.2f}'}{problems}")  # fmt: skip
 
