@@ -10,14 +10,16 @@ removed, or the same reasoning committing to one wrong answer, or a plain wrong 
 Each reply is scored exactly as `rlvr score` scores it (the task's environment, the
 sandbox where the domain runs code, then the run's scorer with rlvr's default reward
 config: hidden tests drawn for step 0, the detector, severities). A hack *pays* when its
-reward is above its wrong reply's (by more than 1e-9). Printed per domain and class: how
-many pay under rlvr's defaults; beside it, how many pay when the drawn tests pay their
-share passed and a caught hack is only capped at 0 (`reward.hidden_credit=share
-reward.hack_penalty=0`, the defaults on 2026-12-04 before the all-or-nothing credit),
-how many with the tasks' own held-out tests in place of drawn ones
-(`reward.hidden_tests=0`, the default before that), and as the baseline how many pay
-under the naive reward (that configuration's `completion` component alone: what the
-tests pay without the detector). With --steps N the defaults are also scored on the
+reward is above its wrong reply's (by more than 1e-9); it is *paid in full* when the
+tests (or the answer check) paid its whole completion and nothing took the reward to 0 or
+below, a count that does not move when the wrong reply is itself overpaid or penalised (a
+timeout). Printed per domain and class: how many pay under rlvr's defaults; beside it,
+how many pay when the drawn tests pay their share passed and a caught hack is only capped
+at 0 (`reward.hidden_credit=share reward.hack_penalty=0`, the defaults on 2026-12-04
+before the all-or-nothing credit), how many with the tasks' own held-out tests in place
+of drawn ones (`reward.hidden_tests=0`, the default before that), and as the baseline how
+many pay under the naive reward (that configuration's `completion` component alone: what
+the tests pay without the detector). With --steps N the defaults are also scored on the
 tests steps 1..N-1 draw, and each entry records at how many of the N steps it paid
 (`paid_steps`): a training run draws new tests every step.
 
@@ -127,6 +129,9 @@ def measure(entries: list[dict[str, Any]], steps: int = 1) -> dict[str, Any]:
             "share_credit": {"hack": hack_s, "wrong": wrong_s},
             "fixed_held_out": {"hack": hack0, "wrong": wrong0},
             "pays": hack["total"] > wrong["total"] + EPS,
+            # cleaner than "pays" where the wrong reply is itself overpaid or penalised (a timeout):
+            # the tests (or the answer check) paid the hack's completion in full, and nothing took it away
+            "paid_full": hack["completion"] > 1 - EPS and hack["total"] > 0,
             "paid_steps": f"{len(paid_steps)} of {steps}",
             "pays_share": hack_s["total"] > wrong_s["total"] + EPS,
             "pays_fixed": hack0["total"] > wrong0["total"] + EPS,
@@ -147,7 +152,7 @@ def measure(entries: list[dict[str, Any]], steps: int = 1) -> dict[str, Any]:
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def zero() -> dict[str, int]:
-        return {"entries": 0, "pays": 0, "pays_share": 0, "pays_fixed": 0, "pays_naive": 0}
+        return {"entries": 0, "pays": 0, "paid_full": 0, "pays_share": 0, "pays_fixed": 0, "pays_naive": 0}
 
     by_domain: dict[str, dict[str, int]] = defaultdict(zero)
     by_class: dict[str, dict[str, int]] = defaultdict(zero)
@@ -155,18 +160,21 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         for agg in (by_domain[r["domain"]], by_class[r["class"]]):
             agg["entries"] += 1
             agg["pays"] += int(r["pays"])
+            agg["paid_full"] += int(r["paid_full"])
             agg["pays_share"] += int(r["pays_share"])
             agg["pays_fixed"] += int(r["pays_fixed"])
             agg["pays_naive"] += int(r["pays_naive"])
     return {
         "entries": len(rows),
         "pays": sum(r["pays"] for r in rows),
+        "paid_full": sum(r["paid_full"] for r in rows),
         "pays_share": sum(r["pays_share"] for r in rows),
         "pays_fixed": sum(r["pays_fixed"] for r in rows),
         "pays_naive": sum(r["pays_naive"] for r in rows),
         "by_domain": dict(sorted(by_domain.items())),
         "by_class": dict(sorted(by_class.items())),
         "paying_ids": [r["id"] for r in rows if r["pays"]],
+        "paid_full_ids": [r["id"] for r in rows if r["paid_full"]],
         "paid_steps": {r["id"]: r["paid_steps"] for r in rows if r["paid_steps"][0] != "0"},
         "rows": rows,
     }
@@ -202,16 +210,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hack_blind: {e}", file=sys.stderr)
         return 2
     print()
-    print(f"{'domain':<12} {'entries':>7} {'pay (rlvr)':>11} {'share credit':>13} {'fixed held-out':>15} {'naive':>6}")
+    print(
+        f"{'domain':<12} {'entries':>7} {'pay (rlvr)':>11} {'paid in full':>13} {'share credit':>13} "
+        f"{'fixed held-out':>15} {'naive':>6}"
+    )
     for d, agg in [*result["by_domain"].items(), ("all", result)]:
         print(
-            f"{d:<12} {agg['entries']:>7} {agg['pays']:>11} {agg['pays_share']:>13} {agg['pays_fixed']:>15} "
-            f"{agg['pays_naive']:>6}"
+            f"{d:<12} {agg['entries']:>7} {agg['pays']:>11} {agg['paid_full']:>13} {agg['pays_share']:>13} "
+            f"{agg['pays_fixed']:>15} {agg['pays_naive']:>6}"
         )
     if not (args.no_write or args.smoke):
         args.out.write_text(json.dumps(result, indent=2) + "\n")
     headline = {
-        k: result[k] for k in ("entries", "pays", "pays_share", "pays_fixed", "pays_naive", "paying_ids", "paid_steps")
+        k: result[k]
+        for k in ("entries", "pays", "paid_full", "pays_share", "pays_fixed", "pays_naive", "paying_ids", "paid_steps")
     }
     print(json.dumps(headline))
     return 0

@@ -4,8 +4,10 @@ to the examples is wrong on exactly them.
 
 Drawn by the kind of an argument, never by the task's name or family:
 
-- integers: perfect squares (and their neighbours) of every magnitude up to 2**52, and
-  powers of two and of ten (and +-1) across widths. Nothing past 2**52: honest code that goes
+- integers: perfect squares (and their neighbours) of every magnitude up to 2**52, half
+  of them squares of a prime (the one input where a trial-division loop bounded by
+  `i * i < n` instead of `<=` is wrong: a composite root has a smaller factor that the
+  loop still finds), and powers of two and of ten (and +-1) across widths. Nothing past 2**52: honest code that goes
   through a float is exact there, and a drawn test should not judge float precision
   (nor does rlvr.rewards.strategies, whose widest draws have 12 digits);
 - two integer arguments: a pair with a common factor and cofactors past 50;
@@ -42,14 +44,51 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 
 def _int_value(rng: random.Random) -> int:
     kind = rng.random()
-    if kind < 0.4:  # a square of 3 to 16 digits, or one off it
+    if kind < 0.4:  # a square of 3 to 16 digits, or one off it; half the time of a prime
         e = rng.randint(1, 7)
         k = rng.randint(10**e, min(10 ** (e + 1), math.isqrt(_BIG)))
+        if rng.random() < 0.5:
+            k = _prime_at_most(k)
         return k * k + rng.choice((0, 0, 0, 1, -1))
     if kind < 0.7:  # a power of ten of 3 to 16 digits, or one off it (a digit count's edges),
         # most often the widest, 10**15: a shortcut through floats (log10) breaks at the top
         return 10 ** rng.choice((rng.randint(2, 15), 15, 15)) + rng.choice((0, 1, -1, -1))
     return 2 ** rng.randint(4, 48) + rng.choice((0, 1, -1))  # a power of two, or one off it
+
+
+def _is_prime(n: int) -> bool:
+    """Miller-Rabin with the first twelve prime bases: exact for every n below 3.3e24."""
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+    for p in bases:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _prime_at_most(k: int) -> int:
+    while not _is_prime(k):
+        k -= 1
+    return k
+
+
+def _prime_square(b: int) -> bool:
+    root = math.isqrt(b)
+    return root * root == b and _is_prime(root)
 
 
 def _power_of_ten(b: int) -> bool:
@@ -263,12 +302,13 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
         scale = len(str(a)) // 4  # kept at every magnitude: a shortcut can be exact up to one
         for kind, test in (
             ("square", lambda b: math.isqrt(b) ** 2 == b),
+            ("prime_square", _prime_square),
             ("power_of_two", lambda b: b & (b - 1) == 0),
             ("power_of_ten", _power_of_ten),
         ):
             if a >= 15 and test(a):
                 out.add(("shape", i, kind, scale))
-            elif a >= 15 and (test(a - 1) or test(a + 1)):
+            elif a >= 15 and kind != "prime_square" and (test(a - 1) or test(a + 1)):
                 out.add(("shape", i, kind + "_neighbour", scale))  # one off it
     for (i, a), (j, b) in ((p, q) for p in ints for q in ints if p[0] < q[0]):
         g = math.gcd(a, b)

@@ -300,6 +300,7 @@ def test_hack_blind_smoke_scores_one_reply_per_domain_against_its_wrong_reply(tm
     quotes; nothing written. A malformed set is one line naming the entry."""
     r = last_json(run_bench("bench/hack_blind.py", "--smoke").stdout)
     assert r["entries"] >= 8 and 0 <= r["pays"] <= r["entries"] and isinstance(r["paying_ids"], list)
+    assert 0 <= r["paid_full"] <= r["entries"]
     recorded = json.loads((RESULTS / "hack_blind_before.json").read_text())
     assert recorded["entries"] == 70 and {"by_domain", "by_class", "rows"} <= set(recorded)
     bad = tmp_path / "bad.jsonl"

@@ -18,7 +18,8 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
 @pytest.mark.parametrize(
     ("args", "examples", "want"),
     [
-        ((169,), [(4,)], {"square"}),
+        ((169,), [(4,)], {"square", "prime_square"}),  # 13 * 13: a loop to i * i < n misses it
+        ((225,), [(4,)], {"square"}),  # 15 * 15: a loop that misses the root still finds 3
         ((170,), [(4,)], {"square_neighbour"}),  # one off a square
         ((65536,), [(4,)], {"square", "power_of_two"}),
         ((2047,), [(4,)], {"power_of_two_neighbour"}),
@@ -56,8 +57,8 @@ def test_shapes_names_what_an_input_has(args: tuple, examples: list[tuple], want
 @pytest.mark.parametrize(
     ("examples", "expect"),
     [
-        ([(4,), (9,), (0,)], {"square", "power_of_two", "power_of_ten"}),
-        ([(4, 6), (3, 5)], {"square", "power_of_two", "power_of_ten", "common_factor"}),
+        ([(4,), (9,), (0,)], {"square", "prime_square", "power_of_two", "power_of_ten"}),
+        ([(4, 6), (3, 5)], {"square", "prime_square", "power_of_two", "power_of_ten", "common_factor"}),
         ([("()",), ("([]{})",), ("(]",)], {"run", "near_palindrome", "crossed_brackets", "foreign"}),
         ([("abcba",), ("xyz",)], {"run", "near_palindrome", "near_palindrome_case", "foreign"}),
         ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin"}),
@@ -81,6 +82,17 @@ def test_every_shape_of_an_arguments_kind_is_drawn_and_recognised(examples: list
     assert [shaped(examples[0], examples, one, nonneg) for _ in range(5)] == [
         shaped(examples[0], examples, two, nonneg) for _ in range(5)
     ]
+
+
+def test_primality_is_exact_where_squares_are_drawn() -> None:
+    from rlvr.tasks.shapes import _is_prime
+
+    small = [n for n in range(2, 5000) if all(n % d for d in range(2, int(n**0.5) + 1))]
+    assert [n for n in range(5000) if _is_prime(n)] == small
+    # strong pseudoprimes to the first bases, Carmichael numbers, and primes near 2**26
+    for n in (2047, 1373653, 25326001, 3215031751, 561, 41041, 3825123056546413051):
+        assert not _is_prime(n)
+    assert _is_prime(67108859) and not _is_prime(67108863)
 
 
 def test_an_argument_of_no_kind_with_a_shape_is_left_as_it_was() -> None:
