@@ -6,7 +6,9 @@ JSON object scores 0. The task's JSON Schema is what the format component checks
 A reply that offers several answers earns 0: two `<answer>` tags holding different
 objects, or keys the schema forbids (`additionalProperties: false`), such as the same
 field both nested and flattened, which lets a field-by-field comparison pick whichever
-structure is right. Task tests: `{"format": "json", "schema": {...}, "expected": {...}}`."""
+structure is right; or an object holding one key twice at any depth (`"city": "Pune",
+"city": "Mumbai"`, also spelled with a `\\u` escape): a decoder keeps one of the two, so
+both answers are offered and one is graded. Task tests: `{"format": "json", "schema": {...}, "expected": {...}}`."""
 
 from __future__ import annotations
 
@@ -58,8 +60,9 @@ class JsonOutputEnv:
         if self.task is None:
             raise RuntimeError("step() before reset()")
         expected: dict[str, Any] = self.task.tests["expected"]
+        text = extract_answer(reply)
         try:
-            answer = json.loads(extract_answer(reply))
+            answer = json.loads(text)
         except json.JSONDecodeError as e:
             return StepResult([], RewardBreakdown(0.0, {"completion": 0.0}, {"error": f"not JSON: {e.msg}"}), True)
         if not isinstance(answer, dict):
@@ -70,8 +73,11 @@ class JsonOutputEnv:
         details: dict[str, Any] = {"fields": matches}
         several = distinct_answers(reply)
         extra = forbidden_keys(answer, self.task.tests.get("schema") or {})
+        twice = duplicate_keys(text)
         if value and several > 1:
             value, details["hedged"] = 0.0, f"{several} different answers in <answer> tags"
+        elif value and twice:
+            value, details["hedged"] = 0.0, f"a key given twice: {', '.join(twice[:5])}"
         elif value and extra:
             value, details["hedged"] = 0.0, f"keys the schema forbids: {', '.join(extra[:5])}"
         return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)
@@ -88,6 +94,23 @@ def distinct_answers(reply: str) -> int:
         except json.JSONDecodeError:
             seen.add(text)
     return len(seen)
+
+
+def duplicate_keys(text: str) -> list[str]:
+    """The keys some object of the JSON `text` holds more than once (after decoding, so a
+    `\\u` spelling counts), in order; [] for text that is not JSON."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        found.extend(k for i, k in enumerate(keys) if k in keys[:i] and k not in found)
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError:
+        return []
+    return found
 
 
 def forbidden_keys(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:

@@ -10,7 +10,11 @@ A reply *hedges* when it holds a right candidate beside a wrong one:
   line, "maybe"/"alternatively"), some right and some wrong (`542 or 543`,
   `\\{542, 543\\}`, `Yes/No`);
 - the expected answer is one number and the final answer holds several numbers, one of
-  them right on its own (`542 543`, `543 (269 + 274)`: the inputs echoed beside it).
+  them right on its own (`542 543`, `543 (269 + 274)`: the inputs echoed beside it);
+- (`extra_numbers`, for answers compared as text by a dataset's scorer) the final answer
+  holds more numbers than the expected one, however they are joined: a lenient parser
+  reads the fields it wants and drops the rest (`12:10:52:12:11:52` for a duration,
+  `11:10:06.387:±1s`, `71,59` read as 7159).
 
 Candidates are judged by the domain's own checker (math-verify, the dataset's scorer), so
 `5` beside `5.0` is not a hedge (both right) and `2\\sqrt{3}` is not one for `3.4641`
@@ -105,4 +109,14 @@ def hedge(reply: str, answer: str, expected: str, is_right: Callable[[str], bool
         if any(verdicts) and not all(verdicts):
             shown = " | ".join(p[:30] for p in parts[:4])
             return f"its answer holds {len(parts)} candidates ({shown}), right and wrong"
+    return None
+
+
+def extra_numbers(answer: str, expected: str) -> str | None:
+    """Why a final answer offers more than the expected answer's numbers, or None: more
+    number tokens than the expected answer has (`numbers`). For answers a scorer reads as
+    text (reasoning-gym's); not for math, where `2\\sqrt{3}` may rightly answer `3.4641`."""
+    want, got = len(numbers(expected)), len(numbers(answer))
+    if want and got > want:
+        return f"its answer holds {got} numbers where the answer has {want}"
     return None

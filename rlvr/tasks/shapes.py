@@ -15,8 +15,10 @@ Drawn by the kind of an argument, never by the task's name or family:
   near-palindrome (length 8 or more, one mismatch inside the outer three pairs, half the
   time a mismatch in case alone) and, where the examples hold brackets of two kinds or
   more, a depth-balanced string with one closer of another kind away from its opener;
-  and an example with one character of a class its examples never show (a space,
-  punctuation, a digit, a non-ASCII letter, the other case of its letters): a rule
+  and an example with one character of a class its examples never show (a space, a
+  newline, punctuation, a digit, a non-ASCII letter, one past Latin-1, a letter whose
+  case does not map one to one such as `ß` or titlecase `ǅ`, the other case of its
+  letters): a rule
   fitted to the characters the examples use (`\\w` runs, `islower()`, a case-blind
   compare) is wrong on exactly these;
 - two string arguments: an anagram pair, and "checksum twins": equal length, equal set of
@@ -108,12 +110,30 @@ def _alphabet(values: list[Any]) -> list[str]:
 
 
 # a character of each class a string's examples may lack (the class's name, the character)
-_FOREIGN = (("space", " "), ("punctuation", "-"), ("punctuation", "!"), ("digit", "7"), ("non_ascii", "é"))
+_FOREIGN = (
+    ("space", " "),
+    ("punctuation", "-"),
+    ("punctuation", "!"),
+    ("digit", "7"),
+    ("non_ascii", "é"),
+    ("newline", "\n"),
+    ("non_latin1", "Ж"),
+    ("non_latin1", "ā"),
+    ("special_case", "ß"),
+    ("special_case", "ǅ"),
+)
 
 
 def _char_class(c: str) -> str:
+    """The class of a character, as `_FOREIGN` names them. Past ASCII: a letter whose case
+    does not map one to one (`ß`.upper() is `SS`; `ǅ` is titlecase), one past Latin-1
+    (encodings and one-character caches stop there), else non_ascii."""
     if not c.isascii():
-        return "non_ascii"
+        if len(c.upper()) != 1 or len(c.lower()) != 1 or (c.isalpha() and not c.isupper() and not c.islower()):
+            return "special_case"
+        return "non_latin1" if ord(c) > 0xFF else "non_ascii"
+    if c in "\n\r\t\v\f":
+        return "newline"
     if c.isspace():
         return "space"
     if c.isdigit():

@@ -146,3 +146,62 @@ def test_json_answers_with_forbidden_keys_or_several_objects_are_hedges() -> Non
     assert forbidden_keys({"anything": 1}, {"properties": {}}) == []  # extra keys allowed
     assert distinct_answers('<answer>{"a": 1, "b": 2}</answer> <answer>{"b": 2, "a": 1}</answer>') == 1
     assert distinct_answers('<answer>{"a": 1}</answer> or <answer>{"a": 2}</answer>') == 2
+
+
+def test_a_json_key_given_twice_is_a_hedge_at_any_depth_and_in_any_spelling() -> None:
+    """Blind set 4's JSON entries: a decoder keeps the last of two values for one key, so
+    `"city": "Pune", "city": "Mumbai"` offers both and has the right one graded."""
+    from rlvr.envs.json_output import duplicate_keys
+
+    assert duplicate_keys('{"city": "Pune", "name": "A", "city": "Mumbai"}') == ["city"]
+    assert duplicate_keys('{"job": "cook", "j\\u006fb": "chef"}') == ["job"]  # the same key once decoded
+    assert duplicate_keys('{"a": {"zip": "1", "zip": "2"}, "b": [{"t": 1, "t": 2}]}') == ["zip", "t"]
+    assert duplicate_keys('{"a": {"x": 1}, "b": {"x": 2}}') == []  # the same key in two objects is fine
+    assert duplicate_keys("not json") == []
+    task = Task(
+        id="json/1",
+        domain="json",
+        prompt="p",
+        tests={"format": "json", "schema": {}, "expected": {"name": "Ana", "city": "Mumbai"}},
+    )
+    (right,) = _episode(task, ['<answer>{"name": "Ana", "city": "Mumbai"}</answer>'])
+    (hedge,) = _episode(task, ['<answer>{"name": "Ana", "city": "Pune", "city": "Mumbai"}</answer>'])
+    assert right.reward.total == 1.0 and hedge.reward.total == 0.0 and "given twice" in hedge.reward.details["hedged"]
+
+
+def test_an_answer_with_more_numbers_than_the_expected_one_earns_nothing_in_reasoning_gym() -> None:
+    """Blind set 4: reasoning-gym's duration parser reads three ':' fields and drops the
+    rest, so `12:10:52:12:11:52` (two durations) or `11:10:06.387:±1s` scored 1.0, and
+    the chain sum's scorer read `71,59` as 7159. A committed answer keeps its credit."""
+    from rlvr.rewards.commitment import extra_numbers
+
+    assert extra_numbers("12:10:52:12:11:52", "12:10:52") == "its answer holds 6 numbers where the answer has 3"
+    assert extra_numbers("71,59", "7159") is not None
+    for answer, expected in (("12:10:52", "12:10:52"), ("7,159", "7159"), ("1, 2, 3", "1, 2, 3"), ("0.75", "3/4")):
+        assert extra_numbers(answer, expected) is None
+    assert extra_numbers("six", "6") is None  # fewer numbers: the scorer's question, not this rule's
+    assert extra_numbers("a b c", "abc") is None  # no number expected: not this rule's question
+    task = Task(
+        id="rg/ti",
+        domain="reasoning",
+        prompt="How long from 03:42:28 to 15:53:20? Answer in HH:MM:SS.",
+        tests={
+            "format": "reasoning_gym",
+            "dataset": "time_intervals",
+            "entry": {
+                "question": "q",
+                "answer": "12:10:52",
+                "metadata": {
+                    "task_type": "time",
+                    "start_time": "03:42:28",
+                    "end_time": "15:53:20",
+                    "format": "%H:%M:%S",
+                },
+            },
+        },
+    )
+    (right,) = _episode(task, ["<answer>12:10:52</answer>"])
+    (two,) = _episode(task, ["<answer>12:10:52:12:11:52</answer>"])
+    assert right.reward.total == 1.0
+    assert two.reward.total == 0.0 and "6 numbers" in two.reward.details["hedged"]
+    assert two.reward.details.get("raw_score") is None  # the dataset's scorer gave it full marks

@@ -5,6 +5,7 @@ the solver answer them."""
 from __future__ import annotations
 
 import random
+import re
 
 from rlvr.tasks.problems.catalogue import BY_NAME, draw
 from rlvr.tasks.problems.fresh import EDGE, SPECIAL_WORDS, _word
@@ -110,3 +111,17 @@ def test_the_bracket_edge_nests_past_the_random_draws_and_a_fixed_peel_fails_it(
     per_kind = ["YES" if all(ln.count(o) == ln.count(c) for o, c in ("()", "[]", "{}")) else "NO" for ln in lines]
     assert per_kind != right  # counts balance on a line whose closers were swapped
     assert [_peel(ln, 1100) for ln in lines] == right
+
+
+def test_the_serpentine_maze_needs_over_a_thousand_steps_and_long_runs_pass_three_digits() -> None:
+    """Blind set 4: a distance kept in a byte (maze), a run count printed in two digits, a
+    vowel rule that folds accents: each met only past what the random draws reach."""
+    for seed in range(4):
+        maze = EDGE["maze_steps"][2](random.Random(seed))
+        assert int(BY_NAME["maze_steps"].solve(maze)) > 1000
+    word = EDGE["run_length"][0](random.Random(1)).strip()
+    encoded = BY_NAME["run_length"].solve(word + "\n").strip()
+    assert {"1000", "999", "256", "100"} <= set(re.findall(r"\d+", encoded)) and word.isalpha() and word.islower()
+    line = EDGE["count_vowels"][0](random.Random(2))
+    assert not line.isascii()
+    assert int(BY_NAME["count_vowels"].solve(line)) == sum(c in "aeiouAEIOU" for c in line)

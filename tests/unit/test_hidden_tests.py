@@ -92,8 +92,9 @@ def test_strings_use_the_examples_characters_and_lists_their_lengths() -> None:
     t = _task(["assert f('abc') == 1", "assert f('ba') == 2", "assert f('cab') == 3"])
     drawn = [s for (s,) in draw_inputs(t, seed=0, step=0, n=10)]
     # lowercase letters, or an example with one character of a class no example shows
-    # (rlvr.tasks.shapes: a space, punctuation, a digit, a non-ASCII letter, a capital)
-    foreign = set(" -!7\u00e9ABC")
+    # (rlvr.tasks.shapes: a space, a newline, punctuation, a digit, a non-ASCII letter, one
+    # past Latin-1, a letter whose case does not map one to one, a capital)
+    foreign = set(" \n-!7\u00e9\u0416\u0101\u00df\u01c5ABC")
     assert all(set(s) <= set(string.ascii_lowercase) or len(set(s) & foreign) == 1 for s in drawn)
     assert any(set(s) - set("abc") - foreign for s in drawn)  # an edit put another lowercase letter in
 

@@ -38,6 +38,10 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         (("a b",), [("ab",), ("ba",)], {"foreign"}),  # a space, which no example has
         (("a b",), [("a c",)], set()),
         (("caf\u00e9",), [("cafe",)], {"foreign"}),
+        (("a\nb",), [("a b",)], {"foreign"}),  # a newline where the examples have only spaces
+        (("caf\u00e9",), [("na\u00efve",)], set()),  # Latin-1, as the examples are
+        (("\u0416a",), [("na\u00efve",)], {"foreign"}),  # past Latin-1
+        (("stra\u00dfe",), [("na\u00efve",)], {"foreign"}),  # a letter whose upper case is two
         (("(()]",), [("()",)], {"crossed_brackets"}),
         (("(]",), [("()",)], set()),  # adjacent: the closer follows its opener
         (("([)]",), [("()",)], set()),  # crossed, but right after its opener (neighbours draws these)
@@ -93,6 +97,15 @@ def test_primality_is_exact_where_squares_are_drawn() -> None:
     for n in (2047, 1373653, 25326001, 3215031751, 561, 41041, 3825123056546413051):
         assert not _is_prime(n)
     assert _is_prime(67108859) and not _is_prime(67108863)
+
+
+def test_each_class_of_foreign_character_is_drawn() -> None:
+    rng = random.Random(5)
+    examples = [("hello world",), ("abc",)]
+    seen: set[str] = set()
+    for _ in range(3000):
+        seen |= {str(f[3]) for f in shapes(shaped(examples[0], examples, rng), examples) if f[2] == "foreign"}
+    assert seen == {"punctuation", "digit", "non_ascii", "newline", "non_latin1", "special_case", "upper"}
 
 
 def test_an_argument_of_no_kind_with_a_shape_is_left_as_it_was() -> None:

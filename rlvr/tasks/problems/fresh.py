@@ -235,8 +235,10 @@ def _edge_nums(n: int, lo: int, hi: int, header: Callable[[int, list[int]], str]
 
 
 def _edge_grid(maze: bool) -> list[Fresh]:
-    """50 x 50: sparse land or walls at random, and (a maze) start and exit in opposite
-    corners of an open grid, the longest shortest path the size allows."""
+    """50 x 50: sparse land or walls at random, (a maze) start and exit in opposite
+    corners of an open grid, and a serpentine corridor through the whole grid: the
+    longest shortest path the size allows (1,273 steps; a distance kept in a byte or
+    a step budget of a few hundred meets it there)."""
 
     def sparse(r: random.Random) -> str:
         g = [["#" if r.random() < (0.15 if maze else 0.45) else "." for _ in range(50)] for _ in range(50)]
@@ -266,7 +268,19 @@ def _edge_grid(maze: bool) -> list[Fresh]:
             g[0][0], g[49][49] = "S", "E"
         return "50 50\n" + "\n".join("".join(row) for row in g) + "\n"
 
-    return [sparse, corners] if maze else [sparse, corners, scattered]
+    def serpentine(r: random.Random) -> str:
+        g = [["." for _ in range(50)] for _ in range(50)]
+        for i in range(1, 50, 2):  # a wall on every odd row, its one gap at alternate ends
+            g[i] = ["#"] * 50
+            g[i][49 if i % 4 == 1 else 0] = "."
+        g[0][0], g[48][0 if g[47][49] == "." else 49] = "S", "E"
+        if r.random() < 0.5:  # the exit at the far end of the last corridor, or just before it
+            row = g[48]
+            end = row.index("E")
+            row[end], row[49 - end] = ".", "E"
+        return "50 50\n" + "\n".join("".join(row) for row in g) + "\n"
+
+    return [sparse, corners, serpentine] if maze else [sparse, corners, scattered]
 
 
 def _edge_words() -> list[Fresh]:
@@ -313,6 +327,36 @@ def _edge_brackets() -> list[Fresh]:
     return [deep]
 
 
+def _edge_runs() -> list[Fresh]:
+    """One word whose runs are 9 to 10, 99 to 100, 255 to 256 and 999 to 1000 long (a
+    count printed in a fixed number of digits, or kept in a byte, meets them)."""
+
+    def long_runs(r: random.Random) -> str:
+        lengths = [9, 10, 99, 100, 255, 256, 999, 1000]
+        r.shuffle(lengths)
+        out, last = [], ""
+        for n in lengths:
+            c = r.choice([x for x in string.ascii_lowercase if x != last])
+            out.append(c * n)
+            last = c
+        return "".join(out) + "\n"
+
+    return [long_runs]
+
+
+def _edge_vowels() -> list[Fresh]:
+    """A line with letters past ASCII beside its vowels (é, ü, À, ø, ß): only a, e, i, o,
+    u count, so a rule that folds accents first, or tests bytes, meets what it was not
+    built for."""
+
+    def accented(r: random.Random) -> str:
+        words = ["café", "über", "À", "naïve", "søster", "straße", "idea", "Ouzo", "crème", "año"]
+        r.shuffle(words)
+        return " ".join(words[: r.randint(4, len(words))]) + "\n"
+
+    return [accented]
+
+
 # inputs at the statement's largest sizes and extreme values, where the random draws stop short
 EDGE: dict[str, list[Fresh]] = {
     "balanced_brackets": _edge_brackets(),
@@ -325,4 +369,6 @@ EDGE: dict[str, list[Fresh]] = {
     "pair_count": _edge_nums(10**5, -1000, 1000, lambda n, a: f"{n} {2 * a[0]}"),
     "count_islands": _edge_grid(False),
     "maze_steps": _edge_grid(True),
+    "run_length": _edge_runs(),
+    "count_vowels": _edge_vowels(),
 }
