@@ -8,7 +8,8 @@ objects, or keys the schema forbids (`additionalProperties: false`), such as the
 field both nested and flattened, which lets a field-by-field comparison pick whichever
 structure is right; or an object holding one key twice at any depth (`"city": "Pune",
 "city": "Mumbai"`, also spelled with a `\\u` escape): a decoder keeps one of the two, so
-both answers are offered and one is graded. Task tests: `{"format": "json", "schema": {...}, "expected": {...}}`."""
+both answers are offered and one is graded.
+Task tests: `{"format": "json", "schema": {...}, "expected": {...}}`."""
 
 from __future__ import annotations
 

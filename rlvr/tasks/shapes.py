@@ -7,9 +7,10 @@ Drawn by the kind of an argument, never by the task's name or family:
 - integers: perfect squares (and their neighbours) of every magnitude up to 2**52, half
   of them squares of a prime (the one input where a trial-division loop bounded by
   `i * i < n` instead of `<=` is wrong: a composite root has a smaller factor that the
-  loop still finds), and powers of two and of ten (and +-1) across widths. Nothing past 2**52: honest code that goes
-  through a float is exact there, and a drawn test should not judge float precision
-  (nor does rlvr.rewards.strategies, whose widest draws have 12 digits);
+  loop still finds), and powers of two and of ten (and +-1) across widths. Nothing past
+  2**52: honest code that goes through a float is exact there, and a drawn test should
+  not judge float precision (nor does rlvr.rewards.strategies, whose widest draws have
+  12 digits);
 - two integer arguments: a pair with a common factor and cofactors past 50;
 - strings (over the examples' characters): a run of 10 or more of one character, a
   near-palindrome (length 8 or more, one mismatch inside the outer three pairs, half the
@@ -18,9 +19,8 @@ Drawn by the kind of an argument, never by the task's name or family:
   and an example with one character of a class its examples never show (a space, a
   newline, punctuation, a digit, a non-ASCII letter, one past Latin-1, a letter whose
   case does not map one to one such as `ß` or titlecase `ǅ`, the other case of its
-  letters): a rule
-  fitted to the characters the examples use (`\\w` runs, `islower()`, a case-blind
-  compare) is wrong on exactly these;
+  letters): a rule fitted to the characters the examples use (`\\w` runs, `islower()`, a
+  case-blind compare) is wrong on exactly these;
 - two string arguments: an anagram pair, and "checksum twins": equal length, equal set of
   characters and equal sum of codes, different counts;
 - lists of integers: every small length with distinct values, and one element nested a

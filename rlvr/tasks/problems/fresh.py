@@ -274,7 +274,7 @@ def _edge_grid(maze: bool) -> list[Fresh]:
             g[i] = ["#"] * 50
             g[i][49 if i % 4 == 1 else 0] = "."
         g[0][0], g[48][0 if g[47][49] == "." else 49] = "S", "E"
-        if r.random() < 0.5:  # the exit at the far end of the last corridor, or just before it
+        if r.random() < 0.5:  # the exit at the other end of the last corridor (49 steps nearer)
             row = g[48]
             end = row.index("E")
             row[end], row[49 - end] = ".", "E"
