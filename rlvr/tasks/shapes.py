@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import random
+import unicodedata
 from typing import Any
 
 _BIG = 2**52  # squares stay below it: an honest int(n ** 0.5) is exact there
@@ -129,7 +130,7 @@ def _char_class(c: str) -> str:
     does not map one to one (`ß`.upper() is `SS`; `ǅ` is titlecase), one past Latin-1
     (encodings and one-character caches stop there), else non_ascii."""
     if not c.isascii():
-        if len(c.upper()) != 1 or len(c.lower()) != 1 or (c.isalpha() and not c.isupper() and not c.islower()):
+        if len(c.upper()) != 1 or len(c.lower()) != 1 or unicodedata.category(c) == "Lt":
             return "special_case"
         return "non_latin1" if ord(c) > 0xFF else "non_ascii"
     if c in "\n\r\t\v\f":

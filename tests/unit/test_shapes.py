@@ -42,6 +42,7 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         (("caf\u00e9",), [("na\u00efve",)], set()),  # Latin-1, as the examples are
         (("\u0416a",), [("na\u00efve",)], {"foreign"}),  # past Latin-1
         (("stra\u00dfe",), [("na\u00efve",)], {"foreign"}),  # a letter whose upper case is two
+        (("\u4e2d\u6587",), [("\u65e5\u672c",)], set()),  # letters without case, as the examples'
         (("(()]",), [("()",)], {"crossed_brackets"}),
         (("(]",), [("()",)], set()),  # adjacent: the closer follows its opener
         (("([)]",), [("()",)], set()),  # crossed, but right after its opener (neighbours draws these)
