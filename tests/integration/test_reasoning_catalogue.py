@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,10 @@ def _digests(env: dict[str, str], names: list[str]) -> dict[str, str]:
     return out
 
 
+@pytest.mark.skipif(
+    shutil.which("faketime") is None and os.environ.get("CI") != "true",
+    reason="faketime is not installed (make faketime)",
+)
 def test_the_drawn_tasks_are_the_same_in_any_process_on_any_day() -> None:
     names = rc.usable() + HASH_SEED
     a = _digests({"PYTHONHASHSEED": "1"}, names)
