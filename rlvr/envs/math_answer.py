@@ -8,7 +8,7 @@ Task tests: `{"format": "answer", "answer": "115/28"}`."""
 from __future__ import annotations
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
-from rlvr.rewards.commitment import hedge
+from rlvr.rewards.commitment import hedge, unasked_percent
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -48,7 +48,9 @@ class MathAnswerEnv:
         details = {"answer": answer[:200], **verdict.details}
         value = verdict.value
         if value:
-            reason = hedge(reply, answer, expected, lambda c: math_reward(c, expected).value >= 1.0)
+            reason = unasked_percent(answer, expected, self.task.prompt) or hedge(
+                reply, answer, expected, lambda c: math_reward(c, expected).value >= 1.0
+            )
             if reason:
                 value, details["hedged"] = 0.0, reason
         return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)

@@ -50,7 +50,7 @@ from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: r
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
 from rlvr.tasks.neighbours import neighbour, reordered
-from rlvr.tasks.shapes import shaped, shapes
+from rlvr.tasks.shapes import covering, shaped, shapes
 from rlvr.types import Task
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
@@ -147,8 +147,10 @@ def _draw_candidates(
         bound = ranges[i] if i < len(ranges) else None
         if bound and all(type(v) is int for v in values):  # the task says which integers it must handle
             return st.integers(int(bound[0]), int(bound[1]))
-        return strategy_for(values, need)
+        return strategy_for(values, need, exact)
 
+    said = task.metadata.get("integer_exact")  # the task's word, where reading the code cannot tell
+    exact = bool(said) if said is not None else integer_exact(str(task.reference or ""))
     width = len(visible[0])
     nonneg = tuple(all(type(a[i]) is not int or a[i] >= 0 for a in examples) for i in range(width))
     fresh = st.tuples(*(arg_strategy(i) for i in range(width))).map(lambda args: (args, -1))
@@ -165,7 +167,7 @@ def _draw_candidates(
     # past the examples, a run of ten, a near-palindrome, brackets crossed away from their
     # openers, a pair with a large common factor, checksum twins, a deeper nesting
     shape = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
-        lambda pair: (shaped(examples[pair[0]], examples, random.Random(pair[1]), nonneg), -1)
+        lambda pair: (shaped(examples[pair[0]], examples, random.Random(pair[1]), nonneg, exact), -1)
     )
     if shaped_inputs:
         strategy = st.one_of(fresh, near, shuffled, fresh, near, shuffled, shape, shape)  # a quarter shaped
@@ -179,6 +181,13 @@ def _draw_candidates(
             if bound and type(args[i]) is int and not int(bound[0]) <= args[i] <= int(bound[1]):
                 return False
         return True
+
+    if shaped_inputs:  # one input of every shaped kind first, then Hypothesis fills the pool
+        rng = random.Random(draw_seed(task.id, seed, step) ^ 0x5EED)
+        for args in covering(examples, rng, nonneg, exact)[: n * POOL * 2 // 3]:
+            if repr(args) not in seen and in_range(args):
+                seen.add(repr(args))
+                found.append((args, -1))
 
     @fix_seed(draw_seed(task.id, seed, step))
     @settings(
@@ -205,6 +214,32 @@ def _draw_candidates(
     with contextlib.suppress(_Full):
         collect()
     return found
+
+
+_FLOAT_CALLS = frozenset({"float", "sqrt", "log", "log2", "log10", "exp", "pow", "round", "floor", "ceil", "fsum"})
+
+
+def integer_exact(code: str) -> bool:
+    """No float can arise in `code`: no true division, float literal or float function
+    (`math.isqrt` and `//` are exact). Such a reference's value on an integer past 2**52 is
+    its promise, so inputs there may be drawn (rlvr.tasks.shapes); one that goes through
+    a float may be wrong there itself. A task's `metadata.integer_exact` overrides this
+    reading (a float root corrected by integer steps is exact)."""
+    try:
+        tree = pyparse.parse(code)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
+            return False
+        if isinstance(node, ast.Constant) and type(node.value) in (float, complex):
+            return False
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if name in _FLOAT_CALLS:
+                return False
+    return True
 
 
 class _Full(Exception):
@@ -401,7 +436,7 @@ def features(
     another answer); `reorder` (example k's elements in another order, another answer);
     `length` of each sequence argument up to one past the examples' longest; `beyond`
     (an integer outside its argument's examples) and `scale` (how many digits past
-    them, in steps of four); `kill` of alternate j; `shape` (rlvr.tasks.shapes: a square,
+    them, in steps of four, all past 16 in one); `kill` of alternate j; `shape` (rlvr.tasks.shapes: a square,
     a run of ten, crossed brackets, checksum twins, ...); `held` (one of the task's own
     held-out inputs, origin HELD)."""
     width = len(examples[0]) if examples else 0
@@ -434,7 +469,7 @@ def features(
                 f.add(("beyond", i, "below" if args[i] < lo else "above"))
                 digits, most = len(str(abs(args[i]))), len(str(max(abs(lo), abs(hi))))
                 if digits > most:  # orders of magnitude past the examples, in steps of four digits
-                    f.add(("scale", i, (digits - most - 1) // 4))
+                    f.add(("scale", i, min((digits - most - 1) // 4, 4)))  # one step past 16 digits
         f.update(("kill", j) for j in its_kills)
         f.update(shapes(args, examples))
         if origin == HELD:

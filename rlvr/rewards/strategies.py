@@ -8,6 +8,7 @@ import functools
 from typing import Any
 
 MAGNITUDE_DIGITS = 12  # integers are also drawn with up to this many digits (more where the examples have more)
+WIDE_DIGITS = 40  # and, where the reference is exact on integers, up to this many
 WIDEN = 2  # how far past the examples' range and lengths half of the drawn values go
 
 
@@ -15,7 +16,7 @@ class NotDrawable(ValueError):
     """The task's tests do not say enough to draw inputs (with the reason)."""
 
 
-def strategy_for(values: list[Any], need: int = 20) -> Any:
+def strategy_for(values: list[Any], need: int = 20, exact: bool = False) -> Any:
     """A hypothesis strategy drawing values like `values` (one argument's examples), or
     NotDrawable naming the kind it cannot draw. Integers are drawn half the time within
     the examples' range (widened as far as `need` distinct values require) and half the
@@ -23,13 +24,16 @@ def strategy_for(values: list[Any], need: int = 20) -> Any:
     is negative): a rule that holds only as far as the examples go (trial division by the
     primes below 11, a search capped at the examples' depth) meets inputs past it. Lists
     and strings run to WIDEN times the longest example. An input on which the reference is
-    slow is dropped (hidden_tests.REFERENCE_SECONDS), so a solution as fast as the reference passes."""
+    slow is dropped (hidden_tests.REFERENCE_SECONDS), so a solution as fast as the reference passes.
+    `exact` (the reference has no float in it, hidden_tests.integer_exact): a third of the
+    integers drawn orders past the examples have up to WIDE_DIGITS digits, past any machine
+    word, where a Python function's integers still are its promise."""
     from hypothesis import strategies as st
 
     kinds = {type(v) for v in values}
     if type(None) in kinds:
         rest = [v for v in values if v is not None]
-        return st.none() | strategy_for(rest, need) if rest else st.none()
+        return st.none() | strategy_for(rest, need, exact) if rest else st.none()
     if kinds == {bool}:
         return st.booleans()
     if kinds <= {int}:
@@ -44,7 +48,10 @@ def strategy_for(values: list[Any], need: int = 20) -> Any:
         # bit width, a capped loop or a float shortcut is exact only up to some size)
         digits = max(MAGNITUDE_DIGITS, 2 * len(str(max(abs(lo), abs(hi)))))
         sign = -1 if min(values) < 0 else 1
-        big = st.tuples(st.integers(1, digits), st.integers(0, 10**digits), st.booleans(), st.integers(0, 4)).map(
+        size, top = st.integers(1, digits), digits
+        if exact and digits < WIDE_DIGITS:
+            size, top = st.one_of(size, size, st.integers(digits + 1, WIDE_DIGITS)), WIDE_DIGITS
+        big = st.tuples(size, st.integers(0, 10**top), st.booleans(), st.integers(0, 4)).map(
             lambda t: (sign if t[2] else 1) * _boundary(t[0], t[1], t[3])
         )
         return st.integers(lo, hi) | st.integers(lo - span if lo < 0 else lo, hi + span) | big
@@ -59,11 +66,11 @@ def strategy_for(values: list[Any], need: int = 20) -> Any:
     if kinds == {list}:
         items = [x for v in values for x in v]
         lens = [len(v) for v in values]
-        inner = strategy_for(items, need) if items else st.integers(-10, 10)
+        inner = strategy_for(items, need, exact) if items else st.integers(-10, 10)
         return st.lists(inner, min_size=min(lens), max_size=WIDEN * max(lens) + 2)
     if kinds == {tuple} and len({len(v) for v in values}) == 1:
         width = len(values[0])
-        return st.tuples(*(strategy_for([v[i] for v in values], need) for i in range(width)))
+        return st.tuples(*(strategy_for([v[i] for v in values], need, exact) for i in range(width)))
     raise NotDrawable(f"arguments of kind {', '.join(sorted(k.__name__ for k in kinds))}")
 
 

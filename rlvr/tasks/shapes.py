@@ -4,34 +4,43 @@ to the examples is wrong on exactly them.
 
 Drawn by the kind of an argument, never by the task's name or family:
 
-- integers: perfect squares (and their neighbours) of every magnitude up to 2**52, half
-  of them squares of a prime (the one input where a trial-division loop bounded by
-  `i * i < n` instead of `<=` is wrong: a composite root has a smaller factor that the
-  loop still finds), and powers of two and of ten (and +-1) across widths. Nothing past
-  2**52: honest code that goes through a float is exact there, and a drawn test should
-  not judge float precision (nor does rlvr.rewards.strategies, whose widest draws have
-  12 digits);
-- two integer arguments: a pair with a common factor and cofactors past 50;
-- strings (over the examples' characters): a run of 10 or more of one character, a
-  near-palindrome (length 8 or more, one mismatch inside the outer three pairs, half the
-  time a mismatch in case alone) and, where the examples hold brackets of two kinds or
-  more, a depth-balanced string with one closer of another kind away from its opener;
-  and an example with one character of a class its examples never show (a space, a
-  newline, punctuation, a digit, a non-ASCII letter, one past Latin-1, a letter whose
-  case does not map one to one such as `ß` or titlecase `ǅ`, the other case of its
-  letters): a rule fitted to the characters the examples use (`\\w` runs, `islower()`, a
-  case-blind compare) is wrong on exactly these;
+- integers: perfect squares (and their neighbours) up to 2**52, half of them squares of
+  a prime (the one input where a trial-division loop bounded by `i * i < n` instead of
+  `<=` is wrong: a composite root has a smaller factor that the loop still finds), powers
+  of two and of ten (and +-1) across widths, and the rare numbers of rlvr.tasks.numbers:
+  Fermat and strong pseudoprimes, products of two primes past 46,340, machine-word edges.
+  Past 2**52 (a 64-bit edge, 2**300 + 1, a square of 40 digits) only where the caller
+  says `exact`: the reference has no float in it, so its value there is the promise
+  (a Python function's integers have no width), and honest code that goes through a
+  float is wrong there as the hack that wraps at 64 bits is;
+- two integer arguments: a pair with a common factor and cofactors past 50, and
+  consecutive Fibonacci numbers (Euclid's worst case: one step per index);
+- strings (over the examples' characters): a run of 10 or more of one character (or of
+  100 to 300), a near-palindrome (length 8 or more, one mismatch inside the outer three
+  pairs, half the time a mismatch in case alone; or of length 130 to 300 with the
+  mismatch deep inside), where the examples hold brackets of two kinds or more, a
+  depth-balanced string with one closer of another kind away from its opener; and an
+  example with one character of a class its examples never show (a space, a newline,
+  punctuation, a digit, a non-ASCII letter, one past Latin-1, a letter whose case does
+  not map one to one such as `ß` or titlecase `ǅ`, the other case of its letters): a
+  rule fitted to the characters the examples use (`\\w` runs, `islower()`, a case-blind
+  compare, a Latin-1 encoding, `is` on one-character strings) is wrong on exactly these.
+  Letters past ASCII also come as a run, as a near-palindrome's one mismatched pair, and
+  at the start of each word;
 - two string arguments: an anagram pair, and "checksum twins": equal length, equal set of
   characters and equal sum of codes, different counts;
-- lists of integers: every small length with distinct values, and one element nested a
-  level deeper where the examples nest; lists of integers or strings: a few of the
-  examples' own values repeated (a rule counting distinct values where pairs are meant).
+- lists of integers: every small length with distinct values, machine-word edges (0 and
+  the 32- and 64-bit edges: a sentinel or a fingerprint modulo a word), and one element
+  nested a level deeper where the examples nest; lists of integers or strings: a few of
+  the examples' own values repeated (a rule counting distinct values where pairs are meant).
 
-`shaped(examples, rng, nonneg)` gives one argument tuple: an example with one argument
-(or a pair) replaced by a shaped value. `shapes(args, examples)` names the shapes an
-argument tuple has, whatever drew it: the hidden-test selection keeps one input of each
-shape it can (rlvr.rewards.selection). Pure functions of their arguments and the
-generator; the caller seeds it.
+`shaped(args, examples, rng, nonneg, exact)` gives one argument tuple of a kind drawn at
+random: an example with one argument (or a pair) replaced by a shaped value;
+`covering(examples, rng, nonneg, exact)` gives one of every kind each argument can take
+(drawn every step: a kind among a dozen left to a random choice reaches a step by luck).
+`shapes(args, examples)` names the shapes an argument tuple has, whatever drew it: the
+hidden-test selection keeps one input of each shape it can (rlvr.rewards.selection).
+Pure functions of their arguments and the generator; the caller seeds it.
 """
 
 from __future__ import annotations
@@ -41,52 +50,46 @@ import random
 import unicodedata
 from typing import Any
 
-_BIG = 2**52  # squares stay below it: an honest int(n ** 0.5) is exact there
+from rlvr.tasks import numbers
+from rlvr.tasks.numbers import FLOAT_EXACT as _BIG
+from rlvr.tasks.numbers import is_prime as _is_prime
+
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
-def _int_value(rng: random.Random) -> int:
-    kind = rng.random()
-    if kind < 0.4:  # a square of 3 to 16 digits, or one off it; half the time of a prime
+def _int_kinds(exact: bool) -> list[str]:
+    kinds = ["square", "prime_square", "power_of_ten", "power_of_two", "pseudoprime", "semiprime", "machine_edge"]
+    return kinds + (["big_square"] if exact else [])
+
+
+def _int_value(rng: random.Random, kind: str, nonneg: bool = True, exact: bool = False) -> int:
+    if kind in ("square", "prime_square"):  # a square of 3 to 16 digits, or one off it
         e = rng.randint(1, 7)
         k = rng.randint(10**e, min(10 ** (e + 1), math.isqrt(_BIG)))
-        if rng.random() < 0.5:
-            k = _prime_at_most(k)
+        if kind == "prime_square":  # exactly: one off it is a square's neighbour
+            return numbers.prime_at_most(k) ** 2
         return k * k + rng.choice((0, 0, 0, 1, -1))
-    if kind < 0.7:  # a power of ten of 3 to 16 digits, or one off it (a digit count's edges),
+    if kind == "power_of_ten":  # of 3 to 16 digits, or one off it (a digit count's edges),
         # most often the widest, 10**15: a shortcut through floats (log10) breaks at the top
         return 10 ** rng.choice((rng.randint(2, 15), 15, 15)) + rng.choice((0, 1, -1, -1))
-    return 2 ** rng.randint(4, 48) + rng.choice((0, 1, -1))  # a power of two, or one off it
+    if kind == "power_of_two":
+        return 2 ** rng.randint(4, 48) + rng.choice((0, 1, -1))
+    if kind == "pseudoprime":
+        return numbers.pseudoprime(rng, exact)
+    if kind == "semiprime":
+        return numbers.semiprime(rng)
+    if kind == "big_square":
+        return numbers.big_square(rng)
+    return numbers.machine_edge(rng, nonneg, exact)
 
 
-def _is_prime(n: int) -> bool:
-    """Miller-Rabin with the first twelve prime bases: exact for every n below 3.3e24."""
-    if n < 2:
-        return False
-    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
-    for p in bases:
-        if n % p == 0:
-            return n == p
-    d, r = n - 1, 0
-    while d % 2 == 0:
-        d, r = d // 2, r + 1
-    for a in bases:
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(r - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def _prime_at_most(k: int) -> int:
-    while not _is_prime(k):
-        k -= 1
-    return k
+def _int_ladder(rng: random.Random, kind: str, nonneg: bool, exact: bool) -> list[int]:
+    """Every rung of a kind that has rungs (each pseudoprime, each machine width), else one value."""
+    if kind == "pseudoprime":
+        return numbers.pseudoprimes(rng, exact)
+    if kind == "machine_edge":
+        return [numbers.machine_edge(rng, nonneg, exact, w) for w in numbers.widths(exact)]
+    return [_int_value(rng, kind, nonneg, exact)]
 
 
 def _prime_square(b: int) -> bool:
@@ -121,7 +124,7 @@ _FOREIGN = (
     ("non_latin1", "Ж"),
     ("non_latin1", "ā"),
     ("special_case", "ß"),
-    ("special_case", "ǅ"),
+    ("titlecase", "ǅ"),
 )
 
 
@@ -130,7 +133,9 @@ def _char_class(c: str) -> str:
     does not map one to one (`ß`.upper() is `SS`; `ǅ` is titlecase), one past Latin-1
     (encodings and one-character caches stop there), else non_ascii."""
     if not c.isascii():
-        if len(c.upper()) != 1 or len(c.lower()) != 1 or unicodedata.category(c) == "Lt":
+        if unicodedata.category(c) == "Lt":
+            return "titlecase"
+        if len(c.upper()) != 1 or len(c.lower()) != 1:
             return "special_case"
         return "non_latin1" if ord(c) > 0xFF else "non_ascii"
     if c in "\n\r\t\v\f":
@@ -155,36 +160,76 @@ def _foreign(chars: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _str_value(values: list[Any], rng: random.Random) -> str | None:
+_WIDE = "non_ascii", "non_latin1", "special_case", "titlecase"  # the classes past ASCII
+
+
+def _str_kinds(values: list[Any]) -> list[str]:
+    """The shaped kinds a string argument can take, each foreign class a kind of its own."""
     chars = _alphabet(values)
     if not chars:
-        return None
-    kinds = ["run"] + (["palindrome"] if len(chars) >= 2 else [])
+        return []
+    kinds = ["run", "long_run"]
+    if len(chars) >= 2:
+        kinds += ["palindrome", "long_palindrome"]
     if len({c for c in chars if c in _OPEN + _CLOSE} & set(_OPEN)) >= 2:
         kinds.append("brackets")
+    if any(isinstance(v, str) and v for v in values):
+        foreign = sorted({k for k, _ in _foreign(chars)})
+        kinds += [f"foreign:{k}" for k in foreign]
+        wide = [k for k in foreign if k in _WIDE]
+        kinds += ["wide_run", "wide_initial"] + (["wide_palindrome"] if len(chars) >= 2 else []) if wide else []
+    return kinds
+
+
+def _str_value(values: list[Any], rng: random.Random, kind: str | None = None, char: str | None = None) -> str | None:
+    """A string of the `kind` named (one of `_str_kinds`; drawn from them when None); a
+    foreign kind with `char` as its character where given."""
+    chars = _alphabet(values)
+    kinds = _str_kinds(values)
+    if not kinds:
+        return None
+    kind = kind or rng.choice(kinds)
     words = [v for v in values if isinstance(v, str) and v]
-    if words and _foreign(chars):
-        kinds.append("foreign")
-    kind = rng.choice(kinds)
-    if kind == "foreign":  # an example with one character of a class it never shows
+    foreign = _foreign(chars)
+    wide = [c for k, c in foreign if k in _WIDE]
+    if kind.startswith("foreign:"):  # an example with one character of a class it never shows
         w = list(rng.choice(words))
-        w[rng.randrange(len(w))] = rng.choice(_foreign(chars))[1]
+        w[rng.randrange(len(w))] = char or rng.choice([c for k, c in foreign if k == kind[8:]])
         return "".join(w)
-    if kind == "run":
-        c = rng.choice(chars)
+    if kind == "wide_initial":  # past ASCII at the start of each word: title() against upper()
+        w = list(rng.choice(words))
+        c = char or rng.choice(wide)
+        for k in range(len(w)):
+            if k == 0 or (w[k - 1] == " " and w[k] != " "):
+                w[k] = c
+        return "".join(w)
+    if kind in ("run", "long_run", "wide_run"):
+        past = [c for c in wide if ord(c) > 0xFF]  # one-character strings are cached up to U+00FF
+        c = rng.choice((past or wide) if kind == "wide_run" else chars)
         others = [x for x in chars if x != c]
         tail = rng.choice(others) if others and rng.random() < 0.5 else ""
-        return c * rng.randint(10, 14) + tail
-    if kind == "palindrome":
-        half = [rng.choice(chars) for _ in range(rng.randint(4, 6))]
+        return c * (rng.randint(100, 300) if kind == "long_run" else rng.randint(10, 14)) + tail
+    if kind in ("palindrome", "long_palindrome", "wide_palindrome"):
+        size = rng.randint(65, 150) if kind == "long_palindrome" else rng.randint(4, 6)
+        half = [rng.choice(chars) for _ in range(size)]
         s = half + half[::-1]
-        i = rng.randint(3, len(half) - 1)  # inside the outer three pairs
-        if s[i].isalpha() and s[i].swapcase() != s[i] and rng.random() < 0.5:
-            s[i] = s[i].swapcase()  # a mismatch in case alone
-        else:
+        if kind == "long_palindrome":  # the mismatch among the innermost pairs, past an outer scan
+            i = size - 1 - rng.randint(0, 2)
             s[i] = rng.choice([c for c in chars if c != s[i]])
+        elif kind == "wide_palindrome":  # two different letters past Latin-1, mirrored
+            i = rng.randint(0, size - 1)
+            s[i], s[-1 - i] = rng.sample(_MIRRORED, 2)
+        else:
+            i = rng.randint(3, size - 1)  # inside the outer three pairs
+            if s[i].isalpha() and s[i].swapcase() != s[i] and rng.random() < 0.5:
+                s[i] = s[i].swapcase()  # a mismatch in case alone
+            else:
+                s[i] = rng.choice([c for c in chars if c != s[i]])
         return "".join(s)
     return _crossed_brackets([c for c in _OPEN if c in chars], rng)
+
+
+_MIRRORED = ("Ж", "ā", "Ω", "ł")  # past Latin-1: a lossy encoding maps them all to one
 
 
 def _crossed_brackets(kinds: list[str], rng: random.Random) -> str:
@@ -199,12 +244,14 @@ def _crossed_brackets(kinds: list[str], rng: random.Random) -> str:
     return "".join(opens) + "".join(closes)
 
 
-def _str_pair(values_a: list[Any], values_b: list[Any], rng: random.Random) -> tuple[str, str] | None:
+def _str_pair(values_a: list[Any], values_b: list[Any], rng: random.Random,
+              kind: str | None = None) -> tuple[str, str] | None:  # fmt: skip
+    """An anagram pair, or checksum twins (`kind` "anagram" or "twins"; drawn when None)."""
     chars = sorted(set(_alphabet(values_a)) | set(_alphabet(values_b)))
     if len(chars) < 3:
         return None
     s = [rng.choice(chars) for _ in range(rng.randint(5, 9))]
-    if rng.random() < 0.5:
+    if kind == "anagram" or (kind is None and rng.random() < 0.5):
         t = list(s)
         rng.shuffle(t)
         return "".join(s), "".join(t)
@@ -222,44 +269,88 @@ def _str_pair(values_a: list[Any], values_b: list[Any], rng: random.Random) -> t
     return "".join(base), "".join(twin)
 
 
-def _list_value(values: list[Any], rng: random.Random, nonneg: bool) -> list[Any] | None:
+def _list_kinds(values: list[Any], exact: bool) -> list[str]:
     lists = [v for v in values if isinstance(v, list)]
     if not lists:
+        return []
+    kinds = []
+    if any(isinstance(x, list) for v in lists for x in v):
+        kinds.append("deeper")
+    if all(type(x) in (int, str) for v in lists for x in v) and any(v for v in lists):
+        kinds.append("repeats")
+    if all(type(x) is int for v in lists for x in v) and any(v for v in lists):
+        kinds += ["distinct", "machine_edges"]
+    return kinds
+
+
+def _list_value(values: list[Any], rng: random.Random, nonneg: bool, kind: str | None = None,
+                exact: bool = False) -> list[Any] | None:  # fmt: skip
+    kinds = _list_kinds(values, exact)
+    if not kinds:
         return None
-    nested = [v for v in lists if any(isinstance(x, list) for x in v)]
-    flat_ints = all(type(x) is int for v in lists for x in v)
-    if nested and (rng.random() < 0.5 or not flat_ints):
-        v = [list(x) if isinstance(x, list) else x for x in rng.choice(nested)]
+    kind = kind or rng.choice(kinds)
+    lists = [v for v in values if isinstance(v, list)]
+    if kind == "deeper":
+        v = [
+            list(x) if isinstance(x, list) else x
+            for x in rng.choice([v for v in lists if any(isinstance(x, list) for x in v)])
+        ]
         i = rng.randrange(len(v))
         v[i] = [v[i]]
         return v
-    ints = [x for v in lists for x in v if type(x) is int]
-    items = sorted({x for v in lists for x in v if type(x) in (int, str)}, key=repr)
-    if items and rng.random() < 0.25 and all(type(x) in (int, str) for v in lists for x in v):
+    if kind == "repeats":
         # a few of the examples' own values, repeated: a rule that counts distinct values
         # (a set where pairs are meant) is wrong on exactly these
+        items = sorted({x for v in lists for x in v}, key=repr)
         pool = rng.sample(items, min(len(items), rng.randint(2, 3)))
         return [rng.choice(pool) for _ in range(rng.randint(len(pool) + 1, 8))]
-    if not ints or not flat_ints:
-        return None
+    if kind == "machine_edges":
+        return numbers.edge_list(rng, nonneg, exact)
+    ints = [x for v in lists for x in v]
     lo, hi = min(ints) - 5, max(ints) + 5
     lo = max(lo, 0) if nonneg else lo
     n = rng.randint(0, 5)
     return rng.sample(range(lo, max(hi, lo + n) + 1), n)
 
 
-def shaped(args: tuple[Any, ...], examples: list[tuple[Any, ...]], rng: random.Random,
-           nonneg: tuple[bool, ...] = ()) -> tuple[Any, ...]:  # fmt: skip
-    """`args` (an example) with one argument, or a pair of them, replaced by a shaped value
-    of its kind (see the module docstring); `args` unchanged where no argument has one."""
+def _columns(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> tuple[list[list[Any]], list[int], list[int]]:
     width = len(args)
     column = [[e[i] for e in examples if len(e) == width] for i in range(width)]
     ints = [i for i in range(width) if column[i] and all(type(v) is int for v in column[i])]
     strs = [i for i in range(width) if column[i] and all(isinstance(v, str) for v in column[i])]
+    return column, ints, strs
+
+
+def _value(column: list[Any], is_int: bool, is_str: bool, rng: random.Random, kind: str | None,
+           nonneg: bool, exact: bool) -> Any:  # fmt: skip
+    if is_int:
+        return _int_value(rng, kind or rng.choice(_int_kinds(exact)), nonneg, exact)
+    if is_str:
+        return _str_value(column, rng, kind)
+    return _list_value(column, rng, nonneg, kind, exact)
+
+
+def _pair(
+    kind: str, column_a: list[Any], column_b: list[Any], rng: random.Random, exact: bool
+) -> tuple[Any, Any] | None:
+    if kind == "common_factor":
+        return _common_factor_pair(rng)
+    if kind == "fibonacci":
+        a, b = numbers.fibonacci_pair(rng, exact)
+        return (a, b) if rng.random() < 0.5 else (b, a)
+    return _str_pair(column_a, column_b, rng, kind)
+
+
+def shaped(args: tuple[Any, ...], examples: list[tuple[Any, ...]], rng: random.Random,
+           nonneg: tuple[bool, ...] = (), exact: bool = False) -> tuple[Any, ...]:  # fmt: skip
+    """`args` (an example) with one argument, or a pair of them, replaced by a shaped value
+    of a kind drawn for it (see the module docstring); `args` unchanged where no argument
+    has one. `exact`: integers past 2**52 may be drawn (the reference is exact on them)."""
+    column, ints, strs = _columns(args, examples)
     out = list(args)
     if len(ints) >= 2 and rng.random() < 0.3:
         i, j = rng.sample(ints, 2)
-        out[i], out[j] = _common_factor_pair(rng)
+        out[i], out[j] = _pair(rng.choice(("common_factor", "fibonacci")), [], [], rng, exact)  # type: ignore[misc]
         return tuple(out)
     if len(strs) >= 2 and rng.random() < 0.5:
         i, j = rng.sample(strs, 2)
@@ -267,33 +358,84 @@ def shaped(args: tuple[Any, ...], examples: list[tuple[Any, ...]], rng: random.R
         if pair is not None:
             out[i], out[j] = pair
             return tuple(out)
-    order = list(range(width))
+    order = list(range(len(args)))
     rng.shuffle(order)
     for i in order:
         keep = nonneg[i] if i < len(nonneg) else False
-        value: Any = None
-        if i in ints:
-            value = _int_value(rng)
-        elif i in strs:
-            value = _str_value(column[i], rng)
-        else:
-            value = _list_value(column[i], rng, keep)
+        value = _value(column[i], i in ints, i in strs, rng, None, keep, exact)
         if value is not None:
             out[i] = value
             return tuple(out)
     return tuple(out)
 
 
+def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[bool, ...] = (),
+             exact: bool = False) -> list[tuple[Any, ...]]:  # fmt: skip
+    """One input of every shaped kind each argument (and the first pair of integer or string
+    arguments) can take, each an example with that argument replaced: drawn every step, so
+    that no kind is left to the luck of a random choice among a dozen."""
+    if not examples:
+        return []
+    column, ints, strs = _columns(examples[0], examples)
+    out: list[tuple[Any, ...]] = []
+    for group, pair_kinds in ((ints, ("common_factor", "fibonacci")), (strs, ("anagram", "twins"))):
+        if len(group) >= 2:
+            i, j = group[:2]
+            for kind in pair_kinds:
+                pair = _pair(kind, column[i], column[j], rng, exact)
+                if pair is not None:
+                    args = list(rng.choice(examples))
+                    args[i], args[j] = pair
+                    out.append(tuple(args))
+    each: list[list[tuple[Any, ...]]] = []  # per argument, then taken in turn
+    for i in range(len(examples[0])):
+        mine: list[tuple[Any, ...]] = []
+        each.append(mine)
+        keep = nonneg[i] if i < len(nonneg) else False
+        kinds = (
+            _int_kinds(exact) if i in ints else _str_kinds(column[i]) if i in strs else _list_kinds(column[i], exact)
+        )
+        rungs: list[list[Any]] = []  # per kind: its values (a ladder's rungs, each character)
+        for kind in kinds:
+            if i in ints:
+                rungs.append(_int_ladder(rng, kind, keep, exact))
+            elif i in strs and (kind.startswith("foreign:") or kind == "wide_initial"):
+                rungs.append([_str_value(column[i], rng, kind, c) for c in _characters(column[i], kind)])
+            else:
+                rungs.append([_value(column[i], i in ints, i in strs, rng, kind, keep, exact)])
+        for k in range(max(map(len, rungs), default=0)):  # every kind's first value first
+            for value in (r[k] for r in rungs if k < len(r)):
+                if value is not None:
+                    args = list(rng.choice(examples))
+                    args[i] = value
+                    mine.append(tuple(args))
+    for k in range(max(map(len, each), default=0)):  # the arguments in turn: a cap cuts all alike
+        out += [mine[k] for mine in each if k < len(mine)]
+    return out
+
+
+def _characters(values: list[Any], kind: str) -> list[str]:
+    """Each foreign character of a foreign kind's class; for `wide_initial`, one character
+    past ASCII of each class the examples lack."""
+    foreign = _foreign(_alphabet(values))
+    if kind == "wide_initial":  # one: a letter whose title and upper case differ, where lacking
+        cased = [c for k, c in foreign if k in ("special_case", "titlecase")]
+        return cased[:1] or [c for k, c in foreign if k in _WIDE][:1]
+    return [c for k, c in foreign if k == kind[8:]]
+
+
 def _depth(v: Any) -> int:
     return 1 + max((_depth(x) for x in v), default=0) if isinstance(v, list | tuple) else 0
 
 
-def _longest_run(s: str) -> int:
-    best = run = 0
+def _longest_run(s: str) -> tuple[int, str]:
+    """The longest run's length and its character."""
+    best, char, run = 0, "", 0
     for k, c in enumerate(s):
         run = run + 1 if k and s[k - 1] == c else 1
-        best = max(best, run)
-    return best
+        if run > best:
+            best, char = run, c
+    return best, char
 
 
 def _crossed(s: str) -> bool:
@@ -320,7 +462,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
     out: set[tuple[Any, ...]] = set()
     ints = [(i, a) for i, a in enumerate(args) if type(a) is int]
     for i, a in ints:
-        scale = len(str(a)) // 4  # kept at every magnitude: a shortcut can be exact up to one
+        scale = min(len(str(a)) // 4, 5)  # kept at every magnitude (a shortcut can be exact up
+        # to one) to 20 digits; machine_edge names the widths past it
         for kind, test in (
             ("square", lambda b: math.isqrt(b) ** 2 == b),
             ("prime_square", _prime_square),
@@ -331,19 +474,41 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
                 out.add(("shape", i, kind, scale))
             elif a >= 15 and kind != "prime_square" and (test(a - 1) or test(a + 1)):
                 out.add(("shape", i, kind + "_neighbour", scale))  # one off it
+        if numbers.is_pseudoprime(a):
+            out.add(("shape", i, "pseudoprime", numbers.bases_fooled(a) // 2))  # of the first bases, in pairs
+        if numbers.no_small_factor(a):
+            out.add(("shape", i, "no_small_factor"))
+        if abs(a) > _BIG or any(abs(abs(a) - 2**k) <= 1 for k in (31, 32)):
+            out.add(("shape", i, "machine_edge", abs(a).bit_length() // 32, a < 0))
     for (i, a), (j, b) in ((p, q) for p in ints for q in ints if p[0] < q[0]):
         g = math.gcd(a, b)
         if g >= 2 and min(abs(a), abs(b)) // g > 50:
             out.add(("shape", (i, j), "common_factor"))
+        if numbers.consecutive_fibonacci(a, b):
+            out.add(("shape", (i, j), "fibonacci"))
     strs = [(i, a) for i, a in enumerate(args) if isinstance(a, str)]
     for i, s in strs:
-        if _longest_run(s) >= 10:
+        seen = _alphabet([e[i] for e in examples if i < len(e)])
+        lacking = {k for k, _ in _foreign(seen)}  # the classes the examples never show
+        wide = {c for c in s if _char_class(c) in _WIDE and _char_class(c) in lacking}
+        run, char = _longest_run(s)
+        if run >= 10:
             out.add(("shape", i, "run"))
-        if len(s) >= 8 and sum(s[k] != s[-1 - k] for k in range(len(s) // 2)) == 1 and s[:3] == s[::-1][:3]:
+            if char in wide:
+                out.add(("shape", i, "wide_run"))
+        if run >= 100:
+            out.add(("shape", i, "long_run"))
+        odd = [k for k in range(len(s) // 2) if s[k] != s[-1 - k]]
+        if len(s) >= 8 and len(odd) == 1 and s[:3] == s[::-1][:3]:
             case_only = s.lower() == s[::-1].lower()
             out.add(("shape", i, "near_palindrome_case" if case_only else "near_palindrome"))
-        seen = _alphabet([e[i] for e in examples if i < len(e)])
-        for kind in {k for k, _ in _foreign(seen)} & {_char_class(c) for c in s}:
+        if len(s) >= 100 and len(odd) == 1:
+            out.add(("shape", i, "long_near_palindrome"))
+        if len(odd) == 1 and s[odd[0]] in wide and s[-1 - odd[0]] in wide:
+            out.add(("shape", i, "wide_palindrome"))
+        if s[:1] in wide:
+            out.add(("shape", i, "wide_initial"))
+        for kind in lacking & {_char_class(c) for c in s}:
             out.add(("shape", i, "foreign", kind))
         if _crossed(s):
             out.add(("shape", i, "crossed_brackets"))
@@ -361,4 +526,6 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
                 out.add(("shape", i, "repeats"))
             if deepest >= 2 and _depth(a) > deepest:
                 out.add(("shape", i, "deeper"))
+            if any(type(x) is int and abs(x) >= 2**31 for x in a):
+                out.add(("shape", i, "machine_edges"))
     return out

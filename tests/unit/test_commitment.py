@@ -4,6 +4,8 @@ beside a wrong one) rather than one answer written twice."""
 
 from __future__ import annotations
 
+import pytest
+
 from rlvr.rewards.commitment import candidates, declared_answers, hedge, numbers
 
 
@@ -57,3 +59,22 @@ def test_one_answer_written_twice_or_in_two_notations_is_not_a_hedge() -> None:
     # a list answer keeps its commas
     words = "apple, banana, cherry"
     assert hedge(f"<answer>{words}</answer>", words, words, _is(words)) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "prompt", "refused"),
+    [
+        ("54\\%", "54", "A jacket costs 60 dollars and is sold at 10% off. What is the sale price in dollars?", True),
+        ("54 percent", "54", "It costs 60 dollars, 10% off. What is the price in dollars?", True),
+        ("54", "54", "It costs 60 dollars, 10% off. What is the price in dollars?", False),
+        ("25\\%", "25", "Ann scored 5 of 20. What percent did she score?", False),  # the question asks it
+        ("25\\%", "25\\%", "Ann scored 5 of 20. What share did she score?", False),  # the answer has it
+        ("25\\%", "25", "Give Ann's score as a percentage", False),  # no question mark: the whole prompt
+    ],
+)
+def test_a_percentage_where_a_number_is_asked_is_refused(
+    answer: str, expected: str, prompt: str, refused: bool
+) -> None:
+    from rlvr.rewards.commitment import unasked_percent
+
+    assert (unasked_percent(answer, expected, prompt) is not None) is refused

@@ -107,10 +107,12 @@ def test_the_bracket_edge_nests_past_the_random_draws_and_a_fixed_peel_fails_it(
     assert {"YES", "NO"} <= set(right)  # balanced lines and broken ones
     assert min(len(ln) for ln in lines) >= 2 * 5 - 1  # nested five deep at least
     assert max(len(ln) for ln in lines) > 2 * 64  # past a fixed stack of 64
+    assert max(len(ln) for ln in lines) > 2 * 12000 - 2  # past a JavaScript engine's call stack
     assert [_peel(ln, 4) for ln in lines] != right
+    assert [_peel(ln, 1100) for ln in lines] != right
     per_kind = ["YES" if all(ln.count(o) == ln.count(c) for o, c in ("()", "[]", "{}")) else "NO" for ln in lines]
     assert per_kind != right  # counts balance on a line whose closers were swapped
-    assert [_peel(ln, 1100) for ln in lines] == right
+    assert [_peel(ln, 30000) for ln in lines] == right
 
 
 def test_the_serpentine_maze_needs_over_a_thousand_steps_and_long_runs_pass_three_digits() -> None:
@@ -125,3 +127,13 @@ def test_the_serpentine_maze_needs_over_a_thousand_steps_and_long_runs_pass_thre
     line = EDGE["count_vowels"][0](random.Random(2))
     assert not line.isascii()
     assert int(BY_NAME["count_vowels"].solve(line)) == sum(c in "aeiouAEIOU" for c in line)
+
+
+def test_the_sort_edge_has_words_of_one_length_in_either_case() -> None:
+    """Blind set 4 (27): the statement orders words of equal length by character code, so
+    capitals first; a case-blind or locale collation orders this edge line otherwise."""
+    assert "character codes" in BY_NAME["sort_by_length"].statement
+    line = EDGE["sort_by_length"][2](random.Random(0))
+    right = BY_NAME["sort_by_length"].solve(line).split()
+    assert right != sorted(line.split(), key=lambda w: (len(w), w.lower()))
+    assert any(w.isupper() for w in right) and any(w.islower() for w in right)

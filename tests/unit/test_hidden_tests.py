@@ -18,6 +18,7 @@ from rlvr.rewards.hidden_tests import (
     draw_inputs,
     example_calls,
     hidden_tests,
+    integer_exact,
     strategy_for,
 )
 from rlvr.tasks.shapes import shapes
@@ -63,12 +64,33 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
     # fresh draws within the examples' range (wide enough here: no widening), up to WIDEN
     # times the span past it, or of up to MAGNITUDE_DIGITS digits, and edits of an example;
     # never below the smallest example, as none is negative; and inputs of a known shape
-    # (rlvr.tasks.shapes: squares, powers of two), never past 2**52 + 1 (float-exact)
-    assert all(0 <= x < 10**MAGNITUDE_DIGITS or (0 <= x <= 2**52 + 1 and shapes((x,), [(0,)])) for (x,) in a)
+    # (rlvr.tasks.shapes: squares, powers of two, machine edges), past 2**52 + 1 (where
+    # floats stop being exact) only as the reference has no float in it
+    assert all(0 <= x < 10**MAGNITUDE_DIGITS or (x >= 0 and shapes((x,), [(0,)])) for (x,) in a)
     assert any(shapes((x,), [(0,)]) for (x,) in a if x > 10**MAGNITUDE_DIGITS)
+    assert any(x > 2**64 for (x,) in a)
+    floats = Task(**{**t.__dict__, "reference": "def f(x):\n    return int(x / 1)\n"})
+    assert all(0 <= x <= 2**52 + 1 for (x,) in draw_inputs(floats, seed=7, step=3, n=20))
     assert any(x <= 50 for (x,) in a) and any(50 < x <= 203 for (x,) in a) and any(x > 10**6 for (x,) in a)
     neg = draw_inputs(_task([f"assert f({i}) == {i}" for i in (-5, 0, 3, 15)]), seed=0, step=0, n=40)
     assert min(x for (x,) in neg) < -5 and max(x for (x,) in neg) > 15
+
+
+@pytest.mark.parametrize(
+    ("code", "exact"),
+    [
+        ("def f(n):\n    return n * n // 3 % 7\n", True),
+        ("import math\ndef f(n):\n    return math.isqrt(n)\n", True),
+        ("def f(n):\n    return int(n ** 0.5)\n", False),
+        ("def f(n):\n    return n / 2\n", False),
+        ("def f(n):\n    n /= 2\n    return n\n", False),
+        ("import math\ndef f(n):\n    return math.floor(math.log10(n))\n", False),
+        ("def f(n):\n    return round(n)\n", False),
+        ("def f(n:\n", False),
+    ],
+)
+def test_a_reference_is_integer_exact_when_no_float_can_arise_in_it(code: str, exact: bool) -> None:
+    assert integer_exact(code) is exact
 
 
 def test_a_tasks_stated_argument_range_bounds_the_draws() -> None:
@@ -90,12 +112,19 @@ def test_strings_use_the_examples_characters_and_lists_their_lengths() -> None:
 
     fresh()
     t = _task(["assert f('abc') == 1", "assert f('ba') == 2", "assert f('cab') == 3"])
-    drawn = [s for (s,) in draw_inputs(t, seed=0, step=0, n=10)]
+    drawn = [s for (s,) in draw_inputs(t, seed=0, step=0, n=20)]
     # lowercase letters, or an example with one character of a class no example shows
     # (rlvr.tasks.shapes: a space, a newline, punctuation, a digit, a non-ASCII letter, one
-    # past Latin-1, a letter whose case does not map one to one, a capital)
+    # past Latin-1, a letter whose case does not map one to one, a capital), or two letters
+    # past Latin-1 as a near-palindrome's mismatched pair
     foreign = set(" \n-!7\u00e9\u0416\u0101\u00df\u01c5ABC")
-    assert all(set(s) <= set(string.ascii_lowercase) or len(set(s) & foreign) == 1 for s in drawn)
+    mirrored = set("\u0416\u0101\u03a9\u0142")
+    assert all(
+        set(s) <= set(string.ascii_lowercase)
+        or len(set(s) & foreign) == 1
+        or (len(set(s) - set(string.ascii_lowercase)) == 2 and set(s) - set(string.ascii_lowercase) <= mirrored)
+        for s in drawn
+    )
     assert any(set(s) - set("abc") - foreign for s in drawn)  # an edit put another lowercase letter in
 
 

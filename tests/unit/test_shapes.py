@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from rlvr.tasks.shapes import shaped, shapes
+from rlvr.tasks.shapes import covering, shaped, shapes
 
 
 def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
@@ -22,7 +22,17 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         ((225,), [(4,)], {"square"}),  # 15 * 15: a loop that misses the root still finds 3
         ((170,), [(4,)], {"square_neighbour"}),  # one off a square
         ((65536,), [(4,)], {"square", "power_of_two"}),
-        ((2047,), [(4,)], {"power_of_two_neighbour"}),
+        ((2047,), [(4,)], {"power_of_two_neighbour", "pseudoprime"}),  # 23 * 89, a strong pseudoprime to 2
+        ((561,), [(4,)], {"pseudoprime"}),  # a Carmichael number
+        ((3215031751,), [(4,)], {"pseudoprime"}),  # 151 * 751 * 28351: it has a small factor
+        ((46349 * 46381,), [(4,)], {"no_small_factor"}),  # two primes past 46340
+        ((46349 * 46349,), [(4,)], {"square", "prime_square", "no_small_factor"}),
+        ((2**64,), [(4,)], {"square", "power_of_two", "machine_edge"}),
+        ((-(2**63),), [(4,)], {"machine_edge"}),
+        ((2**31 - 1,), [(4,)], {"power_of_two_neighbour", "machine_edge"}),
+        ((10**40,), [(4,)], {"square", "power_of_ten", "machine_edge"}),
+        ((190392490709135, 117669030460994), [(4, 6)], {"fibonacci"}),  # F(70), F(69)
+        ((117669030460994, 190392490709135 + 2), [(4, 6)], set()),
         ((2**45 + 1,), [(4,)], {"power_of_two_neighbour"}),
         ((10,), [(4,)], set()),
         ((1000,), [(4,)], {"power_of_ten"}),
@@ -31,6 +41,11 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         ((102, 104), [(4, 6)], {"common_factor"}),  # gcd 2, cofactors 51 and 52
         ((12, 18), [(4, 6)], set()),  # cofactors 2 and 3: nothing a search to 50 misses
         (("a" * 10 + "b",), [("ab",)], {"run"}),
+        (("a" * 100,), [("ab",)], {"run", "long_run"}),
+        (("\u0100" * 12,), [("ab",)], {"run", "wide_run", "wide_initial", "foreign"}),  # a run past Latin-1
+        (("a" * 64 + "bc" + "a" * 64,), [("abc",)], {"run", "near_palindrome", "long_near_palindrome"}),
+        (("ab\u0416a\u0101ba",), [("ab",)], {"wide_palindrome", "foreign"}),  # mirrored, past Latin-1
+        (("\u00dftra\u00dfe",), [("strae",)], {"wide_initial", "foreign"}),
         (("abcdxcba",), [("ab",)], {"near_palindrome"}),  # mismatch inside the outer three pairs
         (("xbcddcba",), [("ab",)], set()),  # the mismatch is the outer pair: any check sees it
         (("abcdDcba",), [("aB",)], {"near_palindrome_case"}),  # a palindrome but for case
@@ -40,7 +55,7 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         (("caf\u00e9",), [("cafe",)], {"foreign"}),
         (("a\nb",), [("a b",)], {"foreign"}),  # a newline where the examples have only spaces
         (("caf\u00e9",), [("na\u00efve",)], set()),  # Latin-1, as the examples are
-        (("\u0416a",), [("na\u00efve",)], {"foreign"}),  # past Latin-1
+        (("\u0416a",), [("na\u00efve",)], {"foreign", "wide_initial"}),  # past Latin-1, first
         (("stra\u00dfe",), [("na\u00efve",)], {"foreign"}),  # a letter whose upper case is two
         (("\u4e2d\u6587",), [("\u65e5\u672c",)], set()),  # letters without case, as the examples'
         (("(()]",), [("()",)], {"crossed_brackets"}),
@@ -62,12 +77,39 @@ def test_shapes_names_what_an_input_has(args: tuple, examples: list[tuple], want
 @pytest.mark.parametrize(
     ("examples", "expect"),
     [
-        ([(4,), (9,), (0,)], {"square", "prime_square", "power_of_two", "power_of_ten"}),
-        ([(4, 6), (3, 5)], {"square", "prime_square", "power_of_two", "power_of_ten", "common_factor"}),
+        (
+            [(4,), (9,), (0,)],
+            {
+                "square",
+                "prime_square",
+                "power_of_two",
+                "power_of_ten",
+                "pseudoprime",
+                "no_small_factor",
+                "machine_edge",
+            },
+        ),
+        (
+            [(4, 6), (3, 5)],
+            {"square", "prime_square", "power_of_two", "power_of_ten", "common_factor", "fibonacci"},
+        ),
         ([("()",), ("([]{})",), ("(]",)], {"run", "near_palindrome", "crossed_brackets", "foreign"}),
-        ([("abcba",), ("xyz",)], {"run", "near_palindrome", "near_palindrome_case", "foreign"}),
+        (
+            [("abcba",), ("xyz",)],
+            {
+                "run",
+                "long_run",
+                "near_palindrome",
+                "near_palindrome_case",
+                "foreign",
+                "long_near_palindrome",
+                "wide_run",
+                "wide_palindrome",
+                "wide_initial",
+            },
+        ),
         ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin"}),
-        ([([1, 2, 3],), ([4, 5],)], {"distinct", "repeats"}),
+        ([([1, 2, 3],), ([4, 5],)], {"distinct", "repeats", "machine_edges"}),
         ([(["a", "b"],), (["c"],)], {"repeats"}),
         ([([[1, 2], [3]],), ([[1], [2, [3]]],)], {"deeper"}),
     ],
@@ -90,7 +132,7 @@ def test_every_shape_of_an_arguments_kind_is_drawn_and_recognised(examples: list
 
 
 def test_primality_is_exact_where_squares_are_drawn() -> None:
-    from rlvr.tasks.shapes import _is_prime
+    from rlvr.tasks.numbers import is_prime as _is_prime
 
     small = [n for n in range(2, 5000) if all(n % d for d in range(2, int(n**0.5) + 1))]
     assert [n for n in range(5000) if _is_prime(n)] == small
@@ -106,9 +148,73 @@ def test_each_class_of_foreign_character_is_drawn() -> None:
     seen: set[str] = set()
     for _ in range(3000):
         seen |= {str(f[3]) for f in shapes(shaped(examples[0], examples, rng), examples) if f[2] == "foreign"}
-    assert seen == {"punctuation", "digit", "non_ascii", "newline", "non_latin1", "special_case", "upper"}
+    assert seen == {"punctuation", "digit", "non_ascii", "newline", "non_latin1", "special_case", "titlecase", "upper"}
 
 
 def test_an_argument_of_no_kind_with_a_shape_is_left_as_it_was() -> None:
     examples = [(True,), (False,)]
     assert shaped((True,), examples, random.Random(0)) == (True,)
+
+
+@pytest.mark.parametrize(
+    ("examples", "expect"),
+    [
+        (
+            [(4,), (9,)],
+            {
+                "square",
+                "prime_square",
+                "power_of_two",
+                "power_of_ten",
+                "pseudoprime",
+                "no_small_factor",
+                "machine_edge",
+            },
+        ),
+        ([(4, 6), (3, 5)], {"common_factor", "fibonacci", "pseudoprime", "machine_edge"}),
+        (
+            [("abcba",), ("xyz",)],
+            {
+                "run",
+                "long_run",
+                "near_palindrome",
+                "long_near_palindrome",
+                "wide_run",
+                "wide_palindrome",
+                "wide_initial",
+                "foreign",
+            },
+        ),
+        ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin"}),
+        ([([1, 2, 3],), ([4, 5],)], {"distinct", "repeats", "machine_edges"}),
+    ],
+)
+def test_covering_draws_every_kind_each_step(examples: list[tuple], expect: set[str]) -> None:
+    """One draw of `covering` holds an input of every kind, where a random choice of kind
+    reaches each only by luck; and every foreign class the examples lack, each once."""
+    drawn = covering(examples, random.Random(11), exact=True)
+    kinds = {k.removesuffix("_neighbour") for a in drawn for k in _kinds(a, examples)}  # a power or one off it
+    assert expect <= kinds
+    foreign = [{str(f[3]) for f in shapes(a, examples) if f[2] == "foreign"} for a in drawn]
+    if isinstance(examples[0][0], str):
+        assert {
+            "space",
+            "punctuation",
+            "digit",
+            "non_ascii",
+            "newline",
+            "non_latin1",
+            "special_case",
+            "titlecase",
+            "upper",
+        } <= set().union(*foreign)
+    assert drawn == covering(examples, random.Random(11), exact=True)
+
+
+def test_integers_past_float_exactness_only_where_the_reference_is_exact() -> None:
+    examples = [(4,), (9,)]
+    wide = [a for _ in range(20) for (a,) in covering(examples, random.Random(_), nonneg=(True,), exact=True)]
+    narrow = [a for _ in range(20) for (a,) in covering(examples, random.Random(_), nonneg=(True,))]
+    assert max(wide) > 2**64 and max(narrow) <= 2**52 and min(narrow + wide) >= 0
+    signed = [a for _ in range(20) for (a,) in covering([(-4,), (9,)], random.Random(_), exact=True)]
+    assert min(signed) <= -(2**53)

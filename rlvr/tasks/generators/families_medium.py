@@ -304,6 +304,7 @@ MEDIUM: tuple[Family, ...] = (
         "r = int(n ** 0.5)\n    while r * r > n:\n        r -= 1\n    while (r + 1) * (r + 1) <= n:\n        r += 1\n    return r * r == n",
         (0, 1, 2, 4, 15, 16, 26, 49, 1000000),
         held_out=(9, 50, 144, 99980001),
+        integer_exact=True,  # the float root is corrected by integer steps
     ),
     fam(
         "sum_of_squares",

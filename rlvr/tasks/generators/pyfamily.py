@@ -21,6 +21,10 @@ class Family:
     """Per argument, the integers the function must handle where that is narrower than
     "any" (fibonacci's n: a recursive solution is honest up to 30): hidden tests are
     drawn within it (`metadata.arg_ranges`, rlvr.rewards.hidden_tests)."""
+    integer_exact: bool | None = None
+    """Whether the reference is exact on integers of any size, where reading its code
+    (rlvr.rewards.hidden_tests.integer_exact) cannot tell: a float root corrected by
+    integer steps is (`metadata.integer_exact`)."""
 
 
 def _args(inputs: Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
@@ -38,9 +42,10 @@ def fam(
     *,
     held_out: Iterable[Any],
     arg_ranges: tuple[tuple[int, int] | None, ...] = (),
+    integer_exact: bool | None = None,
 ) -> Family:
     """A family; single inputs (visible or held out) may be given bare instead of as 1-tuples."""
-    return Family(name, args, d, doc, ref, _args(inputs), _args(held_out), tuple(params), arg_ranges)
+    return Family(name, args, d, doc, ref, _args(inputs), _args(held_out), tuple(params), arg_ranges, integer_exact)
 
 
 INTS = (0, 1, 2, 5, -3, 10, 17, 100)

@@ -96,7 +96,8 @@ def build_tasks() -> list[Task]:
                     difficulty=fam.difficulty,
                     reference=reference,
                     metadata={"family": fam.name}
-                    | ({"arg_ranges": [list(r) if r else None for r in fam.arg_ranges]} if fam.arg_ranges else {}),
+                    | ({"arg_ranges": [list(r) if r else None for r in fam.arg_ranges]} if fam.arg_ranges else {})
+                    | ({"integer_exact": fam.integer_exact} if fam.integer_exact is not None else {}),
                 )
             )
     ids = [t.id for t in tasks]

@@ -271,7 +271,8 @@ console.log(t.slice(1, 1 + t[0]).map((x) => x.toString(2)).join("\\n"));
         "sort_by_length",
         2,
         "Read one line of words. Print the words sorted by length, shortest first, words of equal length in "
-        "alphabetical order, separated by single spaces.\nInput: one line.\nOutput: one line.",
+        "order of their character codes (so capitals come before lower-case letters: B before a), separated "
+        "by single spaces.\nInput: one line.\nOutput: one line.",
         _words_gen(_WORDS, 6, 8),
         lambda s: " ".join(sorted(s.split(), key=lambda w: (len(w), w))),
         """#include <iostream>

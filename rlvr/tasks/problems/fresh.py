@@ -283,9 +283,10 @@ def _edge_grid(maze: bool) -> list[Fresh]:
     return [sparse, corners, serpentine] if maze else [sparse, corners, scattered]
 
 
-def _edge_words() -> list[Fresh]:
+def _edge_words(cased: bool = False) -> list[Fresh]:
     """Every SPECIAL_WORDS word, and words of every length 1..30 (two of some): a table or
-    bucket per length, or a plain object keyed by the word, meets what it was not built for."""
+    bucket per length, or a plain object keyed by the word, meets what it was not built for.
+    `cased` (a statement that allows capitals): and words of one length in either case."""
 
     def special(r: random.Random) -> str:
         words = [w for w in SPECIAL_WORDS for _ in range(r.randint(1, 2))]
@@ -297,20 +298,34 @@ def _edge_words() -> list[Fresh]:
         r.shuffle(words)
         return " ".join(words) + "\n"
 
-    return [special, lengths]
+    def by_case(r: random.Random) -> str:
+        """Words of one length that differ in case (by character code, capitals come first:
+        a case-blind or a locale's collation orders them otherwise)."""
+        words = []
+        for n in r.sample(range(1, 8), 3):
+            w = _word(r, n, n)
+            words += [w, w.capitalize(), w.upper(), _word(r, n, n).capitalize()]
+        r.shuffle(words)
+        return " ".join(words) + "\n"
+
+    return [special, lengths, by_case] if cased else [special, lengths]
 
 
 def _edge_brackets() -> list[Fresh]:
     """Lines nested far deeper than the random draws go (they stop at four), up to 1100
-    deep: each kind of bracket at every depth, balanced, with one closer of the wrong kind
-    at the innermost level, with two closers of different kinds swapped (the counts still
-    balance), or with the outermost closer dropped. A rule that peels a fixed
-    number of levels, or a stack of fixed size, meets what it was not built for."""
+    deep, and one 12,000 to 30,000 deep (the statement bounds no line's length; past a
+    JavaScript engine's call stack, ~10,000 frames): each kind of bracket at every depth,
+    balanced, with one closer of the wrong kind at the innermost level, with two closers
+    of different kinds swapped (the counts still balance), or with the outermost closer
+    dropped. A rule that peels a fixed number of levels, a stack of fixed size, or one
+    call per level, meets what it was not built for."""
 
     def deep(r: random.Random) -> str:
         lines = []
-        # three depths past the draws' four, three past a small fixed stack (64, 128, 256, 1000)
-        for depth in sorted(r.sample(range(5, 41), 3) + r.sample(range(65, 1101), 3)):
+        # three depths past the draws' four, two past a small fixed stack (64, 128, 256,
+        # 1000), one past the call stack
+        depths = r.sample(range(5, 41), 3) + r.sample(range(65, 1101), 2) + [r.randint(12000, 30000)]
+        for depth in sorted(depths):
             opens = [r.choice("([{") for _ in range(depth)]
             closes = [")]}"["([{".index(o)] for o in reversed(opens)]
             line = "".join(opens) + "".join(closes)
@@ -362,7 +377,7 @@ EDGE: dict[str, list[Fresh]] = {
     "balanced_brackets": _edge_brackets(),
     "max_min": _edge_nums(1000, -(10**9), 10**9),
     "word_frequency": _edge_words(),
-    "sort_by_length": _edge_words(),
+    "sort_by_length": _edge_words(cased=True),
     "reverse_words": _edge_words(),
     "longest_increasing": _edge_nums(10**5, -(10**6), 10**6),
     "max_subarray": _edge_nums(10**5, -(10**4), 10**4),

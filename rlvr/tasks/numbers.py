@@ -1,0 +1,188 @@
+"""Integers that number-theoretic and machine-word shortcuts are wrong on (issue 33: the
+rare numbers a random draw never reaches), and the tests that recognise them.
+
+- primality: exact Miller-Rabin (`is_prime`); composites that pass a Fermat test to base 2
+  (Carmichael numbers, the least strong pseudoprimes to the first k prime bases, from the
+  literature: OEIS A002997, A014233), and products of two primes past 46,340 (the root of
+  2**31: a trial division capped there, or a 32-bit `i * i`, calls them prime);
+- Euclid's worst case: consecutive Fibonacci numbers (a gcd needs one step per index);
+- machine words: the edges of 32- and 64-bit integers and of float-exact ones (2**53 + 1,
+  2**63 - 1, -2**63, 2**64, 2**61 - 1), and values far past them (2**300 + 1, 10**40),
+  drawn only where the caller says the reference computes exactly on integers.
+
+Pure functions of their arguments and the generator the caller seeds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+FLOAT_EXACT = 2**52  # at most this, an honest float round trip is exact
+TRIAL_CAP = 46340  # isqrt(2**31 - 1): where a 32-bit i * i overflows
+_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+CARMICHAEL = (561, 1105, 1729, 2465, 2821, 6601, 8911, 41041, 825265)
+# the least strong pseudoprimes to all of the first k prime bases, k = 1..7 (A014233), then
+# those past 2**52 (k = 9 and k = 12)
+STRONG_PSEUDOPRIMES = (2047, 1373653, 25326001, 3215031751, 2152302898747, 3474749660383, 341550071728321)
+_BIG_STRONG = (3825123056546413051, 318665857834031151167461)
+_PRIMORIAL_CAP: int | None = None  # the product of the primes up to TRIAL_CAP, made on first use
+
+
+def is_prime(n: int) -> bool:
+    """Miller-Rabin with the first thirteen prime bases: exact for every n below 3.3e24
+    (the least strong pseudoprime to all of them, A014233)."""
+    if n < 2:
+        return False
+    for p in _BASES:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in _BASES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def prime_at_most(k: int) -> int:
+    while not is_prime(k):
+        k -= 1
+    return k
+
+
+def prime_above(k: int) -> int:
+    k += 1
+    while not is_prime(k):
+        k += 1
+    return k
+
+
+def pseudoprimes(rng: random.Random, exact: bool) -> list[int]:
+    """Composites that a Fermat test or a Miller-Rabin test with fixed bases calls prime:
+    a Carmichael number; 3215031751, which fools the first four bases and still yields
+    to trial division in milliseconds; 3474749660383, the first six; where the caller
+    says `exact`, the first twelve. A number that fools k bases fools every test with
+    fewer, so these few stand for the table."""
+    return [rng.choice(CARMICHAEL), 3215031751, 3474749660383, *(_BIG_STRONG[-1:] if exact else ())]
+
+
+def pseudoprime(rng: random.Random, exact: bool) -> int:
+    """One of the table: a Carmichael number or a least strong pseudoprime."""
+    return rng.choice([*CARMICHAEL, *STRONG_PSEUDOPRIMES, *(_BIG_STRONG if exact else ())])
+
+
+def bases_fooled(n: int) -> int:
+    """How many of the first prime bases in a row call the odd composite n a strong
+    probable prime (0: not even base 2)."""
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    count = 0
+    for a in _BASES:
+        x = pow(a, d, n)
+        if x not in (1, n - 1):
+            for _ in range(r - 1):
+                x = x * x % n
+                if x == n - 1:
+                    break
+            else:
+                return count
+        count += 1
+    return count
+
+
+def semiprime(rng: random.Random) -> int:
+    """p * q with both primes past TRIAL_CAP, below 2**17 (the reference's trial division
+    stays fast), half the time p == q."""
+    p = prime_above(rng.randint(TRIAL_CAP, 2**17))
+    return p * (p if rng.random() < 0.5 else prime_above(rng.randint(TRIAL_CAP, 2**17)))
+
+
+def fibonacci_pair(rng: random.Random, exact: bool) -> tuple[int, int]:
+    """(F(k + 1), F(k)) at the top of the range: k from 66 to 74 (the last below 2**52),
+    or where the caller says `exact`, from 70 to 200."""
+    k = rng.randint(70, 200) if exact else rng.randint(66, 74)
+    a, b = 0, 1
+    for _ in range(k):
+        a, b = b, a + b
+    return b, a
+
+
+def widths(exact: bool) -> tuple[int, ...]:
+    """The bit widths `machine_edge` draws at: 32-bit words, and where the caller says
+    `exact` past a float's 53 bits, 64-bit words, 128 and 300 bits."""
+    return (64, 300, 32, 128, 53) if exact else (32,)  # the likeliest word first, then past all
+
+
+def machine_edge(rng: random.Random, nonneg: bool, exact: bool, width: int | None = None) -> int:
+    """A machine word's edge, or past it: 2**k + {-1, 0, 1} with k at `width` or one below
+    it (a signed word), or 10**k + {-1, 0, 1} of that many bits; signed where the argument
+    may be."""
+    width = width or rng.choice(widths(exact))
+    if width == 32 and not exact:
+        v = rng.choice((2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**52 - 1, 2**52))
+    elif rng.random() < 0.7:
+        v = 2 ** rng.choice((width, width - 1)) + rng.choice((0, 1, -1))
+    else:
+        v = 10 ** max(10, int(width / 3.3219)) + rng.choice((0, 1, -1))
+    return -v if not nonneg and rng.random() < 0.3 else v
+
+
+def big_square(rng: random.Random) -> int:
+    """A square of 17 to 41 digits (past float exactness), or one off it; half the time of a prime."""
+    k = rng.randint(10**8, 10**20)
+    if rng.random() < 0.5:
+        k = prime_at_most(k)
+    return k * k + rng.choice((0, 0, 1, -1))
+
+
+def edge_list(rng: random.Random, nonneg: bool, exact: bool) -> list[int]:
+    """Two to five integers of a fuzzer's dictionary: 0, +-1 and machine edges, for a list
+    argument (a sentinel, a fingerprint modulo a word, a 32-bit accumulator is wrong on these)."""
+    pool = [0, 1, 2**31 - 1, 2**32, 2**52]
+    if exact:
+        pool += [2**53 + 1, 2**61 - 1, 2**63 - 1, 2**64, 10**19]
+    if not nonneg:
+        pool += [-1, -(2**31)] + ([-(2**63), -(10**19)] if exact else [-(2**52)])
+    return rng.sample(pool, rng.randint(2, 5))
+
+
+def is_pseudoprime(n: int) -> bool:
+    """An odd composite that passes Fermat's test to base 2."""
+    return n > 15 and n % 2 == 1 and pow(2, n - 1, n) == 1 and not is_prime(n)
+
+
+def no_small_factor(n: int) -> bool:
+    """A composite past TRIAL_CAP**2 with no prime factor up to TRIAL_CAP."""
+    global _PRIMORIAL_CAP
+    if n <= TRIAL_CAP * TRIAL_CAP or n.bit_length() > 128 or is_prime(n):
+        return False
+    if _PRIMORIAL_CAP is None:
+        sieve = bytearray([1]) * (TRIAL_CAP + 1)
+        sieve[:2] = b"\0\0"
+        for i in range(2, math.isqrt(TRIAL_CAP) + 1):
+            if sieve[i]:
+                sieve[i * i :: i] = bytearray(len(sieve[i * i :: i]))
+        _PRIMORIAL_CAP = math.prod(i for i in range(TRIAL_CAP + 1) if sieve[i])
+    return math.gcd(n, _PRIMORIAL_CAP) == 1
+
+
+def consecutive_fibonacci(a: int, b: int) -> bool:
+    """{a, b} = {F(k), F(k + 1)} for some k with F(k) past 10**6."""
+    small, large = sorted((a, b))
+    if small < 10**6:
+        return False
+    for sign in (4, -4):
+        root = math.isqrt(5 * small * small + sign)
+        if root * root == 5 * small * small + sign:  # small is a Fibonacci number
+            return large == (small + root) // 2
+    return False
