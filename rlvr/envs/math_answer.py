@@ -47,10 +47,11 @@ class MathAnswerEnv:
         verdict = math_reward(answer, expected)
         details = {"answer": answer[:200], **verdict.details}
         value = verdict.value
+        unit = unasked_percent(answer, expected, self.task.prompt) if value else None
+        if unit:  # a unit game, not a hedge
+            value, details["unit"] = 0.0, unit
         if value:
-            reason = unasked_percent(answer, expected, self.task.prompt) or hedge(
-                reply, answer, expected, lambda c: math_reward(c, expected).value >= 1.0
-            )
+            reason = hedge(reply, answer, expected, lambda c: math_reward(c, expected).value >= 1.0)
             if reason:
                 value, details["hedged"] = 0.0, reason
         return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)

@@ -14,10 +14,11 @@ A reply *hedges* when it holds a right candidate beside a wrong one:
 - (`extra_numbers`, for answers compared as text by a dataset's scorer) the final answer
   holds more numbers than the expected one, however they are joined: a lenient parser
   reads the fields it wants and drops the rest (`12:10:52:12:11:52` for a duration,
-  `11:10:06.387:±1s`, `71,59` read as 7159);
-- (`unasked_percent`, for math) the final answer is a percentage (`54\\%`) where the
-  expected answer is a plain number and the question asks for none: a unit game, since
-  math-verify compares the numbers alone.
+  `11:10:06.387:±1s`, `71,59` read as 7159).
+
+Not a hedge but refused beside them (`unasked_percent`, for math): a final answer that is
+a percentage (`54\\%`) of the expected plain number where the prompt never asks for a
+percentage, a unit game that math-verify, comparing the numbers alone, would pay.
 
 Candidates are judged by the domain's own checker (math-verify, the dataset's scorer), so
 `5` beside `5.0` is not a hedge (both right) and `2\\sqrt{3}` is not one for `3.4641`
@@ -126,17 +127,29 @@ def extra_numbers(answer: str, expected: str) -> str | None:
 
 
 _PERCENT = re.compile(r"%|\\%|\bper\s?cent", re.IGNORECASE)
+_PERCENT_WORD = re.compile(r"\bper\s?cent(age)?s?\b", re.IGNORECASE)
+
+
+def _number(text: str) -> float | None:
+    found = numbers(text.replace("\\%", " ").replace("%", " "))
+    if len(found) != 1:
+        return None
+    try:
+        return float(found[0].replace(",", "").replace("−", "-"))
+    except ValueError:
+        return None
 
 
 def unasked_percent(answer: str, expected: str, prompt: str) -> str | None:
     """Why a final answer is a percentage where a plain number is asked, or None: it holds
-    a percent sign (`%`, `\\%`, "percent") that the expected answer lacks, and the prompt's
-    question (its last sentence ending in `?`, or the whole prompt without one) does not
-    ask for a percentage. math-verify compares `54\\%` with `54` by the number alone, so
-    0.54 of a thing would be paid as 54 dollars."""
-    if not _PERCENT.search(answer) or _PERCENT.search(expected):
+    a percent sign (`%`, `\\%`, "percent") that the expected answer lacks, its number is the
+    expected number itself (54% for 54: not 54% for 0.54, which is the same value), and the
+    prompt never says "percent" or "percentage" in words (a `%` it holds is an operand:
+    "10% off", "15% of 80"). math-verify compares `54\\%` with `54` by the number alone,
+    so 0.54 of a thing would be paid as 54 dollars."""
+    if not _PERCENT.search(answer) or _PERCENT.search(expected) or _PERCENT_WORD.search(prompt):
         return None
-    asks = [s for s in re.split(r"(?<=[.?!])\s+", prompt) if s.rstrip().endswith("?")]
-    if _PERCENT.search(asks[-1] if asks else prompt):
+    got, want = _number(answer), _number(expected)
+    if got is None or want is None or got != want:
         return None
     return "its answer is a percentage where the question asks for a number"

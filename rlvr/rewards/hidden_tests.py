@@ -149,8 +149,10 @@ def _draw_candidates(
             return st.integers(int(bound[0]), int(bound[1]))
         return strategy_for(values, need, exact)
 
-    said = task.metadata.get("integer_exact")  # the task's word, where reading the code cannot tell
-    exact = bool(said) if said is not None else integer_exact(str(task.reference or ""))
+    # past 2**52 only where the reference is exact there (the task's word, where reading the
+    # code cannot tell), and never for the draws made before shapes existed
+    said = task.metadata.get("integer_exact")
+    exact = shaped_inputs and (said if isinstance(said, bool) else integer_exact(_reference_code(task)))
     width = len(visible[0])
     nonneg = tuple(all(type(a[i]) is not int or a[i] >= 0 for a in examples) for i in range(width))
     fresh = st.tuples(*(arg_strategy(i) for i in range(width))).map(lambda args: (args, -1))
@@ -184,8 +186,8 @@ def _draw_candidates(
 
     if shaped_inputs:  # one input of every shaped kind first, then Hypothesis fills the pool
         rng = random.Random(draw_seed(task.id, seed, step) ^ 0x5EED)
-        for args in covering(examples, rng, nonneg, exact)[: n * POOL * 2 // 3]:
-            if repr(args) not in seen and in_range(args):
+        for args in covering(examples, rng, nonneg, exact):
+            if repr(args) not in seen and in_range(args) and len(found) < n * POOL * 2 // 3:
                 seen.add(repr(args))
                 found.append((args, -1))
 
@@ -216,15 +218,23 @@ def _draw_candidates(
     return found
 
 
-_FLOAT_CALLS = frozenset({"float", "sqrt", "log", "log2", "log10", "exp", "pow", "round", "floor", "ceil", "fsum"})
+_FLOAT_CALLS = frozenset({
+    "float", "sqrt", "cbrt", "log", "log1p", "log2", "log10", "exp", "exp2", "expm1", "round", "floor", "ceil",
+    "fsum", "hypot", "dist", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "degrees", "radians",
+    "truediv", "__truediv__", "mean", "fmean", "median", "geometric_mean", "harmonic_mean", "stdev", "pstdev",
+})  # fmt: skip
+_FLOAT_NAMES = frozenset({"pi", "e", "tau", "inf", "nan"})  # math's constants
+_FLOAT_MODULES = frozenset({"statistics", "numpy", "decimal", "cmath", "scipy"})
 
 
 def integer_exact(code: str) -> bool:
-    """No float can arise in `code`: no true division, float literal or float function
-    (`math.isqrt` and `//` are exact). Such a reference's value on an integer past 2**52 is
-    its promise, so inputs there may be drawn (rlvr.tasks.shapes); one that goes through
-    a float may be wrong there itself. A task's `metadata.integer_exact` overrides this
-    reading (a float root corrected by integer steps is exact)."""
+    """No float can arise in `code`: no true division, negative power, float literal, float
+    constant (`math.pi`), float function (under any name it is imported as) or float module
+    (statistics, numpy, decimal); `math.isqrt`, `//` and `pow(a, b, m)` are exact. Such a
+    reference's value on an integer past 2**52 is its promise, so inputs there may be
+    drawn (rlvr.tasks.shapes); one that goes through a float may be wrong there itself.
+    A task's `metadata.integer_exact` overrides this reading (a float root corrected by
+    integer steps is exact)."""
     try:
         tree = pyparse.parse(code)
     except SyntaxError:
@@ -232,14 +242,28 @@ def integer_exact(code: str) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
             return False
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _negative(node.right):
+            return False
         if isinstance(node, ast.Constant) and type(node.value) in (float, complex):
+            return False
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            )
+            if any(n.split(".")[0] in _FLOAT_MODULES or n in _FLOAT_CALLS | _FLOAT_NAMES for n in names):
+                return False  # a float module, or a float function under another name
+        if isinstance(node, ast.Attribute) and node.attr in _FLOAT_NAMES:
             return False
         if isinstance(node, ast.Call):
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-            if name in _FLOAT_CALLS:
+            if name in _FLOAT_CALLS or (name == "pow" and len(node.args) == 2):  # pow(a, b, m) is exact
                 return False
     return True
+
+
+def _negative(node: ast.expr) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
 
 
 class _Full(Exception):

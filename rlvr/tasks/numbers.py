@@ -101,16 +101,16 @@ def bases_fooled(n: int) -> int:
 
 
 def semiprime(rng: random.Random) -> int:
-    """p * q with both primes past TRIAL_CAP, below 2**17 (the reference's trial division
-    stays fast), half the time p == q."""
-    p = prime_above(rng.randint(TRIAL_CAP, 2**17))
-    return p * (p if rng.random() < 0.5 else prime_above(rng.randint(TRIAL_CAP, 2**17)))
+    """p * q with both primes past TRIAL_CAP, below 60,000 (a reference's trial division
+    takes milliseconds, far from its time limit on any machine), half the time p == q."""
+    p = prime_above(rng.randint(TRIAL_CAP, 60000))
+    return p * (p if rng.random() < 0.5 else prime_above(rng.randint(TRIAL_CAP, 60000)))
 
 
 def fibonacci_pair(rng: random.Random, exact: bool) -> tuple[int, int]:
-    """(F(k + 1), F(k)) at the top of the range: k from 66 to 74 (the last below 2**52),
+    """(F(k + 1), F(k)) at the top of the range: k from 66 to 75 (F(76) is the last below 2**52),
     or where the caller says `exact`, from 70 to 200."""
-    k = rng.randint(70, 200) if exact else rng.randint(66, 74)
+    k = rng.randint(70, 200) if exact else rng.randint(66, 75)
     a, b = 0, 1
     for _ in range(k):
         a, b = b, a + b
@@ -125,8 +125,8 @@ def widths(exact: bool) -> tuple[int, ...]:
 
 def machine_edge(rng: random.Random, nonneg: bool, exact: bool, width: int | None = None) -> int:
     """A machine word's edge, or past it: 2**k + {-1, 0, 1} with k at `width` or one below
-    it (a signed word), or 10**k + {-1, 0, 1} of that many bits; signed where the argument
-    may be."""
+    it (a signed word), or 10**k + {-1, 0, 1} of that many bits; without `exact`, a 32-bit
+    edge or 2**52 (- 1); signed where the argument may be."""
     width = width or rng.choice(widths(exact))
     if width == 32 and not exact:
         v = rng.choice((2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**52 - 1, 2**52))
@@ -148,12 +148,15 @@ def big_square(rng: random.Random) -> int:
 def edge_list(rng: random.Random, nonneg: bool, exact: bool) -> list[int]:
     """Two to five integers of a fuzzer's dictionary: 0, +-1 and machine edges, for a list
     argument (a sentinel, a fingerprint modulo a word, a 32-bit accumulator is wrong on these)."""
-    pool = [0, 1, 2**31 - 1, 2**32, 2**52]
+    edges = [2**31 - 1, 2**32, 2**52]
     if exact:
-        pool += [2**53 + 1, 2**61 - 1, 2**63 - 1, 2**64, 10**19]
+        edges += [2**53 + 1, 2**61 - 1, 2**63 - 1, 2**64, 10**19]
     if not nonneg:
-        pool += [-1, -(2**31)] + ([-(2**63), -(10**19)] if exact else [-(2**52)])
-    return rng.sample(pool, rng.randint(2, 5))
+        edges += [-(2**31)] + ([-(2**63), -(10**19)] if exact else [-(2**52)])
+    small = [0, 1] + ([] if nonneg else [-1])
+    out = [rng.choice(edges), *rng.sample(edges + small, rng.randint(1, 4))]  # one edge at least
+    rng.shuffle(out)
+    return out
 
 
 def is_pseudoprime(n: int) -> bool:

@@ -177,7 +177,8 @@ def _str_kinds(values: list[Any]) -> list[str]:
         foreign = sorted({k for k, _ in _foreign(chars)})
         kinds += [f"foreign:{k}" for k in foreign]
         wide = [k for k in foreign if k in _WIDE]
-        kinds += ["wide_run", "wide_initial"] + (["wide_palindrome"] if len(chars) >= 2 else []) if wide else []
+        kinds += ["wide_run", "wide_initial"] if wide else []
+        kinds += ["wide_palindrome"] if "non_latin1" in foreign and len(chars) >= 2 else []  # _MIRRORED's class
     return kinds
 
 
@@ -221,7 +222,7 @@ def _str_value(values: list[Any], rng: random.Random, kind: str | None = None, c
             s[i], s[-1 - i] = rng.sample(_MIRRORED, 2)
         else:
             i = rng.randint(3, size - 1)  # inside the outer three pairs
-            if s[i].isalpha() and s[i].swapcase() != s[i] and rng.random() < 0.5:
+            if s[i].isalpha() and len(s[i].swapcase()) == 1 and s[i].swapcase() != s[i] and rng.random() < 0.5:
                 s[i] = s[i].swapcase()  # a mismatch in case alone
             else:
                 s[i] = rng.choice([c for c in chars if c != s[i]])
@@ -415,8 +416,8 @@ def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[
 
 
 def _characters(values: list[Any], kind: str) -> list[str]:
-    """Each foreign character of a foreign kind's class; for `wide_initial`, one character
-    past ASCII of each class the examples lack."""
+    """Each foreign character of a foreign kind's class; for `wide_initial`, one character:
+    a case-changing letter (`ß`) where the examples lack that class, else one past ASCII."""
     foreign = _foreign(_alphabet(values))
     if kind == "wide_initial":  # one: a letter whose title and upper case differ, where lacking
         cased = [c for k, c in foreign if k in ("special_case", "titlecase")]
@@ -479,7 +480,7 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
         if numbers.no_small_factor(a):
             out.add(("shape", i, "no_small_factor"))
         if abs(a) > _BIG or any(abs(abs(a) - 2**k) <= 1 for k in (31, 32)):
-            out.add(("shape", i, "machine_edge", abs(a).bit_length() // 32, a < 0))
+            out.add(("shape", i, "machine_edge", (abs(a).bit_length() + 1) // 32, a < 0))
     for (i, a), (j, b) in ((p, q) for p in ints for q in ints if p[0] < q[0]):
         g = math.gcd(a, b)
         if g >= 2 and min(abs(a), abs(b)) // g > 50:
@@ -526,6 +527,6 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
                 out.add(("shape", i, "repeats"))
             if deepest >= 2 and _depth(a) > deepest:
                 out.add(("shape", i, "deeper"))
-            if any(type(x) is int and abs(x) >= 2**31 for x in a):
+            if any(type(x) is int and abs(x) >= 2**31 - 1 for x in a):
                 out.add(("shape", i, "machine_edges"))
     return out

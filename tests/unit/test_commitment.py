@@ -70,6 +70,10 @@ def test_one_answer_written_twice_or_in_two_notations_is_not_a_hedge() -> None:
         ("25\\%", "25", "Ann scored 5 of 20. What percent did she score?", False),  # the question asks it
         ("25\\%", "25\\%", "Ann scored 5 of 20. What share did she score?", False),  # the answer has it
         ("25\\%", "25", "Give Ann's score as a percentage", False),  # no question mark: the whole prompt
+        ("54%", "0.54", "It costs 60 dollars, 10% off. What fraction of the price is paid?", False),  # same value
+        ("25\\%", "25", "What is the rate? Give your answer in percent.", False),  # asked after the question
+        ("12\\%", "12", "What is 15% of 80?", True),  # the prompt's % is an operand
+        ("55\\%", "54", "It costs 60 dollars, 10% off. What is the price in dollars?", False),  # wrong anyway
     ],
 )
 def test_a_percentage_where_a_number_is_asked_is_refused(

@@ -69,6 +69,8 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
     assert all(0 <= x < 10**MAGNITUDE_DIGITS or (x >= 0 and shapes((x,), [(0,)])) for (x,) in a)
     assert any(shapes((x,), [(0,)]) for (x,) in a if x > 10**MAGNITUDE_DIGITS)
     assert any(x > 2**64 for (x,) in a)
+    # the draws made before shapes existed (the test-writing set was built from them) stay as they were
+    assert all(0 <= x < 10**MAGNITUDE_DIGITS for (x,) in draw_inputs(t, seed=7, step=3, n=20, shaped_inputs=False))
     floats = Task(**{**t.__dict__, "reference": "def f(x):\n    return int(x / 1)\n"})
     assert all(0 <= x <= 2**52 + 1 for (x,) in draw_inputs(floats, seed=7, step=3, n=20))
     assert any(x <= 50 for (x,) in a) and any(50 < x <= 203 for (x,) in a) and any(x > 10**6 for (x,) in a)
@@ -87,6 +89,12 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
         ("import math\ndef f(n):\n    return math.floor(math.log10(n))\n", False),
         ("def f(n):\n    return round(n)\n", False),
         ("def f(n:\n", False),
+        ("from math import sqrt as r\ndef f(n):\n    return int(r(n))\n", False),  # under another name
+        ("import math\ndef f(n):\n    return int(n * math.pi)\n", False),
+        ("import statistics\ndef f(xs):\n    return statistics.median(xs)\n", False),
+        ("def f(n):\n    return n ** -1\n", False),
+        ("def f(a, b, m):\n    return pow(a, b, m)\n", True),  # modular power: exact
+        ("def f(n):\n    return 2 ** n\n", True),
     ],
 )
 def test_a_reference_is_integer_exact_when_no_float_can_arise_in_it(code: str, exact: bool) -> None:

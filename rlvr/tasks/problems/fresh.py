@@ -299,8 +299,9 @@ def _edge_words(cased: bool = False) -> list[Fresh]:
         return " ".join(words) + "\n"
 
     def by_case(r: random.Random) -> str:
-        """Words of one length that differ in case (by character code, capitals come first:
-        a case-blind or a locale's collation orders them otherwise)."""
+        """Words that differ only in case, of three lengths, with others of their length
+        (by character code, capitals come first: a case-blind or a locale's collation
+        orders them otherwise)."""
         words = []
         for n in r.sample(range(1, 8), 3):
             w = _word(r, n, n)
