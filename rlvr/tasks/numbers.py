@@ -37,20 +37,22 @@ def is_prime(n: int) -> bool:
     for p in _BASES:
         if n % p == 0:
             return n == p
+    return all(_strong_probable(n, a) for a in _BASES)
+
+
+def _strong_probable(n: int, a: int) -> bool:
+    """n (odd, > a) passes Miller-Rabin's test to base a."""
     d, r = n - 1, 0
     while d % 2 == 0:
         d, r = d // 2, r + 1
-    for a in _BASES:
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(r - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
+    x = pow(a, d, n)
+    if x in (1, n - 1):
+        return True
+    for _ in range(r - 1):
+        x = x * x % n
+        if x == n - 1:
+            return True
+    return False
 
 
 def prime_at_most(k: int) -> int:
@@ -83,19 +85,10 @@ def pseudoprime(rng: random.Random, exact: bool) -> int:
 def bases_fooled(n: int) -> int:
     """How many of the first prime bases in a row call the odd composite n a strong
     probable prime (0: not even base 2)."""
-    d, r = n - 1, 0
-    while d % 2 == 0:
-        d, r = d // 2, r + 1
     count = 0
     for a in _BASES:
-        x = pow(a, d, n)
-        if x not in (1, n - 1):
-            for _ in range(r - 1):
-                x = x * x % n
-                if x == n - 1:
-                    break
-            else:
-                return count
+        if not _strong_probable(n, a):
+            return count
         count += 1
     return count
 
