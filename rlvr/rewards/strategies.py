@@ -25,7 +25,7 @@ def strategy_for(values: list[Any], need: int = 20, exact: bool = False) -> Any:
     primes below 11, a search capped at the examples' depth) meets inputs past it. Lists
     and strings run to WIDEN times the longest example. An input on which the reference is
     slow is dropped (hidden_tests.REFERENCE_SECONDS), so a solution as fast as the reference passes.
-    `exact` (the reference has no float in it, hidden_tests.integer_exact): a third of the
+    `exact` (the reference has no float in it, rlvr.rewards.exactness): a third of the
     integers drawn orders past the examples have up to WIDE_DIGITS digits, past any machine
     word, where a Python function's integers still are its promise."""
     from hypothesis import strategies as st

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rlvr.rewards.exactness import integer_exact
 from rlvr.rewards.hidden_tests import (
     MAGNITUDE_DIGITS,
     WIDEN,
@@ -18,7 +19,6 @@ from rlvr.rewards.hidden_tests import (
     draw_inputs,
     example_calls,
     hidden_tests,
-    integer_exact,
     strategy_for,
 )
 from rlvr.tasks.shapes import shapes

@@ -23,7 +23,7 @@ class Family:
     drawn within it (`metadata.arg_ranges`, rlvr.rewards.hidden_tests)."""
     integer_exact: bool | None = None
     """Whether the reference is exact on integers of any size, where reading its code
-    (rlvr.rewards.hidden_tests.integer_exact) cannot tell: a float root corrected by
+    (rlvr.rewards.exactness.integer_exact) cannot tell: a float root corrected by
     integer steps is (`metadata.integer_exact`)."""
 
 
