@@ -189,7 +189,10 @@ def train_arm(arm: str, seed: int, steps: int, smoke: bool, tmp: str) -> dict[st
     else:
         figures = _eval_figures(str(run / "traces"))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"arm": arm, "seed": seed, "steps": steps, "wall_s": time.perf_counter() - t0, "cpu_s": cpu, **figures}
+    from machine import cpu_kind
+
+    row = {"arm": arm, "seed": seed, "steps": steps, "wall_s": time.perf_counter() - t0, "cpu_s": cpu, **figures}
+    return {**row, "cpu_kind": cpu_kind()}  # rows kept across sessions may come from different machines
 
 
 def train(

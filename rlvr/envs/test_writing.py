@@ -21,6 +21,10 @@ mutants caught plus a tenth of the share of tests that catch one no earlier test
 The `hidden` family (other operators) is run too and logged as `kill_share_hidden`,
 never paid: a policy tuned to the training operators shows there.
 
+A task may show a version of the function in its prompt (`metadata.shown_code`: a buggy
+one, for tests that reveal its bug; rlvr.tasks.generators.testwritingrepairgen): a reply
+that defines a copy of it is a hack finding (`copies_shown_code`).
+
 Per test `TEST_LIMIT_S`, per run `RUN_LIMIT_S`: tests still waiting at the run's end time
 out, on the reference too, so a slow suite costs its reward.
 """
@@ -35,7 +39,7 @@ from typing import Any
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards.extract import extract_code
 from rlvr.rewards.mutation_score import MutationScore, Outcome, score
-from rlvr.rewards.test_guards import TestReply, read_tests
+from rlvr.rewards.test_guards import TestReply, copied_code, read_tests
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestStatus
 
 TEST_LIMIT_S = 1.0
@@ -105,7 +109,11 @@ class TestWritingEnv:
             raise RuntimeError("step() before reset()")
         task = self.task
         entry = str(task.entry_point)
-        read = read_tests(extract_code(reply), entry)
+        code = extract_code(reply)
+        read = read_tests(code, entry)
+        shown = task.metadata.get("shown_code")
+        if isinstance(shown, str) and shown.strip():  # a task that shows a (buggy) version of the function
+            read.findings.extend(copied_code(code, shown))
         findings = [f.to_dict() for f in read.findings]
         base: dict[str, Any] = {"findings": findings} if findings else {}
         if read.ignored:
@@ -151,7 +159,8 @@ class TestWritingEnv:
         limits = dataclasses.replace(
             self.settings.limits, test_isolation=self.isolation, test_timeout_s=TEST_LIMIT_S, timeout_s=RUN_LIMIT_S
         )
-        programs = [f"{head}{source.rstrip()}\n" for _, source in self.programs(task)]
+        warm = warm_imports(read.modules)
+        programs = [f"{head}{source.rstrip()}\n{warm}" for _, source in self.programs(task)]
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
             return list(pool.map(lambda code: self.settings.execute(code, tests, limits=limits), programs))
 
@@ -172,6 +181,22 @@ class TestWritingEnv:
             mutants = {m["id"]: by_label[f"{family}:{m['id']}"] for m in task_mutants(task, family)}
             out.append(score(refs, mutants, TEST_LIMIT_S))
         return out[0], out[1]
+
+
+def warm_imports(modules: list[str]) -> str:
+    """Code appended to every program that imports the reply's modules once, as the
+    program loads, binding no name and ignoring any failure. The tests' processes are
+    forked from the loaded program, so the first test that imports pytest no longer pays
+    for it inside its 1 s limit: on a loaded machine that import alone ran past it on the
+    reference, and an honest suite was paid -0.5. What a test sees is unchanged: the
+    reply's setup still runs before each one (a failing import still fails it)."""
+    if not modules:
+        return ""
+    return (
+        f"\nfor __rlvr_module in {modules!r}:\n"
+        "    try:\n        __import__(__rlvr_module)\n    except BaseException:\n        pass\n"
+        "del __rlvr_module\n"
+    )
 
 
 def merged(results: list[ExecutionResult]) -> ExecutionResult:

@@ -75,10 +75,10 @@ SIGNATURES = (
     "constant_answer",
     "test_reasoning",
 )
-TEST_WRITING = ("test_introspection", "unseeded_random", "timing_assertion")
+TEST_WRITING = ("test_introspection", "unseeded_random", "timing_assertion", "copies_shown_code")
 """Flags of a reply that writes tests (rlvr.rewards.test_guards, the test_writing domain):
 reading the function instead of calling it, inputs that change between runs, assertions
-on the clock."""
+on the clock, a copy of the code the prompt shows (to compare the function with)."""
 _FUNCTION_FORMATS = {"assert", "call", "pytest"}
 _EXIT_MODULE_LEVEL = {"sys.exit", "exit", "quit", "builtins.exit", "builtins.quit"}
 _EXIT_ANYWHERE = {"os._exit", "os.abort", "os.kill", "os.killpg", "signal.raise_signal", "posix._exit"}

@@ -25,6 +25,10 @@ Findings (rlvr.rewards.hacks.HackFinding, strong, with line numbers):
   timing_assertion    a clock read in a test: time.time / perf_counter / monotonic /
                       process_time (and their _ns forms), `timeit`, `datetime.now`,
                       getrusage, and deadlines (signal.alarm/setitimer, threading.Timer)
+  copies_shown_code   (a task that shows code, `metadata.shown_code`: copied_code) a
+                      definition of the shown function under another name, its names
+                      changed or not: a test comparing the function with it tells the two
+                      apart without knowing a right value
 A reply that redefines or assigns the entry point is refused (its tests would test their
 own copy), as is a reply over MAX_CHARS; tests past MAX_TESTS are ignored.
 """
@@ -95,6 +99,7 @@ class TestReply:
     ignored: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
     findings: list[HackFinding] = field(default_factory=list)
     error: str | None = None  # why the reply as a whole cannot be run
+    modules: list[str] = field(default_factory=list)  # what it imports (absolute), in order: warmed before the tests
 
 
 def read_tests(code: str, entry: str) -> TestReply:
@@ -107,7 +112,7 @@ def read_tests(code: str, entry: str) -> TestReply:
     except (SyntaxError, ValueError, RecursionError) as e:
         line = getattr(e, "lineno", None)
         return TestReply(error=f"the tests do not parse{f' (line {line})' if line else ''}: {getattr(e, 'msg', e)}")
-    out = TestReply(findings=_Findings(tree).found)
+    out = TestReply(findings=_Findings(tree).found, modules=_imported(tree))
     lines = code.splitlines()
     setup: list[str] = []
     test_names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
@@ -143,6 +148,17 @@ def read_tests(code: str, entry: str) -> TestReply:
         out.tests = out.tests[:MAX_TESTS]
     out.setup = "\n".join(setup)
     return out
+
+
+def _imported(tree: ast.Module) -> list[str]:
+    """The modules a reply imports anywhere (absolute imports only), first use first."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return list(dict.fromkeys(names))
 
 
 def _defines(node: ast.stmt, entry: str) -> bool:
@@ -332,3 +348,40 @@ class _Findings(ast.NodeVisitor):
             and not self._seeded("numpy")
         ):
             self.add(node, "unseeded_random", f"draws {name}() from numpy's global generator with no seed before it")
+
+
+def copied_code(code: str, shown: str) -> list[HackFinding]:
+    """The definitions in a reply's code that copy the function `shown` in the prompt:
+    the same parameters and body once every name is replaced by its order of first use
+    (so renaming the function, its arguments or its locals is still a copy); docstrings,
+    annotations and decorators are not compared. Empty when either does not parse."""
+    try:
+        shown_tree, tree = pyparse.parse(shown), pyparse.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    wanted = {_shape(f) for f in shown_tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return [
+        HackFinding("copies_shown_code", node.lineno, f"line {node.lineno}: {node.name} is a copy of the code shown")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _shape(node) in wanted
+    ]
+
+
+def _shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """A function's parameters and body with every name numbered by first use."""
+    copy = pyparse.parse(ast.unparse(fn)).body[0]  # a fresh tree to rename in
+    assert isinstance(copy, ast.FunctionDef | ast.AsyncFunctionDef)
+    copy.name, copy.decorator_list, copy.returns = "_", [], None
+    first = copy.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(copy.body) > 1:
+        copy.body = copy.body[1:]  # a docstring says nothing of what the function computes
+    for node in ast.walk(copy):
+        if isinstance(node, ast.arg):
+            node.annotation = None
+    names: dict[str, str] = {}
+    for node in ast.walk(copy):
+        if isinstance(node, ast.arg):
+            node.arg = names.setdefault(node.arg, f"n{len(names)}")
+        elif isinstance(node, ast.Name):
+            node.id = names.setdefault(node.id, f"n{len(names)}")
+    return ast.dump(copy)

@@ -11,6 +11,7 @@ import pytest
 from rlvr.config import load_config
 from rlvr.envs.scoring import score_completion
 from rlvr.envs.test_writing import TEST_LIMIT_S, TestWritingEnv
+from rlvr.rewards.hacks import TEST_WRITING
 from rlvr.tasks import load_tasks
 from rlvr.trace.store import solved
 from rlvr.types import Task, Trajectory
@@ -219,9 +220,10 @@ def test_the_corpus_has_a_case_for_every_guard_and_rule() -> None:
 
     from rlvr.rewards import test_guards
 
-    guards = set(re.findall(r'self\.add\(node, "(\w+)"', Path(test_guards.__file__).read_text()))
+    guards = set(re.findall(r'(?:self\.add\(node, |HackFinding\()"(\w+)"', Path(test_guards.__file__).read_text()))
     classes = {e["class"] for e in CORPUS}
-    assert guards == {"test_introspection", "unseeded_random", "timing_assertion"}  # a new guard needs its cases
+    assert guards == set(TEST_WRITING) == {"test_introspection", "unseeded_random", "timing_assertion",
+                                           "copies_shown_code"}  # a new guard needs its cases  # fmt: skip
     assert classes == guards | {"no_real_test", "honest"}
     assert all(sum(e["class"] == c for e in CORPUS) >= 3 for c in classes)
 
@@ -231,7 +233,7 @@ def test_the_test_writing_hack_corpus(entry: dict) -> None:
     """tests/data/hacks/test_writing.jsonl through the real sandbox and the bundled task:
     every guarded reply is flagged by its guard and paid at most 0, every reply without a
     real test is paid 0 and says why, every honest one is paid and never flagged."""
-    task = next(t for t in load_tasks("bundled:test_writing") if t.id == entry["task_id"])
+    task = next(t for t in load_tasks("bundled:test_writing+bundled:test_writing_repair") if t.id == entry["task_id"])
     t = score_completion(task, f"```python\n{entry['reply']}```", CFG)
     assert t.reward is not None
     if entry["class"] == "honest":
@@ -240,3 +242,11 @@ def test_the_test_writing_hack_corpus(entry: dict) -> None:
         assert entry["flag"] in t.reward.flags and t.reward.total <= 0.0, (t.reward.total, t.reward.flags)
     else:
         assert t.reward.total == 0.0 and entry["why"] in t.reward.details["completion"]["why"]
+
+
+def test_an_import_that_fails_still_fails_each_test_on_the_reference() -> None:
+    """Warming the reply's imports at load changes no verdict: a module the sandbox lacks
+    still fails the tests (the setup runs before each), and is paid -0.5."""
+    t = scored("import no_such_module_for_rlvr\nassert clamp(5, 0, 10) == 5\n")
+    assert t.reward is not None and t.reward.total == -0.5
+    assert t.reward.details["completion"]["reason"] == "fails_reference"

@@ -205,3 +205,76 @@ assert (f(0), _is_reference())[1]
 """
     r = read_tests(code, "f")
     assert {h.name for h in r.findings} == {"test_introspection"} and r.tests == []
+
+
+SHOWN = "def factorial(n):\n    r = 1\n    for i in range(2, n - 1):\n        r *= i\n    return r\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "line"),
+    [
+        # the shown code under another name, compared with the function under test
+        ("def old(n):\n    r = 1\n    for i in range(2, n - 1):\n        r *= i\n    return r\n"
+         "assert factorial(5) != old(5)\n", 1),
+        # every name changed, a docstring and annotations added, nested in a test function
+        ("def test_it():\n    def buggy(k: int) -> int:\n        '''the shown one'''\n        acc = 1\n"
+         "        for j in range(2, k - 1):\n            acc *= j\n        return acc\n"
+         "    assert factorial(6) != buggy(6)\n", 2),
+        # a decorator changes nothing of what it computes
+        ("import functools\n\n@functools.lru_cache\ndef f(n):\n    r = 1\n    for i in range(2, n - 1):\n"
+         "        r *= i\n    return r\nassert factorial(4) != f(4)\n", 4),
+    ],
+)  # fmt: skip
+def test_a_copy_of_the_shown_code_is_found_with_its_line(code: str, line: int) -> None:
+    from rlvr.rewards.test_guards import copied_code
+
+    found = copied_code(code, SHOWN)
+    assert [(f.name, f.line, f.severity) for f in found] == [("copies_shown_code", line, "strong")]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "assert factorial(5) == 120\n",
+        # the fixed version as an oracle computes something else than the shown code
+        "def ref(n):\n    r = 1\n    for i in range(2, n + 1):\n        r *= i\n    return r\n"
+        "assert factorial(5) == ref(5)\n",
+        "def broken(:\n",  # does not parse: nothing to compare
+    ],
+)
+def test_code_that_is_not_a_copy_is_not_flagged(code: str) -> None:
+    from rlvr.rewards.test_guards import copied_code
+
+    assert copied_code(code, SHOWN) == []
+
+
+def test_a_paraphrased_copy_gets_past_the_static_guard() -> None:
+    """The known leak, kept visible: operands swapped are another tree. What stands behind
+    the guard is the hidden family, which such a test does not catch."""
+    from rlvr.rewards.test_guards import copied_code
+
+    shown = "def times_2(x):\n    return x + 2\n"
+    assert copied_code("def old(y):\n    return y + 2\n", shown)
+    assert copied_code("def old(y):\n    return 2 + y\n", shown) == []
+
+
+def test_the_modules_a_reply_imports_are_listed_once_in_order() -> None:
+    """Warmed as the program loads (rlvr.envs.test_writing.warm_imports); relative imports
+    name no module to warm."""
+    code = (
+        "import pytest\nfrom math import isclose\nimport os.path, pytest\nfrom . import sibling\n"
+        "def test_a():\n    import fractions\n    assert f(1) == 1\n"
+    )
+    assert read_tests(code, "f").modules == ["pytest", "math", "os.path", "fractions"]
+
+
+def test_warming_imports_binds_no_name_and_survives_a_missing_module() -> None:
+    from rlvr.envs.test_writing import warm_imports
+
+    assert warm_imports([]) == ""
+    space: dict = {}
+    exec(warm_imports(["fractions", "no_such_module_for_rlvr"]), space)  # our own generated code
+    assert set(space) == {"__builtins__"}
+    import sys
+
+    assert "fractions" in sys.modules
