@@ -50,6 +50,13 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--seed", type=int, default=0, help="draws which failing tests are held out")
     t.add_argument("--calls", type=int, default=30, help="tool calls an episode may make (default 30)")
     t.add_argument("--wall", type=float, default=1800.0, help="seconds an episode may take (default 1800)")
+    w = rps.add_parser(
+        "test-writing", help="write test-writing tasks for a repository's functions, paid by its mined bugs (JSONL)"
+    )
+    w.add_argument("name", help="its name, slug or SOURCE")
+    w.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    w.add_argument("--max-mutants", type=int, default=10, help="mined bugs paid a function at most (default 10)")
+    w.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     for p in rps.choices.values():
         p.add_argument("--cache", type=Path, help="the cache root (default: $RLVR_REPOS_CACHE or ~/.cache/rlvr/repos)")
 
@@ -280,6 +287,33 @@ def _tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _test_writing(args: argparse.Namespace) -> int:
+    from rlvr.repos import RepoError, show
+    from rlvr.repos.mine import tasks_path
+    from rlvr.repos.test_writing import build_tasks, mined_tasks, summary, write
+    from rlvr.tasks import load_tasks
+
+    if args.max_mutants < 1:
+        raise RepoError(f"--max-mutants must be at least 1, got {args.max_mutants}")
+    repo = show(args.name, args.cache)
+    path = tasks_path(repo)
+    mined = mined_tasks(repo, path, [] if path.is_file() else load_tasks("bundled:repos"))
+    if not mined:
+        raise RepoError(f"{repo.slug} has no mined tasks yet: rlvr repos mine {args.name}")
+    tasks, why = build_tasks(repo, mined, args.max_mutants)
+    write(tasks, args.out)
+    got = summary(tasks, why)
+    if args.json:
+        print(json.dumps({**got, "path": str(args.out)}))
+        return 0
+    paid = f"{got['mutants']} mined bugs paid, {got['eval']} held out"
+    print(f"{got['tasks']} test-writing tasks of {repo.slug} ({paid}) written to {args.out}")
+    for why_, n in got["skipped"].items():
+        print(f"  skipped {n}: {why_}")
+    print(f"  train on them: rlvr train examples/test_writing.yaml tasks.source={args.out}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from rlvr.repos import RepoError, add, list_repos, show
     from rlvr.repos.suite import BaselineError, ensure_baseline, load_baseline
@@ -325,6 +359,8 @@ def run(args: argparse.Namespace) -> int:
             return _import(args)
         if args.repos_command == "bundle":
             return _bundle(args)
+        if args.repos_command == "test-writing":
+            return _test_writing(args)
         repo = show(args.name, args.cache)
         b = load_baseline(repo)
         record = {**repo.to_dict(), "baseline": _baseline_dict(b) if b else None}

@@ -1,0 +1,255 @@
+"""Test-writing tasks from a real repository: write tests for one of its functions, in its
+module's context, paid by the project's own mined bugs the tests catch.
+
+The mined tasks of a repository (`rlvr repos mine`, or the bundled set for the bundled
+projects) are bugs injected into a library function and confirmed by the project's own
+suite: some of its tests fail on each. Grouped by the public top-level function they
+change, they become the `train` (paid) mutants of a `test_writing` task for that
+function:
+
+  - the prompt shows the function's source and its module's imports, and says it is
+    already imported (`metadata.show_code`: tests that pin what the code does today, as an
+    engineer writes before changing legacy code);
+  - every program the tests run against loads the project's package from memory (its
+    sources in `tests.prelude`, an import hook installed only while the package loads and
+    removed before any test runs), with the module mutated for a mutant; so the plain
+    sandbox runs them, with no environment and no mount;
+  - a task is kept only when its package loads that way on the sandbox's own Python (the
+    standard library and the package itself; a function whose package needs a third-party
+    module at import is skipped, with why).
+
+The package's sources are the user's cached copy of the repository: nothing of it ships
+with rlvr. There are no gold tests (the project's tests are pytest functions of its own
+fixtures), so these tasks have no reference reply, and a warm start cannot use them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlvr.repos.mine import RepoTask
+from rlvr.repos.store import Repo
+from rlvr.sandbox import execute_many
+from rlvr.sandbox.api import Tests
+from rlvr.sandbox.executor import Limits
+from rlvr.tasks.loader import is_eval
+from rlvr.tasks.mutate import Mutation, apply
+from rlvr.types import RunStatus, Task, TestStatus
+
+MAX_MUTANTS = 10
+EVAL_FRACTION = 0.2
+LOAD_LIMITS = Limits(timeout_s=20.0, test_timeout_s=5.0)
+
+INSTRUCTIONS = (
+    "Write tests for `{entry}`: assert statements, or test_ functions taking no arguments, that call it "
+    "and check what it returns. It is already imported (`from {module} import {entry}`): do not import or "
+    "define it; other names of the project import as usual. Good tests pass on this code and fail when it "
+    "is changed: check boundaries, empty and extreme inputs. Tests that fail on this code cost reward."
+)
+
+# The loader every program starts with (its sources filled in per task): a meta-path hook
+# serving the package from memory while it loads, then removed, its sources dropped and
+# every helper name deleted, so a test finds no source to compare against.
+_PRELUDE = """\
+import importlib.abc as _rlvr_abc
+import importlib.util as _rlvr_util
+import sys as _rlvr_sys
+
+
+class _RlvrPackage(_rlvr_abc.MetaPathFinder, _rlvr_abc.Loader):
+    def __init__(self, files):
+        self.files = files
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.files:
+            return None
+        return _rlvr_util.spec_from_loader(name, self, is_package=self.files[name][1])
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        source, package = self.files[module.__name__]
+        module.__file__ = "<" + module.__name__ + ">"
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+
+
+def _rlvr_load(files, module, changed):
+    if changed is not None:
+        files = dict(files)
+        files[module] = (changed, files[module][1])
+    finder = _RlvrPackage(files)
+    _rlvr_sys.meta_path.insert(0, finder)
+    try:
+        for name in sorted(files):
+            try:
+                __import__(name)
+            except Exception:
+                pass
+    finally:
+        _rlvr_sys.meta_path.remove(finder)
+        finder.files = {}
+
+
+_rlvr_files = {files!r}
+"""
+
+
+def module_name(file: str, pythonpath: str) -> str:
+    """`src/semver/version.py` under pythonpath `src` -> `semver.version`; a package's
+    `__init__.py` is the package."""
+    rel = Path(file).relative_to(pythonpath) if pythonpath not in ("", ".") else Path(file)
+    parts = list(rel.with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_files(root: Path, module: str) -> dict[str, tuple[str, bool]]:
+    """Every module of `module`'s top-level package under `root` (the tree's pythonpath):
+    name -> (source, is a package). A top-level module alone when it is no package."""
+    top = module.split(".")[0]
+    if (root / top).is_dir():
+        out: dict[str, tuple[str, bool]] = {}
+        for path in sorted((root / top).rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("").parts
+            if any(p.startswith(".") or p in ("tests", "test") for p in rel):
+                continue
+            name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+            out[name] = (path.read_text(encoding="utf-8"), rel[-1] == "__init__")
+        return out
+    return {top: ((root / f"{top}.py").read_text(encoding="utf-8"), False)}
+
+
+def program(module: str, entry: str, changed: str | None = None) -> str:
+    """What follows the prelude in a program: the package loaded (with `module`'s source
+    `changed` for a mutant), the entry point bound, the helpers deleted."""
+    return (
+        f"_rlvr_load(_rlvr_files, {module!r}, {changed!r})\n"
+        f"from {module} import {entry}\n"
+        "del _rlvr_load, _rlvr_files, _RlvrPackage, _rlvr_abc, _rlvr_util, _rlvr_sys\n"
+    )
+
+
+def function_context(source: str, entry: str) -> str:
+    """The module's imports and the function's source, as the prompt shows them."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    imports = [ast.get_source_segment(source, n) or "" for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry)
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    body = "\n".join(lines[first - 1 : node.end_lineno])
+    return ("\n".join(imports) + "\n\n...\n\n" if imports else "") + body
+
+
+def _public_function(source: str, name: str) -> bool:
+    if name.startswith("_") or "." in name:
+        return False
+    tree = ast.parse(source)
+    return any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name for n in tree.body)
+
+
+def build_tasks(repo: Repo, mined: list[RepoTask], max_mutants: int = MAX_MUTANTS) -> tuple[list[Task], Counter[str]]:
+    """The test-writing tasks of `repo`'s public top-level functions that its single-bug
+    mined tasks change, and why the others were skipped."""
+    root = Path(repo.tree) / repo.pythonpath
+    why: Counter[str] = Counter()
+    groups: dict[tuple[str, str], list[RepoTask]] = defaultdict(list)
+    for t in mined:
+        if t.digest != repo.digest:
+            why["mined from another revision"] += 1
+        elif t.kind != "mutation" or len(t.mutations) != 1:
+            why["not one injected bug"] += 1
+        else:
+            groups[(t.file, str(t.mutations[0].get("function", "")))].append(t)
+    drafts: list[Task] = []
+    for (file, entry), bugs in sorted(groups.items()):
+        pristine = (Path(repo.tree) / file).read_text(encoding="utf-8")
+        if not _public_function(pristine, entry):
+            why["not a public top-level function"] += len(bugs)
+            continue
+        module = module_name(file, repo.pythonpath)
+        files = package_files(root, module)
+        prelude = _PRELUDE.replace("{files!r}", repr(files))
+        mutants, seen = [], {pristine}
+        for bug in bugs[:max_mutants]:
+            changed = apply(pristine, [Mutation.from_dict(m) for m in bug.mutations])
+            if changed not in seen:
+                seen.add(changed)
+                mutants.append(
+                    {"id": bug.id.rsplit("/", 1)[-1], "family": "train", "source": program(module, entry, changed)}
+                )
+        family = f"{repo.slug}/{module}:{entry}"
+        drafts.append(
+            Task(
+                id=f"twrepo/{family}",
+                domain="test_writing",
+                prompt=(
+                    f"From the Python project `{repo.name}` ({repo.slug}), module `{file}`:\n\n"
+                    f"```python\n{function_context(pristine, entry)}\n```\n\n"
+                    + INSTRUCTIONS.format(entry=entry, module=module)
+                ),
+                entry_point=entry,
+                reference=program(module, entry),
+                tests={"format": "mutants", "prelude": prelude, "mutants": mutants},
+                difficulty=min(10, 1 + len(mutants) // 2),
+                metadata={
+                    "family": family,
+                    "split": "eval" if is_eval(family, EVAL_FRACTION) else "train",
+                    "repo": repo.slug,
+                    "file": file,
+                    "mined_tasks": [b.id for b in bugs[:max_mutants]],
+                    "show_code": True,
+                },
+            )
+        )
+    loads = _loads(drafts)
+    out = []
+    for task, error in zip(drafts, loads, strict=True):
+        if error:
+            why[f"does not load alone ({error})"] += 1
+        else:
+            out.append(task)
+    return out, why
+
+
+def _loads(tasks: list[Task]) -> list[str]:
+    """For each task, '' when its reference program loads in the plain sandbox and binds
+    the entry point, else the first line of why not."""
+    jobs: list[tuple[str, Tests]] = [
+        (f"{t.tests['prelude']}\n{t.reference}", {"format": "script", "tests": [f"assert callable({t.entry_point})\n"]})
+        for t in tasks
+    ]
+    out = []
+    for r in execute_many(jobs, LOAD_LIMITS, workers=2):
+        ok = r.status is RunStatus.OK and r.tests and all(x.status is TestStatus.PASSED for x in r.tests)
+        error = (r.stderr or "").strip().splitlines()[-1:] or [r.status.value]
+        out.append("" if ok else error[0][:120])
+    return out
+
+
+def mined_tasks(repo: Repo, path: Path | None, bundled: Sequence[Task]) -> list[RepoTask]:
+    """The repository's mined tasks: its saved ones (`rlvr repos mine`), else the bundled
+    set's tasks of the same repository."""
+    if path is not None and path.is_file():
+        from rlvr.repos.mine import load_tasks
+
+        return load_tasks(path)
+    return [RepoTask.from_dict(t.tests["task"]) for t in bundled if t.tests.get("repo") == repo.slug]
+
+
+def write(tasks: list[Task], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(t.to_dict(), sort_keys=True) + "\n" for t in tasks))
+
+
+def summary(tasks: list[Task], why: Counter[str]) -> dict[str, Any]:
+    return {
+        "tasks": len(tasks),
+        "mutants": sum(len(t.tests["mutants"]) for t in tasks),
+        "eval": sum(t.metadata["split"] == "eval" for t in tasks),
+        "skipped": dict(sorted(why.items())),
+    }
