@@ -1,22 +1,22 @@
-"""Test-writing tasks from a real repository: write tests for one of its functions, in its
-module's context, paid by the project's own mined bugs the tests catch.
+"""Test-writing tasks from a real repository: write tests for one of its functions or
+classes, in its module's context, paid by the project's own mined bugs the tests catch.
 
 The mined tasks of a repository (`rlvr repos mine`, or the bundled set for the bundled
-projects) are bugs injected into a library function and confirmed by the project's own
-suite: some of its tests fail on each. Grouped by the public top-level function they
-change, they become the `train` (paid) mutants of a `test_writing` task for that
-function:
+projects) are bugs injected into library code and confirmed by the project's own suite:
+some of its tests fail on each. Grouped by the public top-level function or class they
+change (a method's bug is its class's), they become the `train` (paid) mutants of a
+`test_writing` task for it:
 
-  - the prompt shows the function's source and its module's imports, and says it is
-    already imported (`metadata.show_code`: tests that pin what the code does today, as an
-    engineer writes before changing legacy code);
+  - the prompt shows its source (a long class as its outline) and its module's imports,
+    and says it is already imported (`metadata.show_code`: tests that pin what the code
+    does today, as an engineer writes before changing legacy code);
   - every program the tests run against loads the project's package from memory (its
     sources in `tests.prelude`, an import hook installed only while the package loads and
     removed before any test runs), with the module mutated for a mutant; so the plain
     sandbox runs them, with no environment and no mount;
   - a task is kept only when its package loads that way on the sandbox's own Python (the
-    standard library and the package itself; a function whose package needs a third-party
-    module at import is skipped, with why).
+    standard library and the package itself; a package that needs a third-party module
+    at import is skipped, with why).
 
 The package's sources are the user's cached copy of the repository: nothing of it ships
 with rlvr. There are no gold tests (the project's tests are pytest functions of its own
@@ -42,12 +42,13 @@ from rlvr.tasks.mutate import Mutation, apply
 from rlvr.types import RunStatus, Task, TestStatus
 
 MAX_MUTANTS = 10
+CONTEXT_CHARS = 6000  # a class longer than this is shown as its outline
 EVAL_FRACTION = 0.2
 LOAD_LIMITS = Limits(timeout_s=20.0, test_timeout_s=5.0)
 
 INSTRUCTIONS = (
-    "Write tests for `{entry}`: assert statements, or test_ functions taking no arguments, that call it "
-    "and check what it returns. It is already imported (`from {module} import {entry}`): do not import or "
+    "Write tests for `{entry}`: assert statements, or test_ functions taking no arguments, that call "
+    "it{call} and check what {it}. It is already imported (`from {module} import {entry}`): do not import or "
     "define it; other names of the project import as usual. Good tests pass on this code and fail when it "
     "is changed: check boundaries, empty and extreme inputs. Tests that fail on this code cost reward."
 )
@@ -134,27 +135,70 @@ def program(module: str, entry: str, changed: str | None = None) -> str:
     )
 
 
-def function_context(source: str, entry: str) -> str:
-    """The module's imports and the function's source, as the prompt shows them."""
+def function_context(source: str, entry: str, budget: int = CONTEXT_CHARS) -> str:
+    """The module's imports and the entry's source, as the prompt shows them: a function
+    whole; a class whole when it fits `budget` characters, else its outline (the class
+    line, and each method's decorators, `def` line and docstring's first line)."""
     tree = ast.parse(source)
     lines = source.splitlines()
     imports = [ast.get_source_segment(source, n) or "" for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry)
+    node = _top_level(tree, entry)
+    assert node is not None, entry
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     body = "\n".join(lines[first - 1 : node.end_lineno])
+    if isinstance(node, ast.ClassDef) and len(body) > budget:
+        body = _outline(node, lines)
     return ("\n".join(imports) + "\n\n...\n\n" if imports else "") + body
 
 
-def _public_function(source: str, name: str) -> bool:
-    if name.startswith("_") or "." in name:
-        return False
-    tree = ast.parse(source)
-    return any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name for n in tree.body)
+def _outline(node: ast.ClassDef, lines: list[str]) -> str:
+    """The class line, its docstring's first line, its short class-level assignments, and
+    each method's decorators, `def` line and docstring's first line."""
+    start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    out = lines[start - 1 : node.body[0].lineno - 1]
+    for k, item in enumerate(node.body):
+        indent = " " * item.col_offset
+        if k == 0 and isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
+            if isinstance(item.value.value, str) and item.value.value.strip():
+                out.append(f'{indent}"""{_first_line(item.value.value)}"""')
+        elif isinstance(item, ast.Assign | ast.AnnAssign) and (item.end_lineno or item.lineno) - item.lineno < 3:
+            out += lines[item.lineno - 1 : item.end_lineno]
+        elif isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+            first = min([item.lineno, *(d.lineno for d in item.decorator_list)])
+            out += lines[first - 1 : item.body[0].lineno - 1]
+            doc = ast.get_docstring(item)
+            out += ([f'{indent}    """{_first_line(doc)}"""'] if doc else []) + [f"{indent}    ..."]
+    return "\n".join(out)
+
+
+def _first_line(doc: str) -> str:
+    text = doc.strip().splitlines()
+    return text[0].strip() + (" ..." if len(text) > 1 else "")
+
+
+_WORDS = {
+    False: {"call": "", "it": "it returns"},
+    True: {"call": " (construct it by name, then call its methods)", "it": "they return"},
+}
+
+
+def _is_class(source: str, name: str) -> bool:
+    return isinstance(_top_level(ast.parse(source), name), ast.ClassDef)
+
+
+def _top_level(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The module's public top-level function or class of that name."""
+    if name.startswith("_"):
+        return None
+    for n in tree.body:
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name:
+            return n
+    return None
 
 
 def build_tasks(repo: Repo, mined: list[RepoTask], max_mutants: int = MAX_MUTANTS) -> tuple[list[Task], Counter[str]]:
-    """The test-writing tasks of `repo`'s public top-level functions that its single-bug
-    mined tasks change, and why the others were skipped."""
+    """The test-writing tasks of `repo`'s public top-level functions and classes that its
+    single-bug mined tasks change, and why the others were skipped."""
     root = Path(repo.tree) / repo.pythonpath
     why: Counter[str] = Counter()
     groups: dict[tuple[str, str], list[RepoTask]] = defaultdict(list)
@@ -164,12 +208,13 @@ def build_tasks(repo: Repo, mined: list[RepoTask], max_mutants: int = MAX_MUTANT
         elif t.kind != "mutation" or len(t.mutations) != 1:
             why["not one injected bug"] += 1
         else:
-            groups[(t.file, str(t.mutations[0].get("function", "")))].append(t)
+            # a method's bug is its class's: the tests call the class and its methods
+            groups[(t.file, str(t.mutations[0].get("function", "")).split(".")[0])].append(t)
     drafts: list[Task] = []
     for (file, entry), bugs in sorted(groups.items()):
         pristine = (Path(repo.tree) / file).read_text(encoding="utf-8")
-        if not _public_function(pristine, entry):
-            why["not a public top-level function"] += len(bugs)
+        if _top_level(ast.parse(pristine), entry) is None:
+            why["not in a public top-level function or class"] += len(bugs)
             continue
         module = module_name(file, repo.pythonpath)
         files = package_files(root, module)
@@ -190,7 +235,7 @@ def build_tasks(repo: Repo, mined: list[RepoTask], max_mutants: int = MAX_MUTANT
                 prompt=(
                     f"From the Python project `{repo.name}` ({repo.slug}), module `{file}`:\n\n"
                     f"```python\n{function_context(pristine, entry)}\n```\n\n"
-                    + INSTRUCTIONS.format(entry=entry, module=module)
+                    + INSTRUCTIONS.format(entry=entry, module=module, **_WORDS[_is_class(pristine, entry)])
                 ),
                 entry_point=entry,
                 reference=program(module, entry),

@@ -20,6 +20,7 @@ from rlvr.tasks import load_tasks
 
 CFG = load_config()
 GET = "twrepo/toolz-1.2.0/toolz.itertoolz:get"
+KEY = "twrepo/toolz-1.2.0/toolz.sandbox.core:EqualityHashKey"
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +32,8 @@ def toolz_tasks(toolz_repo: Any) -> dict[str, Any]:
 
 def test_public_functions_changed_by_mined_bugs_become_tasks(toolz_tasks: dict[str, Any]) -> None:
     tasks, why = toolz_tasks["tasks"], toolz_tasks["why"]
-    assert len(tasks) >= 20 and GET in tasks
-    assert why["not a public top-level function"] > 0  # methods, private helpers, __getattr__
+    assert len(tasks) >= 25 and GET in tasks and KEY in tasks
+    assert why["not in a public top-level function or class"] > 0  # private helpers, __getattr__
     get = tasks[GET]
     TestWritingEnv.check_task(get)
     assert "def get(ind, seq, default=no_default):" in get.prompt and "from toolz.itertoolz import get" in get.prompt
@@ -62,6 +63,25 @@ def test_tests_are_paid_by_the_project_s_own_bug_they_catch(toolz_tasks: dict[st
     assert details["solved"]
 
 
+def test_a_class_s_task_pays_for_the_bugs_in_its_methods(toolz_tasks: dict[str, Any]) -> None:
+    """EqualityHashKey's 7 bundled bugs sit in __init__, __eq__, __hash__ and __str__. Its
+    str alone catches the one in __str__ (1/7 + 0.1); asserts on equality, inequality and
+    hashes catch the rest. The prompt shows the class and says to construct it."""
+    task = toolz_tasks["tasks"][KEY]
+    assert len(task.tests["mutants"]) == 7 and "construct it by name" in task.prompt
+    assert "class EqualityHashKey:" in task.prompt and "def __eq__(self, other):" in task.prompt
+    total, details = scored(task, "assert str(EqualityHashKey(None, 1)) == '=1='\n")
+    assert details["killed"] == 1 and total == pytest.approx(1 / 7 + 0.1)
+    suite = (
+        "assert str(EqualityHashKey(None, 1)) == '=1='\n"
+        "assert EqualityHashKey(None, [1]) == EqualityHashKey(None, [1])\n"
+        "assert hash(EqualityHashKey(None, [1])) == hash(EqualityHashKey(None, [1]))\n"
+        "assert EqualityHashKey(None, [1]) != EqualityHashKey(None, [2])\n"
+    )
+    total, details = scored(task, suite)
+    assert details["solved"] and details["killed"] == 7 and total == pytest.approx(1.075)
+
+
 def test_no_test_finds_the_package_s_source_after_it_loaded(toolz_tasks: dict[str, Any]) -> None:
     """The import hook is gone and its sources dropped before any test runs, so a test
     that looks for them (to compare the loaded code with the shown) fails on the reference."""
@@ -83,6 +103,7 @@ def test_the_cli_writes_them_and_says_what_it_skipped(toolz_repo: Any, tmp_path:
     done = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
-    assert got["tasks"] == len(load_tasks(str(out))) >= 20 and got["skipped"]["not a public top-level function"] > 0
+    assert got["tasks"] == len(load_tasks(str(out))) >= 25
+    assert got["skipped"]["not in a public top-level function or class"] > 0
     bad = subprocess.run([*cmd[:-2], "--out", str(out), "--max-mutants", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip() == "rlvr: error: --max-mutants must be at least 1, got 0"

@@ -43,3 +43,18 @@ def test_a_program_loads_the_package_from_memory_and_leaves_no_trace(tmp_path: P
     finally:
         for name in [m for m in sys.modules if m.split(".")[0] == "pkgx"]:
             del sys.modules[name]
+
+
+def test_a_long_class_is_shown_as_its_outline() -> None:
+    source = (
+        "import re\n\n\nclass Box:\n    '''A box.'''\n\n    size = 1\n\n    @property\n    def area(self):\n"
+        "        '''The area.\n\n        More words.'''\n        return self.size ** 2\n\n"
+        "    def grow(self, by):\n        self.size += by\n        return self\n"
+    )
+    whole = function_context(source, "Box")
+    assert whole.endswith("        self.size += by\n        return self")
+    outline = function_context(source, "Box", budget=50)
+    assert outline == (
+        'import re\n\n...\n\nclass Box:\n    """A box."""\n    size = 1\n    @property\n    def area(self):\n'
+        '        """The area. ..."""\n        ...\n    def grow(self, by):\n        ...'
+    )
