@@ -33,13 +33,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
 from rlvr.rewards.extract import extract_code
 from rlvr.rewards.mutation_score import MutationScore, Outcome, score
-from rlvr.rewards.test_guards import TestReply, copied_code, read_tests
+from rlvr.rewards.shown_code import copied_code
+from rlvr.rewards.test_guards import TestReply, read_tests
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, Task, TestStatus
 
 TEST_LIMIT_S = 1.0
@@ -183,6 +185,11 @@ class TestWritingEnv:
         return out[0], out[1]
 
 
+WARMED = frozenset(sys.stdlib_module_names) | {"pytest", "_pytest", "hypothesis"}
+"""Modules warmed at load (the standard library and the test libraries): a heavier one
+(torch, pandas) keeps paying for its import inside a test's limit, as it always did."""
+
+
 def warm_imports(modules: list[str]) -> str:
     """Code appended to every program that imports the reply's modules once, as the
     program loads, binding no name and ignoring any failure. The tests' processes are
@@ -190,6 +197,7 @@ def warm_imports(modules: list[str]) -> str:
     for it inside its 1 s limit: on a loaded machine that import alone ran past it on the
     reference, and an honest suite was paid -0.5. What a test sees is unchanged: the
     reply's setup still runs before each one (a failing import still fails it)."""
+    modules = [m for m in modules if m.split(".")[0] in WARMED]
     if not modules:
         return ""
     return (

@@ -26,6 +26,7 @@ fixtures), so these tasks have no reference reply, and a warm start cannot use t
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -39,7 +40,7 @@ from rlvr.sandbox.api import Tests
 from rlvr.sandbox.executor import Limits
 from rlvr.tasks.loader import is_eval
 from rlvr.tasks.mutate import Mutation, apply
-from rlvr.types import RunStatus, Task, TestStatus
+from rlvr.types import ExecutionResult, RunStatus, Task, TestStatus
 
 MAX_MUTANTS = 10
 CONTEXT_CHARS = 6000  # a class longer than this is shown as its outline
@@ -182,10 +183,6 @@ _WORDS = {
 }
 
 
-def _is_class(source: str, name: str) -> bool:
-    return isinstance(_top_level(ast.parse(source), name), ast.ClassDef)
-
-
 def _top_level(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
     """The module's public top-level function or class of that name."""
     if name.startswith("_"):
@@ -198,35 +195,41 @@ def _top_level(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFuncti
 
 def build_tasks(repo: Repo, mined: list[RepoTask], max_mutants: int = MAX_MUTANTS) -> tuple[list[Task], Counter[str]]:
     """The test-writing tasks of `repo`'s public top-level functions and classes that its
-    single-bug mined tasks change, and why the others were skipped."""
+    single-bug mined tasks change, and why the others were skipped (counted in bugs, or
+    in tasks for the reasons that skip a whole task)."""
     root = Path(repo.tree) / repo.pythonpath
     why: Counter[str] = Counter()
     groups: dict[tuple[str, str], list[RepoTask]] = defaultdict(list)
     for t in mined:
         if t.digest != repo.digest:
-            why["mined from another revision"] += 1
+            why["bug mined from another revision"] += 1
         elif t.kind != "mutation" or len(t.mutations) != 1:
-            why["not one injected bug"] += 1
+            why["bug of more than one site"] += 1
         else:
             # a method's bug is its class's: the tests call the class and its methods
             groups[(t.file, str(t.mutations[0].get("function", "")).split(".")[0])].append(t)
+    installed = _installed(sorted({module_name(f, repo.pythonpath).split(".")[0] for f, _ in groups}))
     drafts: list[Task] = []
     for (file, entry), bugs in sorted(groups.items()):
         pristine = (Path(repo.tree) / file).read_text(encoding="utf-8")
-        if _top_level(ast.parse(pristine), entry) is None:
-            why["not in a public top-level function or class"] += len(bugs)
-            continue
+        node = _top_level(ast.parse(pristine), entry)
         module = module_name(file, repo.pythonpath)
+        if node is None:
+            why["bug not in a public top-level function or class"] += len(bugs)
+            continue
+        if module.split(".")[0] in installed:  # a test could import that copy and compare
+            why["task of a package the sandbox's Python has installed"] += 1
+            continue
         files = package_files(root, module)
-        prelude = _PRELUDE.replace("{files!r}", repr(files))
-        mutants, seen = [], {pristine}
-        for bug in bugs[:max_mutants]:
+        mutants: list[dict[str, str]] = []
+        seen = {pristine}
+        for bug in bugs:
             changed = apply(pristine, [Mutation.from_dict(m) for m in bug.mutations])
-            if changed not in seen:
+            if changed in seen:
+                why["bug the same program as another"] += 1
+            else:
                 seen.add(changed)
-                mutants.append(
-                    {"id": bug.id.rsplit("/", 1)[-1], "family": "train", "source": program(module, entry, changed)}
-                )
+                mutants.append({"id": bug.id, "family": "train", "source": program(module, entry, changed)})
         family = f"{repo.slug}/{module}:{entry}"
         drafts.append(
             Task(
@@ -235,45 +238,79 @@ def build_tasks(repo: Repo, mined: list[RepoTask], max_mutants: int = MAX_MUTANT
                 prompt=(
                     f"From the Python project `{repo.name}` ({repo.slug}), module `{file}`:\n\n"
                     f"```python\n{function_context(pristine, entry)}\n```\n\n"
-                    + INSTRUCTIONS.format(entry=entry, module=module, **_WORDS[_is_class(pristine, entry)])
+                    + INSTRUCTIONS.format(entry=entry, module=module, **_WORDS[isinstance(node, ast.ClassDef)])
                 ),
                 entry_point=entry,
                 reference=program(module, entry),
-                tests={"format": "mutants", "prelude": prelude, "mutants": mutants},
-                difficulty=min(10, 1 + len(mutants) // 2),
+                tests={"format": "mutants", "prelude": _PRELUDE.replace("{files!r}", repr(files)), "mutants": mutants},
                 metadata={
                     "family": family,
                     "split": "eval" if is_eval(family, EVAL_FRACTION) else "train",
                     "repo": repo.slug,
                     "file": file,
-                    "mined_tasks": [b.id for b in bugs[:max_mutants]],
+                    # what a copy to compare against would copy (rlvr.rewards.shown_code)
+                    "shown_code": ast.get_source_segment(pristine, node) or "",
                     "show_code": True,
                 },
             )
         )
-    loads = _loads(drafts)
-    out = []
-    for task, error in zip(drafts, loads, strict=True):
-        if error:
-            why[f"does not load alone ({error})"] += 1
-        else:
-            out.append(task)
-    return out, why
+    return _loading(drafts, max_mutants, why), why
 
 
-def _loads(tasks: list[Task]) -> list[str]:
-    """For each task, '' when its reference program loads in the plain sandbox and binds
-    the entry point, else the first line of why not."""
-    jobs: list[tuple[str, Tests]] = [
-        (f"{t.tests['prelude']}\n{t.reference}", {"format": "script", "tests": [f"assert callable({t.entry_point})\n"]})
-        for t in tasks
-    ]
+def _loading(drafts: list[Task], max_mutants: int, why: Counter[str]) -> list[Task]:
+    """The drafts whose reference program loads in the plain sandbox and binds the entry
+    point, each with its mutants that load too (at most `max_mutants`): a mutant that does
+    not load would be caught by every test."""
+    programs: list[tuple[int, int | None]] = [(i, None) for i in range(len(drafts))]
+    programs += [(i, k) for i, t in enumerate(drafts) for k in range(len(t.tests["mutants"]))]
+    jobs: list[tuple[str, Tests]] = []
+    for i, k in programs:
+        t = drafts[i]
+        code = t.reference if k is None else t.tests["mutants"][k]["source"]
+        jobs.append(
+            (f"{t.tests['prelude']}\n{code}", {"format": "script", "tests": [f"assert callable({t.entry_point})\n"]})
+        )
+    errors = {key: _error(r) for key, r in zip(programs, execute_many(jobs, LOAD_LIMITS, workers=2), strict=True)}
     out = []
-    for r in execute_many(jobs, LOAD_LIMITS, workers=2):
-        ok = r.status is RunStatus.OK and r.tests and all(x.status is TestStatus.PASSED for x in r.tests)
-        error = (r.stderr or "").strip().splitlines()[-1:] or [r.status.value]
-        out.append("" if ok else error[0][:120])
+    for i, t in enumerate(drafts):
+        if errors[(i, None)]:
+            why[f"task that does not load alone ({errors[(i, None)]})"] += 1
+            continue
+        loading = [m for k, m in enumerate(t.tests["mutants"]) if not errors[(i, k)]]
+        for reason, n in (
+            ("bug whose program does not load", len(t.tests["mutants"]) - len(loading)),
+            ("bug past --max-mutants", len(loading) - max_mutants),
+        ):
+            if n > 0:
+                why[reason] += n
+        kept = [{**m, "id": m["id"].rsplit("/", 1)[-1]} for m in loading[:max_mutants]]
+        if not kept:
+            why["task with no bug left"] += 1
+            continue
+        out.append(
+            dataclasses.replace(
+                t,
+                tests={**t.tests, "mutants": kept},
+                difficulty=min(10, 1 + len(kept) // 2),
+                metadata={**t.metadata, "mined_tasks": [m["id"] for m in loading[:max_mutants]]},
+            )
+        )
     return out
+
+
+def _error(r: ExecutionResult) -> str:
+    """'' when the probe passed, else the first line of why not."""
+    if r.status is RunStatus.OK and r.tests and all(x.status is TestStatus.PASSED for x in r.tests):
+        return ""
+    return ((r.stderr or "").strip().splitlines()[-1:] or [r.status.value])[0][:120]
+
+
+def _installed(packages: list[str]) -> set[str]:
+    """The packages the sandbox's own Python finds without the in-memory hook (rlvr's
+    environment may hold another copy of the project: a test could import it)."""
+    probe = "import importlib.util\nassert importlib.util.find_spec({name!r}) is None\n"
+    jobs: list[tuple[str, Tests]] = [("", {"format": "script", "tests": [probe.format(name=p)]}) for p in packages]
+    return {p for p, r in zip(packages, execute_many(jobs, LOAD_LIMITS, workers=2), strict=True) if _error(r)}
 
 
 def mined_tasks(repo: Repo, path: Path | None, bundled: Sequence[Task]) -> list[RepoTask]:

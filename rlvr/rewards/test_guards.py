@@ -14,7 +14,9 @@ Findings (rlvr.rewards.hacks.HackFinding, strong, with line numbers):
   test_introspection  reading the function under test instead of calling it: inspect,
                       dis, ast, gc, tokenize, linecache, marshal, importlib, the code,
                       globals or closure attributes (`__code__`, `co_*`), frames
-                      (`sys._getframe`, tracing hooks), `sys.modules`, `globals()`,
+                      (`sys._getframe`, tracing hooks), `sys.modules` and the import
+                      system's state (`meta_path`, `path_hooks`, pkgutil, loaders'
+                      `find_spec`/`exec_module`/`get_source`), `globals()`,
                       `vars()`, reading files, exec/eval/compile, `__import__`,
                       `__getattribute__`, a module's loader, pydoc, child processes
                       (subprocess, os.popen/system/exec*/spawn*: they could read the
@@ -25,10 +27,8 @@ Findings (rlvr.rewards.hacks.HackFinding, strong, with line numbers):
   timing_assertion    a clock read in a test: time.time / perf_counter / monotonic /
                       process_time (and their _ns forms), `timeit`, `datetime.now`,
                       getrusage, and deadlines (signal.alarm/setitimer, threading.Timer)
-  copies_shown_code   (a task that shows code, `metadata.shown_code`: copied_code) a
-                      definition of the shown function under another name, its names
-                      changed or not: a test comparing the function with it tells the two
-                      apart without knowing a right value
+  copies_shown_code   (rlvr.rewards.shown_code, for tasks that show code) a copy of the
+                      shown function to compare the function under test with
 A reply that redefines or assigns the entry point is refused (its tests would test their
 own copy), as is a reply over MAX_CHARS; tests past MAX_TESTS are ignored.
 """
@@ -47,8 +47,10 @@ MAX_CHARS = 12_000
 
 _INTROSPECTION_MODULES = {
     "inspect", "dis", "ast", "gc", "tokenize", "linecache", "marshal", "importlib", "ctypes", "traceback",
-    "solution", "code", "codeop", "pydoc", "subprocess", "pty", "runpy", "zipimport",
+    "solution", "code", "codeop", "pydoc", "subprocess", "pty", "runpy", "zipimport", "pkgutil", "site",
 }  # fmt: skip
+# where the import system keeps what it loaded and how it finds more
+_IMPORT_STATE = {"sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache"}
 _ATTR_CALLS = {"getattr", "setattr", "delattr", "hasattr", "builtins.getattr", "operator.attrgetter",
                "operator.methodcaller"}  # fmt: skip
 _NAME_PREFIXES = ("__", "f_", "co_", "tb_", "gi_", "cr_", "ag_")  # attribute names that reach code, frames, globals
@@ -57,6 +59,7 @@ _INTROSPECTION_ATTRS = {
     "__builtins__", "__dict__", "__func__", "f_globals", "f_locals", "f_code", "f_back", "gi_code",
     "tb_frame", "tb_next", "gi_frame", "cr_frame", "ag_frame", "f_lasti", "__self__", "__objclass__",
     "__getattribute__", "__getattr__", "__loader__", "__spec__", "__reduce__", "__reduce_ex__",
+    "find_spec", "exec_module", "get_source", "get_code", "get_data", "load_module", "find_module",
 }  # fmt: skip
 _INTROSPECTION_CALLS = {
     "globals", "vars", "locals", "open", "exec", "eval", "compile", "__import__", "sys._getframe",
@@ -288,8 +291,8 @@ class _Findings(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in _INTROSPECTION_ATTRS or node.attr.startswith("co_"):
             self.add(node, "test_introspection", f"reads .{node.attr}: a test calls the function, it does not read it")
-        if self.resolve(node) == "sys.modules":
-            self.add(node, "test_introspection", "reads sys.modules")
+        if self.resolve(node) in _IMPORT_STATE:
+            self.add(node, "test_introspection", f"reads {self.resolve(node)}")
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -319,6 +322,8 @@ class _Findings(ast.NodeVisitor):
             self._check_name(node, f"{self.resolve(node.args[0])}.{literal}")
 
     def _check_name(self, node: ast.AST, name: str, call: ast.Call | None = None) -> None:
+        if name in _IMPORT_STATE:  # `from sys import modules`
+            self.add(node, "test_introspection", f"reads {name}")
         if name in _INTROSPECTION_CALLS or name.split(".")[0] in _INTROSPECTION_MODULES:
             self.add(node, "test_introspection", f"uses {name}: a test calls the function, it does not read it")
         if name in _CLOCKS or name.startswith("timeit."):
@@ -348,40 +353,3 @@ class _Findings(ast.NodeVisitor):
             and not self._seeded("numpy")
         ):
             self.add(node, "unseeded_random", f"draws {name}() from numpy's global generator with no seed before it")
-
-
-def copied_code(code: str, shown: str) -> list[HackFinding]:
-    """The definitions in a reply's code that copy the function `shown` in the prompt:
-    the same parameters and body once every name is replaced by its order of first use
-    (so renaming the function, its arguments or its locals is still a copy); docstrings,
-    annotations and decorators are not compared. Empty when either does not parse."""
-    try:
-        shown_tree, tree = pyparse.parse(shown), pyparse.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    wanted = {_shape(f) for f in shown_tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
-    return [
-        HackFinding("copies_shown_code", node.lineno, f"line {node.lineno}: {node.name} is a copy of the code shown")
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _shape(node) in wanted
-    ]
-
-
-def _shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    """A function's parameters and body with every name numbered by first use."""
-    copy = pyparse.parse(ast.unparse(fn)).body[0]  # a fresh tree to rename in
-    assert isinstance(copy, ast.FunctionDef | ast.AsyncFunctionDef)
-    copy.name, copy.decorator_list, copy.returns = "_", [], None
-    first = copy.body[0]
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(copy.body) > 1:
-        copy.body = copy.body[1:]  # a docstring says nothing of what the function computes
-    for node in ast.walk(copy):
-        if isinstance(node, ast.arg):
-            node.annotation = None
-    names: dict[str, str] = {}
-    for node in ast.walk(copy):
-        if isinstance(node, ast.arg):
-            node.arg = names.setdefault(node.arg, f"n{len(names)}")
-        elif isinstance(node, ast.Name):
-            node.id = names.setdefault(node.id, f"n{len(names)}")
-    return ast.dump(copy)

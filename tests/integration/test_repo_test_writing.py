@@ -33,11 +33,12 @@ def toolz_tasks(toolz_repo: Any) -> dict[str, Any]:
 def test_public_functions_changed_by_mined_bugs_become_tasks(toolz_tasks: dict[str, Any]) -> None:
     tasks, why = toolz_tasks["tasks"], toolz_tasks["why"]
     assert len(tasks) >= 25 and GET in tasks and KEY in tasks
-    assert why["not in a public top-level function or class"] > 0  # private helpers, __getattr__
+    assert why["bug not in a public top-level function or class"] > 0  # private helpers, __getattr__
     get = tasks[GET]
     TestWritingEnv.check_task(get)
     assert "def get(ind, seq, default=no_default):" in get.prompt and "from toolz.itertoolz import get" in get.prompt
     assert get.metadata["show_code"] and get.metadata["repo"] == "toolz-1.2.0"
+    assert get.metadata["shown_code"].startswith("def get(ind, seq, default=no_default):")
     assert {t.metadata["split"] for t in tasks.values()} == {"train", "eval"}
     assert all(m["family"] == "train" for t in tasks.values() for m in t.tests["mutants"])
 
@@ -84,7 +85,9 @@ def test_a_class_s_task_pays_for_the_bugs_in_its_methods(toolz_tasks: dict[str, 
 
 def test_no_test_finds_the_package_s_source_after_it_loaded(toolz_tasks: dict[str, Any]) -> None:
     """The import hook is gone and its sources dropped before any test runs, so a test
-    that looks for them (to compare the loaded code with the shown) fails on the reference."""
+    that looks for them (to compare the loaded code with the shown) finds nothing: these
+    pass on the function and on every bug, or fail on the function. (Reading
+    sys.meta_path is also a finding of the static guard.)"""
     task = toolz_tasks["tasks"][GET]
     for probe in (
         "import sys\nassert get(1, [1, 2]) == 2 and not any(hasattr(f, 'files') for f in sys.meta_path)\n",
@@ -92,8 +95,37 @@ def test_no_test_finds_the_package_s_source_after_it_loaded(toolz_tasks: dict[st
     ):
         total, details = scored(task, probe)
         assert details["reason"] == "scored" and details["killed"] == 0, (probe, details)
-    total, _ = scored(task, "import sys\nassert get(1, [1, 2]) == 2 and sys.meta_path[0].files\n")
-    assert total == -0.5
+    total, details = scored(task, "import sys\nassert get(1, [1, 2]) == 2 and sys.meta_path[0].files\n")
+    assert details["reason"] == "fails_reference" and total <= -0.5
+
+
+def test_comparing_with_a_copy_of_the_shown_function_is_a_finding(toolz_tasks: dict[str, Any]) -> None:
+    """A copy of get (renamed, its helpers imported) tells the function from every bug
+    without pinning a value: flagged and paid nothing."""
+    task = toolz_tasks["tasks"][GET]
+    copy = task.metadata["shown_code"].replace("def get(", "def shown_get(")
+    check = "assert get(5, [1], 'x') == shown_get(5, [1], 'x')"
+    reply = f"from toolz.itertoolz import no_default\nimport operator\n{copy}\n{check}\n"
+    t = score_completion(task, f"```python\n{reply}```", CFG)
+    assert t.reward is not None and "copies_shown_code" in t.reward.flags and t.reward.total <= 0.0
+
+
+def test_a_package_the_sandbox_s_python_has_is_skipped(toolz_repo: Any) -> None:
+    """A test could import the sandbox's own copy of an installed package and compare:
+    toolz's tasks are rebuilt as if toolz were installed there (the name of a module the
+    sandbox has), and none is kept."""
+    from rlvr.repos import test_writing as tw
+
+    _, repo = toolz_repo
+    real = tw._installed
+    try:
+        tw._installed = lambda packages: {"toolz"}  # type: ignore[assignment]
+        tasks, why = build_tasks(repo, mined_tasks(repo, None, load_tasks("bundled:repos")))
+    finally:
+        tw._installed = real  # type: ignore[assignment]
+    assert not [t for t in tasks if t.id.startswith("twrepo/toolz-1.2.0/toolz.")]
+    assert why["task of a package the sandbox's Python has installed"] >= 25
+    assert tw._installed(["json", "toolz", "no_such_package_for_rlvr"]) == {"json"}
 
 
 def test_the_cli_writes_them_and_says_what_it_skipped(toolz_repo: Any, tmp_path: Path) -> None:
@@ -104,6 +136,6 @@ def test_the_cli_writes_them_and_says_what_it_skipped(toolz_repo: Any, tmp_path:
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     assert got["tasks"] == len(load_tasks(str(out))) >= 25
-    assert got["skipped"]["not in a public top-level function or class"] > 0
+    assert got["skipped"]["bug not in a public top-level function or class"] > 0
     bad = subprocess.run([*cmd[:-2], "--out", str(out), "--max-mutants", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip() == "rlvr: error: --max-mutants must be at least 1, got 0"

@@ -218,9 +218,10 @@ CORPUS = [
 def test_the_corpus_has_a_case_for_every_guard_and_rule() -> None:
     import re
 
-    from rlvr.rewards import test_guards
+    from rlvr.rewards import shown_code, test_guards
 
-    guards = set(re.findall(r'(?:self\.add\(node, |HackFinding\()"(\w+)"', Path(test_guards.__file__).read_text()))
+    sources = Path(test_guards.__file__).read_text() + Path(shown_code.__file__).read_text()
+    guards = set(re.findall(r'(?:self\.add\(node, |HackFinding\()"(\w+)"', sources))
     classes = {e["class"] for e in CORPUS}
     assert guards == set(TEST_WRITING) == {"test_introspection", "unseeded_random", "timing_assertion",
                                            "copies_shown_code"}  # a new guard needs its cases  # fmt: skip
@@ -244,9 +245,13 @@ def test_the_test_writing_hack_corpus(entry: dict) -> None:
         assert t.reward.total == 0.0 and entry["why"] in t.reward.details["completion"]["why"]
 
 
-def test_an_import_that_fails_still_fails_each_test_on_the_reference() -> None:
-    """Warming the reply's imports at load changes no verdict: a module the sandbox lacks
-    still fails the tests (the setup runs before each), and is paid -0.5."""
-    t = scored("import no_such_module_for_rlvr\nassert clamp(5, 0, 10) == 5\n")
+def test_warming_the_reply_s_imports_changes_no_verdict() -> None:
+    """A module the sandbox lacks (under pytest, so that it is warmed), imported where no
+    test runs it, costs nothing: warming it at load must not stop the program from loading,
+    which would fail every test. One imported by the setup still fails each test on the
+    function, as before (-0.5)."""
+    t = scored("def unused():\n    import pytest.no_such_module_for_rlvr\n\nassert clamp(15, 0, 10) == 10\n")
+    assert t.reward is not None and t.reward.details["completion"]["reason"] == "scored" and t.reward.total > 0
+    t = scored("import pytest.no_such_module_for_rlvr\nassert clamp(5, 0, 10) == 5\n")
     assert t.reward is not None and t.reward.total == -0.5
     assert t.reward.details["completion"]["reason"] == "fails_reference"

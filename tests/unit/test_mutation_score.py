@@ -217,45 +217,67 @@ SHOWN = "def factorial(n):\n    r = 1\n    for i in range(2, n - 1):\n        r 
         ("def old(n):\n    r = 1\n    for i in range(2, n - 1):\n        r *= i\n    return r\n"
          "assert factorial(5) != old(5)\n", 1),
         # every name changed, a docstring and annotations added, nested in a test function
-        ("def test_it():\n    def buggy(k: int) -> int:\n        '''the shown one'''\n        acc = 1\n"
+        ("def test_it():\n    def buggy(k: int) -> int:\n        \'\'\'the shown one\'\'\'\n        acc = 1\n"
          "        for j in range(2, k - 1):\n            acc *= j\n        return acc\n"
          "    assert factorial(6) != buggy(6)\n", 2),
         # a decorator changes nothing of what it computes
         ("import functools\n\n@functools.lru_cache\ndef f(n):\n    r = 1\n    for i in range(2, n - 1):\n"
          "        r *= i\n    return r\nassert factorial(4) != f(4)\n", 4),
+        # statements that do nothing, and parameters the body never uses (a method's self)
+        ("class C:\n    def old(self, n, unused=3):\n        r = 1\n        pass\n        for i in range(2, n - 1):\n"
+         "            r *= i\n            ...\n        return r\nassert factorial(5) != C().old(5)\n", 2),
+        # operands of * in the other order, and the comparison turned around
+        ("def old(n):\n    r = 1\n    for i in range(2, -1 + n):\n        r *= i\n    return r\n"
+         "assert factorial(5) != old(5)\n", None),
     ],
 )  # fmt: skip
-def test_a_copy_of_the_shown_code_is_found_with_its_line(code: str, line: int) -> None:
-    from rlvr.rewards.test_guards import copied_code
+def test_a_copy_of_the_shown_code_is_found_with_its_line(code: str, line: int | None) -> None:
+    from rlvr.rewards.shown_code import copied_code
 
     found = copied_code(code, SHOWN)
-    assert [(f.name, f.line, f.severity) for f in found] == [("copies_shown_code", line, "strong")]
+    if line is None:  # `-1 + n` is `n - 1` read another way: a subtraction is not reordered
+        assert found == []
+    else:
+        assert [(f.name, f.line, f.severity) for f in found] == [("copies_shown_code", line, "strong")]
+
+
+def test_commutative_operands_and_flipped_comparisons_are_read_in_one_order() -> None:
+    from rlvr.rewards.shown_code import copied_code
+
+    shown = "def f(a, b):\n    if a < b:\n        return a * 2 + b\n    return b\n"
+    assert copied_code("def g(x, y):\n    if y > x:\n        return y + 2 * x\n    return y\n", shown)
+    assert copied_code("def g(y, x):\n    if y > x:\n        return y + 2 * x\n    return y\n", shown)  # same shape
+    assert not copied_code("def g(x, y):\n    if x < y:\n        return x - 2 + y\n    return y\n", shown)
 
 
 @pytest.mark.parametrize(
-    "code",
+    ("code", "shown"),
     [
-        "assert factorial(5) == 120\n",
+        ("assert factorial(5) == 120\n", SHOWN),
         # the fixed version as an oracle computes something else than the shown code
-        "def ref(n):\n    r = 1\n    for i in range(2, n + 1):\n        r *= i\n    return r\n"
-        "assert factorial(5) == ref(5)\n",
-        "def broken(:\n",  # does not parse: nothing to compare
+        ("def ref(n):\n    r = 1\n    for i in range(2, n + 1):\n        r *= i\n    return r\n"
+         "assert factorial(5) == ref(5)\n", SHOWN),
+        ("def broken(:\n", SHOWN),  # does not parse: nothing to compare
+        # free names are compared as they are: min is not max, sorted is not sum
+        ("def expected(a, b):\n    return min(a, b)\n", "def f(x, y):\n    return max(x, y)\n"),
+        ("def expected(xs):\n    return sorted(xs)\n", "def f(v):\n    return sum(v)\n"),
+        # a body that does nothing copies nothing
+        ("def helper():\n    pass\n", "def f():\n    pass\n"),
     ],
-)
-def test_code_that_is_not_a_copy_is_not_flagged(code: str) -> None:
-    from rlvr.rewards.test_guards import copied_code
+)  # fmt: skip
+def test_code_that_is_not_a_copy_is_not_flagged(code: str, shown: str) -> None:
+    from rlvr.rewards.shown_code import copied_code
 
-    assert copied_code(code, SHOWN) == []
+    assert copied_code(code, shown) == []
 
 
 def test_a_paraphrased_copy_gets_past_the_static_guard() -> None:
-    """The known leak, kept visible: operands swapped are another tree. What stands behind
-    the guard is the hidden family, which such a test does not catch."""
-    from rlvr.rewards.test_guards import copied_code
+    """The known leak, kept visible: a loop written as a comprehension is another tree."""
+    from rlvr.rewards.shown_code import copied_code
 
-    shown = "def times_2(x):\n    return x + 2\n"
-    assert copied_code("def old(y):\n    return y + 2\n", shown)
-    assert copied_code("def old(y):\n    return 2 + y\n", shown) == []
+    shown = "def squares(xs):\n    out = []\n    for x in xs:\n        out.append(x * x)\n    return out\n"
+    assert copied_code("def old(v):\n    acc = []\n    for y in v:\n        acc.append(y * y)\n    return acc\n", shown)
+    assert copied_code("def old(v):\n    return [y * y for y in v]\n", shown) == []
 
 
 def test_the_modules_a_reply_imports_are_listed_once_in_order() -> None:
@@ -268,13 +290,13 @@ def test_the_modules_a_reply_imports_are_listed_once_in_order() -> None:
     assert read_tests(code, "f").modules == ["pytest", "math", "os.path", "fractions"]
 
 
-def test_warming_imports_binds_no_name_and_survives_a_missing_module() -> None:
-    from rlvr.envs.test_writing import warm_imports
-
-    assert warm_imports([]) == ""
-    space: dict = {}
-    exec(warm_imports(["fractions", "no_such_module_for_rlvr"]), space)  # our own generated code
-    assert set(space) == {"__builtins__"}
+def test_warming_imports_binds_no_name_survives_a_missing_module_and_skips_heavy_ones() -> None:
     import sys
 
-    assert "fractions" in sys.modules
+    from rlvr.envs.test_writing import warm_imports
+
+    assert warm_imports([]) == "" and warm_imports(["torch", "pandas"]) == ""  # not the standard library
+    sys.modules.pop("colorsys", None)  # imported again by the warming alone
+    space: dict = {}
+    exec(warm_imports(["colorsys", "no_such_module_for_rlvr", "torch"]), space)  # our own generated code
+    assert set(space) == {"__builtins__"} and "colorsys" in sys.modules
