@@ -38,6 +38,7 @@ from rlvr.repos.store import Repo
 from rlvr.sandbox import execute_many
 from rlvr.sandbox.api import Tests
 from rlvr.sandbox.executor import Limits
+from rlvr.tasks import pyparse
 from rlvr.tasks.loader import is_eval
 from rlvr.tasks.mutate import Mutation, apply
 from rlvr.types import ExecutionResult, RunStatus, Task, TestStatus
@@ -140,7 +141,7 @@ def function_context(source: str, entry: str, budget: int = CONTEXT_CHARS) -> st
     """The module's imports and the entry's source, as the prompt shows them: a function
     whole; a class whole when it fits `budget` characters, else its outline (the class
     line, and each method's decorators, `def` line and docstring's first line)."""
-    tree = ast.parse(source)
+    tree = pyparse.parse(source)
     lines = source.splitlines()
     imports = [ast.get_source_segment(source, n) or "" for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
     node = _top_level(tree, entry)
@@ -212,7 +213,7 @@ def build_tasks(repo: Repo, mined: list[RepoTask], max_mutants: int = MAX_MUTANT
     drafts: list[Task] = []
     for (file, entry), bugs in sorted(groups.items()):
         pristine = (Path(repo.tree) / file).read_text(encoding="utf-8")
-        node = _top_level(ast.parse(pristine), entry)
+        node = _top_level(pyparse.parse(pristine), entry)
         module = module_name(file, repo.pythonpath)
         if node is None:
             why["bug not in a public top-level function or class"] += len(bugs)

@@ -60,6 +60,7 @@ _INTROSPECTION_ATTRS = {
     "tb_frame", "tb_next", "gi_frame", "cr_frame", "ag_frame", "f_lasti", "__self__", "__objclass__",
     "__getattribute__", "__getattr__", "__loader__", "__spec__", "__reduce__", "__reduce_ex__",
     "find_spec", "exec_module", "get_source", "get_code", "get_data", "load_module", "find_module",
+    "__traceback__", "tb_lineno", "tb_lasti", "traceback", "getrepr",  # line numbers tell a mutant apart
 }  # fmt: skip
 _INTROSPECTION_CALLS = {
     "globals", "vars", "locals", "open", "exec", "eval", "compile", "__import__", "sys._getframe",

@@ -160,6 +160,16 @@ def test_tests_past_the_cap_are_ignored() -> None:
         ("import resource\nassert resource.getrusage(0) and f(1)\n", "timing_assertion", 2),
         ("import random\nrandom.seed(None)\nassert f(random.randint(0, 9)) >= 0\n", "unseeded_random", 3),
         ("import random\nassert f(getattr(random, 'randint')(0, 9)) >= 0\n", "unseeded_random", 2),
+        # the import system's state: where a copy of the code under test could be found
+        ("from sys import modules\nassert f(1) and modules\n", "test_introspection", 1),
+        ("import sys\nassert f(1) and sys.meta_path\n", "test_introspection", 2),
+        ("import pkgutil\nassert f(1)\n", "test_introspection", 1),
+        ("import m\nassert f(1) == m.spec.loader.exec_module(m)\n", "test_introspection", 2),
+        # line numbers: a mutant that removes a statement can move them
+        ("import pytest\ndef test_a():\n    with pytest.raises(ValueError) as e:\n        f(-1)\n"
+         "    assert e.traceback[-1].lineno == 7\n", "test_introspection", 5),
+        ("def test_b():\n    try:\n        f(-1)\n    except ValueError as e:\n"
+         "        assert e.__traceback__.tb_lineno == 3\n", "test_introspection", 5),
     ],
 )  # fmt: skip
 def test_each_guard_fires_with_its_line(code: str, name: str, line: int) -> None:

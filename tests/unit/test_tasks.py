@@ -68,7 +68,7 @@ def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
         load_tasks(str(tmp_path / "none.jsonl"))
     sets = (
         "code_repair, data_analysis, humaneval, itops, json_extract, math_word, programs_cpp, programs_javascript, "
-        "python_functions, reasoning_gym, repos, repository, test_writing, trading"
+        "python_functions, reasoning_gym, repos, repository, test_writing, test_writing_repair, trading"
     )
     with pytest.raises(TaskLoadError, match=f"bundled: {sets}"):
         load_tasks("bundled:nope")
