@@ -17,8 +17,13 @@
             `sft.data: [tasks]` (the training tasks' gold tests), then the same RL steps:
             its figures are before, after the SFT stage and after the RL stage, its CPU the
             whole run's (the SFT stage costs extra; it is not taken out of the RL steps)
+    sources the other task sources, greedy on their held-out tasks (`rlvr eval`): pass@1
+            and mean reward of the base model beside a warm-started one (--model): the
+            bug-revealing set (bundled:test_writing_repair) and, with --repo-tasks, a
+            file `rlvr repos test-writing` wrote (not a default part)
 
     .venv/bin/python bench/test_writing.py [--parts cost corpus train] [--seeds 0 1 2] [--steps 40]
+    .venv/bin/python bench/test_writing.py --parts sources --model DIR --repo-tasks tw_repos.jsonl --keep
     .venv/bin/python bench/test_writing.py --parts train --arms rl sft_rl --seeds 0 1 2 --keep
     .venv/bin/python bench/test_writing.py --smoke    # a few tasks, a tiny model, nothing recorded
 
@@ -235,9 +240,37 @@ def summarize_train(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def sources(model: str | None, repo_tasks: str | None, smoke: bool) -> dict[str, Any]:
+    """Held-out pass@1 and mean reward (`rlvr eval`, greedy) of the base model and of
+    `model` (a warm-started one) on the other task sources: the bug-revealing set from
+    code_repair and, given a file written by `rlvr repos test-writing`, a repository's."""
+    srcs = {"bug_revealing": "bundled:test_writing_repair"} | ({"repository": repo_tasks} if repo_tasks else {})
+    models = {"base": None} | ({"model": model} if model else {})
+    out: dict[str, Any] = {"model": model, "repo_tasks": repo_tasks}
+    for name, src in srcs.items():
+        for who, ck in models.items():
+            args = [sys.executable, "-m", "rlvr.cli", "eval", str(ROOT / "examples/test_writing.yaml"), "--json",
+                    f"tasks.source={src}"] + (["--checkpoint", ck] if ck else [])  # fmt: skip
+            if smoke:
+                args += ["model.name_or_path=tiny-random", "generation.max_new_tokens=8", "eval.num_tasks=3"]
+            t0 = time.perf_counter()
+            done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"rlvr eval ({name}, {who}): exit {done.returncode}: {done.stderr.strip()[-400:]}")
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            out[f"{name}/{who}"] = {k: got[k] for k in ("pass_at_1", "mean_reward", "num_tasks")}
+            out[f"{name}/{who}"]["wall_s"] = time.perf_counter() - t0
+            print(json.dumps({f"{name}/{who}": out[f"{name}/{who}"]}), file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--parts", nargs="+", default=["cost", "corpus", "train"], choices=["cost", "corpus", "train"])
+    ap.add_argument(
+        "--parts", nargs="+", default=["cost", "corpus", "train"], choices=["cost", "corpus", "train", "sources"]
+    )
+    ap.add_argument("--model", help="sources: a warm-started model directory to evaluate beside the base")
+    ap.add_argument("--repo-tasks", help="sources: a file of `rlvr repos test-writing` tasks")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--arms", nargs="+", default=["rl"], choices=["rl", "sft_rl"], help="train: RL alone, SFT then RL")
@@ -260,6 +293,8 @@ def main() -> None:
     if "corpus" in a.parts:
         result["corpus"] = corpus(tasks)
         print(json.dumps({"corpus": result["corpus"]}), file=sys.stderr, flush=True)
+    if "sources" in a.parts:
+        result["sources"] = sources(a.model, a.repo_tasks, a.smoke)
     if "train" in a.parts:
 
         def save(rows: list[dict[str, Any]]) -> None:

@@ -256,6 +256,13 @@ def test_test_writing_smoke_prices_the_reward_scores_the_corpus_and_trains() -> 
     assert {"before", "after"} <= set(r["train"][0])
 
 
+def test_test_writing_sources_smoke_evaluates_the_bug_revealing_set() -> None:
+    with records_nothing(RESULTS / "test_writing.json"):
+        r = last_json(run_bench("bench/test_writing.py", "--smoke", "--parts", "sources").stdout)
+    got = r["sources"]["bug_revealing/base"]
+    assert got["num_tasks"] == 3 and 0.0 <= got["pass_at_1"] <= 1.0 and -1.0 <= got["mean_reward"] <= 1.1
+
+
 def test_codet_smoke_samples_solutions_and_tests_and_picks() -> None:
     with records_nothing(RESULTS / "codet.json"):
         r = last_json(run_bench("bench/codet.py", "--smoke").stdout)
