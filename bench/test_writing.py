@@ -23,11 +23,14 @@
             file `rlvr repos test-writing` wrote (not a default part)
 
     .venv/bin/python bench/test_writing.py [--parts cost corpus train] [--seeds 0 1 2] [--steps 40]
-    .venv/bin/python bench/test_writing.py --parts sources --model DIR --repo-tasks tw_repos.jsonl --keep
+    .venv/bin/python bench/test_writing.py --parts sources --model DIR --repo-tasks tw_repos.jsonl \
+        --out bench/results/test_writing_sources.json
     .venv/bin/python bench/test_writing.py --parts train --arms rl sft_rl --seeds 0 1 2 --keep
     .venv/bin/python bench/test_writing.py --smoke    # a few tasks, a tiny model, nothing recorded
 
-Results: bench/results/test_writing.json (the device named).
+Results: bench/results/test_writing.json (the device named); the sources part as recorded:
+bench/results/test_writing_sources.json (DIR: the SFT stage's model of a `--arms sft_rl`
+run, kept; tw_repos.jsonl: `rlvr repos test-writing NAME --out ...` for each project).
 """
 
 from __future__ import annotations
