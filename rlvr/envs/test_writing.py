@@ -21,9 +21,10 @@ mutants caught plus a tenth of the share of tests that catch one no earlier test
 The `hidden` family (other operators) is run too and logged as `kill_share_hidden`,
 never paid: a policy tuned to the training operators shows there.
 
-A task may show a version of the function in its prompt (`metadata.shown_code`: a buggy
-one, for tests that reveal its bug; rlvr.tasks.generators.testwritingrepairgen): a reply
-that defines a copy of it is a hack finding (`copies_shown_code`).
+A task may show code in its prompt (`metadata.shown_code`: a buggy version, for tests
+that reveal its bug, rlvr.tasks.generators.testwritingrepairgen; or a repository's
+function, rlvr.repos.test_writing): a reply that defines a copy of it is a hack finding
+(`copies_shown_code`, rlvr.rewards.shown_code).
 
 Per test `TEST_LIMIT_S`, per run `RUN_LIMIT_S`: tests still waiting at the run's end time
 out, on the reference too, so a slow suite costs its reward.
@@ -195,8 +196,9 @@ def warm_imports(modules: list[str]) -> str:
     program loads, binding no name and ignoring any failure. The tests' processes are
     forked from the loaded program, so the first test that imports pytest no longer pays
     for it inside its 1 s limit: on a loaded machine that import alone ran past it on the
-    reference, and an honest suite was paid -0.5. What a test sees is unchanged: the
-    reply's setup still runs before each one (a failing import still fails it)."""
+    reference, and an honest suite was paid -0.5. Verdicts are unchanged: the reply's
+    setup still runs before each test (a failing import still fails it); a module imported
+    inside one test function is now loaded for the others too."""
     modules = [m for m in modules if m.split(".")[0] in WARMED]
     if not modules:
         return ""
