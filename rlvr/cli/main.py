@@ -72,7 +72,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     overrides: list[str] = []
-    if argv and (argv[0] in ("train", "sft", "rft", "eval", "config") or argv[:2] == ["rm", "train"]):
+    with_config = ("train", "sft", "rft", "eval", "config")
+    if argv and (argv[0] in with_config or argv[:2] in (["rm", "train"], ["tasks", "calibrate"])):
         argv, overrides = split_overrides(argv)
     args = parser().parse_args(argv)
     sys.path.insert(0, str(Path.cwd()))  # plugins named by module resolve from where rlvr runs

@@ -15,6 +15,8 @@ import json
 import sys
 from typing import Any
 
+from rlvr.cli.common import FMT, config_args, keys_help
+
 
 def add_parser(sub: Any) -> None:
     tp = sub.add_parser("tasks", help="check a task set before training on it; mine mutants from a run")
@@ -30,6 +32,19 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--allow-quarantine", action="store_true", help="exit 0 even when a domain would stop a run")
     c.add_argument("--strict", action="store_true", help="exit 1 when any task is quarantined")
     c.add_argument("--no-cache", action="store_true", help="check every task again (the cache is still written)")
+    k = tps.add_parser(
+        "calibrate",
+        help="sample a model's replies to each training task and record what they earned (and the level)",
+        epilog=keys_help(),
+        formatter_class=FMT,
+    )
+    config_args(k)
+    k.add_argument("--out", required=True, help="where the task set is written (JSONL): every task, calibrated or not")
+    k.add_argument("--samples", type=int, default=4, help="replies sampled per task (default 4)")
+    k.add_argument("--checkpoint", help="the model to measure: a run or checkpoint directory (default: the config's)")
+    k.add_argument("--levels", action="store_true", help="also set each measured task's difficulty from its credit")
+    k.add_argument("--held-out", action="store_true", help="measure the held-out tasks too (default: training only)")
+    k.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     m = tps.add_parser(
         "mine-mutants", help="add a run's failing solutions to the test-writing tasks as realistic mutants"
     )
@@ -44,6 +59,10 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.tasks_command == "mine-mutants":
         return mine_mutants(args)
+    if args.tasks_command == "calibrate":
+        from rlvr.cli.calibrate import calibrate
+
+        return calibrate(args)
     from rlvr.config import ConfigError, RunConfig, load_config, load_plugins
 
     cfg = load_config(args.config_file, []) if args.config_file else RunConfig()

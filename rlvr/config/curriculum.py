@@ -56,6 +56,12 @@ class CurriculumConfig(_Section):
     draws in proportion to that chance, and the prefilter skips a task whose chance is at
     most 1 - prefilter. Under partial credit a task whose replies all earn the same part
     looks learnable by its mean reward, but its groups teach nothing)."""
+    calibration_weight: float = Field(1.0, ge=0.0)
+    """How many replies' worth of evidence each sampled reply of a task's calibration
+    (`metadata.calibration`, written by `rlvr tasks calibrate`) counts as when the run
+    starts: the estimate of a calibrated task begins from what the model earned on it,
+    faded by `memory` like any other evidence and pooled with its family and cell. 0
+    ignores calibrations."""
     family_cap: int | None = Field(None, ge=1)
     """learnability: at most this many draws of one family (tasks sharing `pool_by`'s
     metadata value in a domain; a task without one is a family of its own) among a pool's

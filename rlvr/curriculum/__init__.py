@@ -40,6 +40,7 @@ from rlvr.config.curriculum import CurriculumConfig
 from rlvr.curriculum.estimates import TaskEstimates
 from rlvr.curriculum.mix import POOLED, DomainMix
 from rlvr.curriculum.pools import POOLS, family_of
+from rlvr.tasks import calibration
 from rlvr.types import Task
 
 STRATEGIES = tuple(POOLS)
@@ -62,6 +63,19 @@ def evidence_of(rewards: list[float]) -> float:
     return sum(min(1.0, max(0.0, r)) for r in rewards)
 
 
+def start_evidence(tasks: list[Task], cfg: CurriculumConfig, group_size: int) -> dict[str, tuple[float, float]]:
+    """Each calibrated task's evidence before the run, in the estimates' units (none with
+    calibration_weight 0)."""
+    if not cfg.calibration_weight:
+        return {}
+    out = {}
+    for t in tasks:
+        cal = calibration.of(t)
+        if cal is not None:
+            out[t.id] = calibration.evidence(cal, cfg.evidence, group_size, cfg.calibration_weight)
+    return out
+
+
 class Curriculum:
     def __init__(self, tasks: list[Task], seed: int, cfg: CurriculumConfig | None = None, group_size: int = 1) -> None:
         if not tasks:
@@ -77,6 +91,7 @@ class Curriculum:
             cfg.pool_by,
             pool_cells=cfg.pool_cells,
             group_events=group_size if cfg.evidence == "informative" else 0,
+            start=start_evidence(tasks, cfg, group_size),
         )
         self.mix = DomainMix(sorted({t.domain for t in tasks}), cfg)
         pool = POOLS[cfg.strategy]

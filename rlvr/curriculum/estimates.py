@@ -23,6 +23,10 @@ other task is skipped. A short run visits few tasks twice, but its cells and fam
 many times, so pooling is what lets the estimate be informed early: a domain the model
 cannot solve at all is known as such after a few groups, not after every task of it.
 
+A calibrated task (`metadata.calibration`, rlvr.tasks.calibration) starts with the
+evidence of its calibration's samples as s and f (and in its family's and cell's sums),
+faded like any other: what the starting model earned on it, before the run's first group.
+
 A task whose last `retire_after` groups were all solved, or all failed, is retired (its
 groups teach nothing); one mixed group brings it back. `p_all_equal(task, g)` is the
 posterior probability that a group of g replies agrees (all solved or all failed), in
@@ -75,6 +79,7 @@ class TaskEstimates:
         pool_by: str = "",
         pool_cells: bool = False,
         group_events: int = 0,
+        start: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         self.k, self.memory, self.retire_after = prior_strength, memory, retire_after
         self.group_events = group_events
@@ -92,6 +97,11 @@ class TaskEstimates:
         }
         self.families: dict[str, list[float]] = {}  # key -> [S, F]
         self.cells: dict[str, list[float]] = {}  # key -> [C_s, C_f]
+        for tid, (s0, f0) in sorted((start or {}).items()):  # evidence held before the run (a calibration)
+            if tid in self.by_id and s0 + f0 > 0:
+                e = self.by_id[tid]
+                e.s, e.f = s0, f0
+                self._add(e, s0, f0)
 
     def _beta(self, task_id: str) -> tuple[float, float]:
         e, k = self.by_id[task_id], self.k
@@ -141,14 +151,18 @@ class TaskEstimates:
         old = (e.s, e.f)
         e.s = self.memory * e.s + successes
         e.f = self.memory * e.f + (n - successes)
-        for table, key in ((self.families, e.family), (self.cells, e.cell)):
-            if key is not None:
-                sums = table.setdefault(key, [0.0, 0.0])
-                sums[0] += e.s - old[0]
-                sums[1] += e.f - old[1]
+        self._add(e, e.s - old[0], e.f - old[1])
         e.groups += 1
         e.solved_streak = e.solved_streak + 1 if successes == n else 0
         e.failed_streak = e.failed_streak + 1 if successes == 0 else 0
+
+    def _add(self, e: Estimate, ds: float, df: float) -> None:
+        """Add a change of a task's evidence to its family's and cell's sums."""
+        for table, key in ((self.families, e.family), (self.cells, e.cell)):
+            if key is not None:
+                sums = table.setdefault(key, [0.0, 0.0])
+                sums[0] += ds
+                sums[1] += df
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -181,7 +195,7 @@ class TaskEstimates:
         rebuilt: dict[str, list[float]] = {}
         for e in self.by_id.values():
             key = getattr(e, level)
-            if key is not None and e.groups:
+            if key is not None and (e.groups or e.s or e.f):  # observed, or calibrated before the run
                 sums = rebuilt.setdefault(key, [0.0, 0.0])
                 sums[0] += e.s
                 sums[1] += e.f

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rlvr.tasks.calibration import of as calibration_of
 from rlvr.types import Task
 
 BUNDLED_DIR = Path(__file__).parent / "data"
@@ -72,6 +73,7 @@ def load_tasks(
                 raise TaskLoadError(f"{where}: a task must be an object, got {type(data).__name__}")
             try:
                 task = Task.from_dict(_decode_nested(data))
+                calibration_of(task)  # a malformed calibration is refused here, not at the run's start
             except (TypeError, ValueError) as e:
                 raise TaskLoadError(f"{where}: {e}") from None
             if task.id in seen:
