@@ -37,6 +37,13 @@ family cap beside the bandit).
     .venv/bin/python bench/curriculum.py --seeds 2 --keep     # add a seed to the runs in the JSON
     .venv/bin/python bench/curriculum.py --smoke   # 2 steps of the tiny model per config (the test suite)
     .venv/bin/python bench/curriculum.py --mix hundred --seeds 0 --steps 12 --keep   # runs of the 106-domain mix
+    .venv/bin/python bench/curriculum.py --mix python --calibrate 4 --eval-every 24 --out runs/cal   # calibrated start
+
+`--calibrate K` first runs `rlvr tasks calibrate` on the mix's training tasks (K replies
+each, the quickstart's model and settings) and records its report and seconds; every
+configuration then trains on that file, and only `calibrated` (learnability whose
+estimates start from the records) reads them (the others: curriculum.calibration_weight=0),
+so the arms differ in nothing else. `--calibrated FILE` reuses such a file.
 
 Step figures are read through bench/figures.py (a missing metric is an error naming it).
 --smoke runs the default configurations for seed 0 on the tiny random model (2 steps,
@@ -77,6 +84,9 @@ MIXES = {
     "wasteful": "bundled:python_functions+bundled:math_word+bundled:json_extract",
     # code only: partial credit makes most groups informative already (uniform 0.73)
     "code": "bundled:python_functions+bundled:code_repair",
+    # the quickstart's own tasks (the calibration's comparison: learnability with and without
+    # the base model's measured start)
+    "python": "bundled:python_functions",
     # issue 37's mix: examples/hundred_domains.yaml as it stands (106 domains: reasoning-gym's
     # 96 usable datasets drawn at run time beside every bundled set), its own prompts and sizes
     "hundred": "",
@@ -96,6 +106,10 @@ CONFIGS: dict[str, list[str]] = {
     "learnability": CURRICULUM,
     "bandit": ["curriculum.domain_mix=bandit", *CURRICULUM],
     "scheduler": ["curriculum.domain_mix=bandit", *CURRICULUM, *SCHEDULER],
+    # learnability whose estimates start from each task's calibration (`rlvr tasks calibrate`:
+    # the base model's sampled replies, --calibrate K or --calibrated FILE); every other
+    # configuration then trains on the same file with curriculum.calibration_weight=0
+    "calibrated": [*CURRICULUM, "curriculum.calibration_weight=1.0"],
 }
 # on the hundred mix the example config already holds the scheduler (bandit across domains
 # with floors and a ceiling, learnability inside, informative evidence, the family cap):
@@ -107,12 +121,48 @@ HUNDRED: dict[str, list[str]] = {
 }  # fmt: skip
 
 
-def train(config: str, seed: int, steps: int, every: int, out: Path, extra: list[str], mix: str) -> tuple[Path, float]:
+def train(
+    config: str, seed: int, steps: int, every: int, out: Path, extra: list[str], mix: str, calibrated: str = ""
+) -> tuple[Path, float]:
     overrides = [f"seed={seed}", f"train.steps={steps}", f"eval.every={every}"]
     if mix in BASE:
         return train_quickstart(f"{config}-seed{seed}", out, [*overrides, *HUNDRED[config], *extra], BASE[mix])
-    overrides.insert(0, f"tasks.source={MIXES[mix]}")
+    overrides.insert(0, f"tasks.source={calibrated or MIXES[mix]}")
+    if calibrated and config != "calibrated":  # the same tasks, their records unread
+        overrides.append("curriculum.calibration_weight=0")
     return train_quickstart(f"{config}-seed{seed}", out, [*overrides, *CONFIGS[config], *extra])
+
+
+def calibrate(mix: str, samples: int, out: Path, extra: list[str]) -> tuple[Path, dict[str, Any]]:
+    """`rlvr tasks calibrate` of the mix's training tasks with the quickstart's model and
+    settings: the file written and the command's report (its seconds included)."""
+    import subprocess
+
+    path = out / f"calibrated_{mix}.jsonl"
+    cmd = [sys.executable, "-m", "rlvr.cli", "tasks", "calibrate", str(ROOT / "examples" / "quickstart.yaml"),
+           f"tasks.source={MIXES[mix]}", *extra, "--samples", str(samples), "--out", str(path), "--json"]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"the calibration failed (exit {done.returncode})")
+    return path, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def check_calibrated(path: Path, mix: str) -> str:
+    """The file's sha256 (recorded with the runs), once it is known to hold the mix's
+    tasks, the same ids, with a calibration on at least one."""
+    import hashlib
+
+    from rlvr.tasks import load_tasks
+    from rlvr.tasks.calibration import of
+
+    tasks = load_tasks(str(path), 1, 10**6)
+    want = {t.id for t in load_tasks(MIXES[mix], 1, 10**6)}
+    if {t.id for t in tasks} != want:
+        raise SystemExit(f"--calibrated {path}: its task ids are not the {mix} mix's ({MIXES[mix]})")
+    if not any(of(t) for t in tasks):
+        raise SystemExit(f"--calibrated {path}: no task has a calibration (rlvr tasks calibrate writes them)")
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -319,9 +369,25 @@ def main(argv: list[str] | None = None) -> None:
         help="keep the runs already in --json (same mix, steps and evaluation) and run only the missing ones",
     )
     ap.add_argument("--smoke", action="store_true", help="seed 0, 2 steps of the tiny model a config, no JSON written")
+    ap.add_argument(
+        "--calibrate",
+        type=int,
+        default=0,
+        metavar="K",
+        help="first calibrate the mix's training tasks with K replies each (rlvr tasks calibrate)",
+    )
+    ap.add_argument("--calibrated", default="", metavar="FILE", help="a calibrated task file of the mix to train on")
     args = ap.parse_args(argv)
     if args.configs is None:
-        args.configs = ["uniform", "scheduler" if args.mix in BASE else "bandit"]
+        calibrating = args.calibrate or args.calibrated
+        default = ["uniform", "scheduler" if args.mix in BASE else "bandit"]
+        args.configs = ["learnability", "calibrated"] if calibrating else default
+    if "calibrated" in args.configs and not (args.calibrate or args.calibrated):
+        ap.error("--configs calibrated needs --calibrate K or --calibrated FILE")
+    if args.keep and args.calibrate:
+        ap.error("--keep with --calibrate: a new calibration is another task file; pass the kept one as --calibrated")
+    if args.mix in BASE and (args.calibrate or args.calibrated):
+        ap.error(f"--mix {args.mix}: calibrate a mix of task sources (its example has domain records)")
     if args.mix in BASE and set(args.configs) - set(HUNDRED):
         ap.error(f"--mix {args.mix} compares {' and '.join(HUNDRED)} (its example holds the scheduler)")
     extra = ["eval.sources=[bundled:humaneval]"] if args.humaneval else []
@@ -335,6 +401,9 @@ def main(argv: list[str] | None = None) -> None:
     setting = {"mix": mix, "steps": args.steps, "eval_every": args.eval_every, "humaneval": args.humaneval}
     if args.set:
         setting["set"] = args.set
+    calibration: dict[str, Any] = {}
+    if args.calibrated:
+        setting["calibrated"] = check_calibrated(Path(args.calibrated), args.mix)
     results: dict[str, Any] = {**setting, "runs": {}}
     json_path = Path(
         args.json or ROOT / "bench" / "results" / f"curriculum{'' if args.mix == 'wasteful' else '_' + args.mix}.json"
@@ -349,11 +418,22 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"{json_path} holds another setting than {setting}: drop --keep or --json elsewhere")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
+        if args.calibrate:
+            out.mkdir(parents=True, exist_ok=True)
+            smoke = [*SMOKE, "tasks.max_difficulty=1"]  # a smoke run measures the easiest tasks only
+            cal_path, calibration = calibrate(args.mix, args.calibrate, out, smoke if args.smoke else [])
+            args.calibrated = str(cal_path)
+            results["calibrated"] = check_calibrated(cal_path, args.mix)
+            results["calibration"] = calibration
+            secs = f"{calibration['elapsed_s']:.0f} s (generation {calibration['generate_s']:.0f} s)"
+            print(f"calibrated {calibration['measured']} tasks, {args.calibrate} replies each, in {secs}", flush=True)
         for seed in args.seeds:
             for config in args.configs:
                 if f"{config}/{seed}" in results["runs"]:
                     continue
-                run, wall = train(config, seed, args.steps, args.eval_every, out / args.mix, extra, args.mix)
+                run, wall = train(
+                    config, seed, args.steps, args.eval_every, out / args.mix, extra, args.mix, args.calibrated
+                )
                 m = {"wall_s": round(wall, 1), **measure(run, args.eval_every), **draws(run), **final_outcomes(run)}
                 if args.humaneval:
                     summary = json.loads((run / "summary.json").read_text())

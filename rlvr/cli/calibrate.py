@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -22,9 +23,13 @@ from rlvr.config import ConfigError, load_config
 if TYPE_CHECKING:
     from rlvr.types import Task
 
+WHOLE_RANGE = {"min_difficulty": 1, "max_difficulty": 10**6}
+
 
 def calibrate(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
+    if args.samples is None:
+        args.samples = max(4, cfg.algo.group_size)
     if args.samples < 1:
         raise ConfigError(f"--samples: {args.samples} is not a positive number of replies")
     if cfg.domains:
@@ -41,8 +46,9 @@ def calibrate(args: argparse.Namespace) -> int:
 
     source = checkpoint_model_dir(args.checkpoint) if args.checkpoint else cfg.model.name_or_path
     check_run(cfg, evaluating=False, model=source)  # the run's own checks: a bad input says so before any model loads
-    tasks = run_tasks(cfg)
-    train, held_out = split_tasks(tasks, cfg.tasks.eval_fraction)
+    # every task of the source is written; those in the config's difficulty range are measured
+    everything = run_tasks(cfg.model_copy(update={"tasks": cfg.tasks.model_copy(update=WHOLE_RANGE)}))
+    train, held_out = split_tasks(run_tasks(cfg), cfg.tasks.eval_fraction)
     chosen = train + held_out if args.held_out else train
     if not chosen:
         raise ConfigError(
@@ -69,9 +75,16 @@ def calibrate(args: argparse.Namespace) -> int:
     result = sample_calibrations(
         model, tok, chosen, cfg, samples=args.samples, model_name=name, set_level=args.levels, on_progress=progress
     )
+    if not result.measured:
+        raise ConfigError(
+            f"no task was calibrated: every task had a reply that failed to run ({result.failed_replies} replies); "
+            f"{out} is not written"
+        )
     measured = {t.id: t for t in result.tasks}
-    written = [measured.get(t.id, t) for t in tasks]
-    write_tasks(written, out)
+    written = [measured.get(t.id, t) for t in everything]
+    partial = out.with_name(out.name + ".partial")
+    write_tasks(written, partial)
+    os.replace(partial, out)  # a reader (or --out being the source) never sees half a file
     summary = _summary(result.tasks, chosen, cfg.algo.group_size)
     lo, hi = cfg.tasks.min_difficulty, cfg.tasks.max_difficulty
     outside = sum(not lo <= t.difficulty <= hi for t in result.tasks)
@@ -96,8 +109,17 @@ def calibrate(args: argparse.Namespace) -> int:
     print(
         f"{cfg.tasks.source}: {result.measured} of {len(chosen)} {report['split']} tasks calibrated with {name}, "
         f"{args.samples} replies each, in {report['elapsed_s']:.0f} s"
-        + (f" ({result.failed_replies} replies failed to run and were left out)" if result.failed_replies else "")
+        + (
+            f" ({result.failed_replies} replies failed to run: their tasks keep no record)"
+            if result.failed_replies
+            else ""
+        )
     )
+    if args.samples < cfg.algo.group_size:
+        print(
+            f"  note: {args.samples} replies a task, fewer than the run's group of {cfg.algo.group_size}: with "
+            "curriculum.evidence=informative the records understate a group's chance to teach"
+        )
     print(
         f"  mean credit {summary['mean_credit']:.3f}; every reply solved {summary['all_solved']}, "
         f"none earned credit {summary['none_earned']}, mixed {summary['mixed']}"

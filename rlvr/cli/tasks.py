@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
     )
     config_args(k)
     k.add_argument("--out", required=True, help="where the task set is written (JSONL): every task, calibrated or not")
-    k.add_argument("--samples", type=int, default=4, help="replies sampled per task (default 4)")
+    k.add_argument("--samples", type=int, help="replies sampled per task (default: the run's group size, at least 4)")
     k.add_argument("--checkpoint", help="the model to measure: a run or checkpoint directory (default: the config's)")
     k.add_argument("--levels", action="store_true", help="also set each measured task's difficulty from its credit")
     k.add_argument("--held-out", action="store_true", help="measure the held-out tasks too (default: training only)")

@@ -167,13 +167,21 @@ class TaskEstimates:
     def state_dict(self) -> dict[str, Any]:
         return {
             "tasks": {
-                tid: [e.s, e.f, e.solved_streak, e.failed_streak, e.groups] for tid, e in self.by_id.items() if e.groups
+                tid: [e.s, e.f, e.solved_streak, e.failed_streak, e.groups]
+                for tid, e in self.by_id.items()
+                if e.groups or e.s or e.f  # observed, or holding a calibration's evidence
             },
             "families": {key: list(v) for key, v in self.families.items()},
             "cells": {key: list(v) for key, v in self.cells.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        # The checkpoint alone decides each task's evidence: a task it does not hold had none
+        # when it was saved (a calibration since added, or its weight changed, is not mixed
+        # in, so the family and cell sums below still add up to their tasks' evidence).
+        for e in self.by_id.values():
+            e.s = e.f = 0.0
+            e.solved_streak = e.failed_streak = e.groups = 0
         for tid, (s, f, solved, failed, groups) in state["tasks"].items():
             if tid in self.by_id:  # a task no longer in the set: its evidence goes
                 e = self.by_id[tid]

@@ -4,9 +4,9 @@ rlvr.tasks.calibration's).
 
 The replies are sampled with the run's generation settings (temperature, top-p, stop,
 token budget), and the hidden tests a training step would draw are drawn for step 0, so
-that what a task earns here is what its first group would earn in the run. A reply whose
-episode failed (a sandbox error, say) is left out of the record, as a training step
-drops its group; a task with no reply left keeps no record."""
+that what a task earns here is what its first group would earn in the run. A task one of
+whose replies failed to run (a sandbox error, say) keeps no record, as a training step
+drops such a group (its other replies were not scored as a group is)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ SEED_SALT = 611953  # the sampling seed is the run seed's, moved off any trainin
 class CalibrationResult:
     tasks: list[Task]  # each measured task with its record (the others as they were)
     measured: int
-    failed_replies: int  # replies whose episode did not run, left out of the records
+    failed_replies: int  # replies whose episode did not run: their tasks keep no record
     generate_s: float
 
 
@@ -67,7 +67,7 @@ def sample_calibrations(
             temperature=cfg.generation.temperature,
             top_p=cfg.generation.top_p,
             stop=tuple(cfg.generation.stop),
-            seed=cfg.seed * 100003 + SEED_SALT + start,
+            seed=cfg.seed * 100003 + SEED_SALT + start * samples,  # engines seeding row i with seed + i: no overlap
         )
         trajs = run_episodes(
             chunk,
@@ -82,13 +82,14 @@ def sample_calibrations(
         for t in trajs:
             by_task.setdefault(t.task_id, []).append(t)
         for task in tasks[start : start + batch_tasks]:
-            ok = [t for t in by_task.get(task.id, []) if t.status == "ok"]
-            failed += len(by_task.get(task.id, [])) - len(ok)
-            if not ok:
+            replies = by_task.get(task.id, [])
+            bad = sum(t.status != "ok" for t in replies)
+            failed += bad
+            if bad or not replies:
                 out.append(task)
                 continue
-            rewards = tuple(t.reward.total if t.reward else 0.0 for t in ok)
-            cal = Calibration(model_name, rewards, tuple(solved(t) for t in ok))
+            rewards = tuple(t.reward.total if t.reward else 0.0 for t in replies)
+            cal = Calibration(model_name, rewards, tuple(solved(t) for t in replies))
             out.append(calibrated(task, cal, set_level=set_level))
             measured += 1
         if on_progress:

@@ -19,7 +19,6 @@ share, as that domain's difficulty asks.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,11 +89,24 @@ def p_informative(rewards: tuple[float, ...], group_size: int) -> float:
     replacement) is informative, its rewards not all equal: 1 - sum over each distinct
     value v of C(n_v, g) / C(K, g). An unbiased estimate of the model's chance when
     group_size <= K; a larger group is estimated as a group of K, which understates its
-    chance."""
+    chance (any disagreement among the K gives 1, none 0): calibrate with K >= the run's
+    group size."""
     k = len(rewards)
     g = min(max(group_size, 1), k)
-    counts = Counter(round(r, 9) for r in rewards)
-    return 1.0 - sum(math.comb(n, g) for n in counts.values()) / math.comb(k, g)
+    return 1.0 - sum(math.comb(n, g) for n in tie_counts(rewards)) / math.comb(k, g)
+
+
+def tie_counts(rewards: tuple[float, ...]) -> list[int]:
+    """How many rewards each run of equal values holds, equal as the curriculum counts a
+    group uninformative (no gap above 1e-9 between neighbours in sorted order)."""
+    counts: list[int] = []
+    prev: float | None = None
+    for r in sorted(rewards):
+        if prev is None or r - prev > 1e-9:
+            counts.append(0)
+        counts[-1] += 1
+        prev = r
+    return counts
 
 
 def evidence(cal: Calibration, mode: str, group_size: int, weight: float = 1.0) -> tuple[float, float]:

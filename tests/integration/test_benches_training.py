@@ -55,6 +55,16 @@ def test_quickstart_bench_ab_runs_each_seed_as_shipped_then_with_the_overrides()
     assert [(x["seed"], x["variant"]) for x in r["runs"]] == [(0, "shipped"), (0, "with")]
 
 
+def test_curriculum_bench_calibrates_then_trains_both_arms_on_the_file() -> None:
+    with records_nothing(RESULTS / "curriculum_python.json"):
+        r = last_json(run_bench("bench/curriculum.py", "--smoke", "--mix", "python", "--calibrate", "1").stdout)
+    assert set(r["runs"]) == {"learnability/0", "calibrated/0"} and set(r["summary"]) == {"learnability", "calibrated"}
+    cal = r["calibration"]
+    assert cal["samples"] == 1 and cal["measured"] == cal["asked"] > 0 and cal["written"] == 308
+    assert cal["levels_before"] == {"1": cal["asked"]}  # the smoke measures the easiest level only
+    assert cal["elapsed_s"] > 0 and len(r["calibrated"]) == 64  # the file's sha256, recorded with the runs
+
+
 def test_curriculum_bench_smoke_reports_what_the_readme_quotes_per_sampler() -> None:
     with records_nothing(RESULTS / "curriculum.json", RESULTS / "curriculum_code.json"):
         r = last_json(run_bench("bench/curriculum.py", "--smoke").stdout)

@@ -52,6 +52,9 @@ def test_each_task_records_what_its_sampled_replies_earned(
 
 def test_the_command_writes_every_task_and_the_file_trains(tmp_path: Path) -> None:
     src = write_add_tasks(tmp_path / "add.jsonl", n=12)
+    rows = [json.loads(line) for line in src.read_text().splitlines()]
+    rows[0]["difficulty"] = rows[1]["difficulty"] = 5  # past the range: written, not measured
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "calibrated" / "add_cal.jsonl"
     tiny = ["model.name_or_path=tiny-random", "generation.max_new_tokens=6", f"tasks.source={src}"]
     r = rlvr("tasks", "calibrate", "examples/quickstart.yaml", *tiny, "--samples", "2", "--levels",
@@ -59,7 +62,9 @@ def test_the_command_writes_every_task_and_the_file_trains(tmp_path: Path) -> No
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout.strip().splitlines()[-1])
     written = load_tasks(str(out))
-    train, held_out = split_tasks(written, 0.2)
+    assert [t.id for t in written] == [r["id"] for r in rows]
+    assert [t.difficulty for t in written[:2]] == [5, 5] and all(of(t) is None for t in written[:2])
+    train, held_out = split_tasks(written[2:], 0.2)
     assert train and held_out
     assert report["written"] == 12 and report["measured"] == len(train) and report["split"] == "train"
     assert all(of(t) is not None and of(t).samples == 2 for t in train)  # type: ignore[union-attr]

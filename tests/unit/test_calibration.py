@@ -20,6 +20,7 @@ from rlvr.tasks.calibration import (
     level_for,
     of,
     p_informative,
+    tie_counts,
 )
 from rlvr.types import Task
 
@@ -57,6 +58,14 @@ def test_credit_and_solved_share_by_hand() -> None:
 )
 def test_p_informative_counts_the_groups_that_disagree(rewards: list[float], g: int, expected: float) -> None:
     assert p_informative(tuple(rewards), g) == pytest.approx(expected)
+
+
+def test_ties_are_the_curriculums_ties() -> None:
+    """A group is uninformative when no two sorted neighbours differ by more than 1e-9,
+    as Curriculum.observe counts it."""
+    assert tie_counts((4e-10, 6e-10)) == [2]
+    assert tie_counts((0.0, 1.0, 0.0, 1.0 + 1e-12, 0.5)) == [2, 1, 2]
+    assert p_informative((4e-10, 6e-10), 2) == 0.0
 
 
 def test_evidence_in_each_unit() -> None:
@@ -153,3 +162,28 @@ def test_a_calibrated_curriculum_resumes_exactly() -> None:
     b.load_state_dict(json.loads(json.dumps(a.state_dict())))
     assert [t.id for t in b.sample(6)] == [t.id for t in a.sample(6)]
     assert all(b.est.p(t.id) == a.est.p(t.id) for t in tasks)
+
+
+def _observed(tasks: list[Task], weight: float) -> Curriculum:
+    cfg = CurriculumConfig(strategy="learnability", calibration_weight=weight)
+    cur = Curriculum(tasks, 3, cfg, group_size=4)
+    for _ in range(2):
+        cur.observe([Outcome(t.id, [1.0, 0.0, 0.0, 0.0], [True, False, False, False]) for t in cur.sample(3)])
+    return cur
+
+
+def test_the_checkpoint_alone_decides_the_evidence_when_the_calibration_changed() -> None:
+    """Resumed with the calibration off (or on a file calibrated since), each task's
+    evidence and its family's and cell's sums are the checkpoint's: they still add up."""
+    tasks = [task(f"t{i}", record([1.0, 1.0, 0.0, 1.0]), family=f"f{i % 3}") for i in range(9)]
+    plain = [task(t.id, family=t.metadata["family"]) for t in tasks]
+    for saved, resumed, weight in ((tasks, tasks, 0.0), (plain, tasks, 1.0)):
+        a = _observed(saved, 1.0)
+        b = Curriculum(resumed, 3, CurriculumConfig(strategy="learnability", calibration_weight=weight), group_size=4)
+        b.load_state_dict(json.loads(json.dumps(a.state_dict())))
+        assert all(b.est.p(t.id) == a.est.p(t.id) for t in tasks)
+        for key, (fam_s, fam_f) in b.est.families.items():
+            members = [e for e in b.est.by_id.values() if e.family == key]
+            assert fam_s == pytest.approx(sum(e.s for e in members)) and fam_f == pytest.approx(
+                sum(e.f for e in members)
+            )
