@@ -190,6 +190,7 @@ def measure(run: Path, every: int = 0) -> dict[str, Any]:
     if not groups:
         raise BenchError(f"{run}/trajectories.jsonl: no trajectory that is not a canary or an error")
     informative, tokens, idle_tokens = [], defaultdict(int), defaultdict(int)
+    by_step: dict[int, list[float]] = defaultdict(list)
     for (step, _), trajs in groups.items():
         rewards = [t["reward"]["total"] for t in trajs]
         n_tok = sum(len(t["completion_ids"]) for t in trajs)
@@ -197,6 +198,10 @@ def measure(run: Path, every: int = 0) -> dict[str, Any]:
         agree = len(set(rewards)) <= 1
         idle_tokens[step] += n_tok if agree else 0
         informative.append(0.0 if agree else 1.0)
+        by_step[step].append(informative[-1])
+    # the first quarter of the steps: where a start from measured difficulty can differ most
+    first = sorted(by_step)[: max(1, len(by_step) // 4)]
+    early = [x for step in first for x in by_step[step]]
     idle_s = sum(gen_s.get(s, 0.0) * idle_tokens[s] / tokens[s] for s in tokens if tokens[s])
     # the bundled eval split before training, then each periodic evaluation (the last step's
     # is the "after" one); eval rows of other suites (HumanEval) carry a "suite" key
@@ -209,6 +214,7 @@ def measure(run: Path, every: int = 0) -> dict[str, Any]:
     curve = sorted(dict([*before, *periodic]).items())
     return {
         "informative": statistics.fmean(informative) if informative else 0.0,
+        "informative_first_quarter": statistics.fmean(early) if early else 0.0,
         "zero_advantage_gen_s": idle_s,
         "gen_s": sum(gen_s.values()),
         "pass_at_1": curve,
@@ -326,6 +332,8 @@ def summarize(results: dict[str, Any], seeds: list[int], configs: list[str]) -> 
             "pass_at_1_final": statistics.fmean(r["pass_at_1"][-1][1] for r in runs),
             "step_reaching_uniform_final": reach,
         }
+        if all("informative_first_quarter" in r for r in runs):  # recorded since the calibration
+            row["informative_first_quarter"] = statistics.fmean(r["informative_first_quarter"] for r in runs)
         if all("family_diversity" in r for r in runs):  # recorded since the hundred-domain mix
             row["family_diversity"] = statistics.fmean(r["family_diversity"] for r in runs)
             row["zero_draw_domains"] = statistics.fmean(len(r["zero_draw_domains"]) for r in runs)
@@ -338,6 +346,10 @@ def summarize(results: dict[str, Any], seeds: list[int], configs: list[str]) -> 
             f"{row['pass_at_1_start']:>14.3f}{row['pass_at_1_final']:>8.3f}{reached:>17}"
         )
     for config, row in summary.items():
+        if "informative_first_quarter" in row:
+            print(
+                f"{config}: informative groups in the first quarter of the steps {row['informative_first_quarter']:.3f}"
+            )
         if "family_diversity" in row:
             print(f"{config}: family diversity {row['family_diversity']:.3f}, "
                   f"{row['zero_draw_domains']:.1f} domains never drawn (mean over seeds)")  # fmt: skip
@@ -377,6 +389,11 @@ def main(argv: list[str] | None = None) -> None:
         help="first calibrate the mix's training tasks with K replies each (rlvr tasks calibrate)",
     )
     ap.add_argument("--calibrated", default="", metavar="FILE", help="a calibrated task file of the mix to train on")
+    ap.add_argument(
+        "--reread",
+        action="store_true",
+        help="read the JSON's runs again from --out (figures added since they ran), train nothing",
+    )
     args = ap.parse_args(argv)
     if args.configs is None:
         calibrating = args.calibrate or args.calibrated
@@ -416,6 +433,19 @@ def main(argv: list[str] | None = None) -> None:
                 results["superseded"] = old["superseded"]
         else:
             raise SystemExit(f"{json_path} holds another setting than {setting}: drop --keep or --json elsewhere")
+    if args.reread:
+        if not args.out or not json_path.exists():
+            ap.error("--reread needs --out (where the runs are) and the JSON they were written to")
+        results = json.loads(json_path.read_text())
+        for key, m in results["runs"].items():
+            config, seed = key.split("/")
+            run = Path(args.out) / args.mix / f"{config}-seed{seed}"
+            if run.is_dir():
+                m |= {**measure(run, args.eval_every), **draws(run), **final_outcomes(run)}
+        results["summary"] = summarize(results, args.seeds, args.configs)
+        json_path.write_text(json.dumps(results, indent=1) + "\n")
+        print(f"written {json_path}")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
         if args.calibrate:

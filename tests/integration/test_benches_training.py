@@ -80,9 +80,10 @@ def test_curriculum_bench_smoke_reports_what_the_readme_quotes_per_sampler() -> 
     assert set(r["summary"]) == {"uniform", "bandit"}
     for name, row in r["summary"].items():
         paired = {"paired_vs_uniform"} if name != "uniform" else set()
-        assert set(row) == {"seeds", "informative", "zero_advantage_gen_s", "gen_s", "pass_at_1_start",
-                            "pass_at_1_final", "step_reaching_uniform_final", "family_diversity",
+        assert set(row) == {"seeds", "informative", "informative_first_quarter", "zero_advantage_gen_s", "gen_s",
+                            "pass_at_1_start", "pass_at_1_final", "step_reaching_uniform_final", "family_diversity",
                             "zero_draw_domains"} | paired  # fmt: skip
+        assert _share(row["informative_first_quarter"])
         assert row["seeds"] == [0] and _share(row["informative"])
         assert row["gen_s"] > 0 and 0 <= row["zero_advantage_gen_s"] <= row["gen_s"] + 1e-9
         assert _share(row["pass_at_1_start"]) and _share(row["pass_at_1_final"])
