@@ -40,7 +40,7 @@ def calibrate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise ConfigError(f"--out: {out} is a directory; name the JSONL file to write")
-    from rlvr.cli.common import checkpoint_model_dir, quiet_libraries
+    from rlvr.cli.common import checkpoint_model_dir, generating_model
     from rlvr.tasks.loader import split_tasks, write_tasks
     from rlvr.train.preflight import check_run, run_tasks
 
@@ -55,18 +55,9 @@ def calibrate(args: argparse.Namespace) -> int:
             f"{cfg.tasks.source}: no training tasks to calibrate (tasks.eval_fraction {cfg.tasks.eval_fraction})"
         )
     from rlvr.rollout.calibrate import sample_calibrations
-    from rlvr.rollout.models import load_policy, load_tokenizer
 
-    quiet_libraries()
     t0 = time.perf_counter()
-    name = source
-    if cfg.engine.kind == "openai":  # the server holds the weights; the tokenizer makes the token ids
-        model, tok = None, load_tokenizer(source, cfg.model.cache_dir)
-        name = f"{cfg.engine.openai.served_model or source} at {cfg.engine.openai.base_url}"
-    else:
-        model, tok = load_policy(
-            source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
-        )
+    model, tok, name = generating_model(cfg, source)
 
     def progress(done: int, total: int) -> None:
         if not args.json:

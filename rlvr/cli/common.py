@@ -118,6 +118,22 @@ def quiet_libraries() -> None:
     huggingface_hub.utils.disable_progress_bars()
 
 
+def generating_model(cfg: Any, source: str) -> tuple[Any, Any, str]:
+    """(model, tokenizer, name) of what generates for an eval-like command: the model at
+    `source` on the config's device, or with engine.kind openai no model (the server holds
+    the weights; the tokenizer makes the token ids) and the server named."""
+    from rlvr.rollout.models import load_policy, load_tokenizer
+
+    quiet_libraries()
+    if cfg.engine.kind == "openai":
+        name = f"{cfg.engine.openai.served_model or source} at {cfg.engine.openai.base_url}"
+        return None, load_tokenizer(source, cfg.model.cache_dir), name
+    model, tok = load_policy(
+        source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
+    )
+    return model, tok, source
+
+
 def before_after_table(title: str, before: Any, after: Any) -> Any:
     """A rich table with 'at the start' and 'at the end' columns, its first row the
     held-out pass@1 of two evaluations (EvalResult or None) when there is one."""

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from rlvr.cli.common import FMT, checkpoint_model_dir, config_args, keys_help, quiet_libraries
+from rlvr.cli.common import FMT, checkpoint_model_dir, config_args, generating_model, keys_help
 from rlvr.config import load_config
 
 
@@ -36,18 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from rlvr.train.preflight import check_run
 
     eval_tasks = check_run(cfg, evaluating=True, model=source).eval_tasks
-    from rlvr.rollout.models import load_policy  # the model stack, once the inputs are known to be good
-
-    quiet_libraries()
-    if cfg.engine.kind == "openai":  # the server holds the weights; the tokenizer makes the token ids
-        from rlvr.rollout.models import load_tokenizer
-
-        model, tok = None, load_tokenizer(source, cfg.model.cache_dir)
-        source = f"{cfg.engine.openai.served_model or source} at {cfg.engine.openai.base_url}"
-    else:
-        model, tok = load_policy(
-            source, dtype=cfg.model.dtype, cache_dir=cfg.model.cache_dir, seed=cfg.seed, device=cfg.model.device
-        )
+    model, tok, source = generating_model(cfg, source)  # the model stack, once the inputs are known to be good
     r = evaluate(model, tok, eval_tasks, cfg)
     out = {
         "model": source,
