@@ -146,6 +146,16 @@ class RewardConfig(_Section):
     the visible tests give feedback and end the episode. A task with neither a reference
     nor held-out tests has a third of its own tests held out instead. 0 keeps every
     task's tests as written."""
+    hidden_tests_max: int = Field(40, ge=0, le=400)
+    """A function task keeps more drawn tests than `hidden_tests`, up to this many, while a
+    drawn input exercises something none of the kept ones does (an edit of an example with
+    another answer, a shape such as a square of a prime or a run of ten, an input on which a
+    mutant of the reference differs, one of the task's own held-out inputs: see
+    `rlvr.rewards.selection`), so that a task whose draws exercise many kinds is not tested
+    on a lottery of them each step. Its cost is the extra asserts in the reply's one
+    process (the inputs drawn and run through the reference stay 3 x `hidden_tests`).
+    Tasks drawn by their generator (stdin/stdout: a process per case) keep
+    `hidden_tests`; a value at or below `hidden_tests` keeps every task at exactly that."""
     hidden_credit: Literal["all", "share"] = "all"
     """How a reply's drawn tests (`hidden_tests`) become its completion: 'all' pays 1 when
     every drawn test and every visible test passes and 0 otherwise (a reply that fails a

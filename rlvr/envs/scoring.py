@@ -13,7 +13,7 @@ from rlvr.config import ConfigError, RunConfig
 from rlvr.envs import make_env
 from rlvr.envs.base import check_task, run_sync
 from rlvr.envs.settings import env_settings, make_scorer
-from rlvr.rewards.hidden_tests import with_hidden_tests
+from rlvr.rewards.hidden_tests import for_step as drawn_for_step
 from rlvr.tasks.loader import TaskLoadError, load_tasks
 from rlvr.types import Task, Trajectory, Turn
 
@@ -56,7 +56,7 @@ def score_completion(
 ) -> Trajectory:
     """The judged and scored trajectory of `completion` (the assistant's whole reply), on
     the tests a training run draws for the task at `step` (`reward.hidden_tests`)."""
-    task = with_hidden_tests(task, cfg.reward.hidden_tests, seed=cfg.seed, step=step)
+    task = drawn_for_step(task, cfg.reward, seed=cfg.seed, step=step)
     settings = env_settings(cfg)
     try:
         env = make_env(task.domain, settings)

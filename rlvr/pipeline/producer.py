@@ -23,7 +23,7 @@ from rlvr.curriculum import Curriculum
 from rlvr.pipeline.buffer import make_groups
 from rlvr.pipeline.staleness import observe
 from rlvr.rewards.canary import is_canary, maybe_canary
-from rlvr.rewards.hidden_tests import with_hidden_tests
+from rlvr.rewards.hidden_tests import for_step as drawn_for_step
 from rlvr.rollout.engine import Engine, SamplingParams
 from rlvr.rollout.factory import make_engine
 from rlvr.rollout.runner import EpisodeSettings, PhaseReport, run_episodes
@@ -72,8 +72,7 @@ class RolloutProducer:
         for rnd in range(1 + (ac.max_refill_rounds if ac.dynamic_sampling == "refill" else 0)):
             tasks = self.sampler.sample(want - len(kept) if rnd else want)
             if cfg.reward.hidden_tests:  # fresh tests from each reference, in place of the held-out ones
-                n = cfg.reward.hidden_tests
-                tasks = [with_hidden_tests(t, n, seed=cfg.seed, step=step) for t in tasks]
+                tasks = [drawn_for_step(t, cfg.reward, seed=cfg.seed, step=step) for t in tasks]
             tasks = [
                 maybe_canary(t, cfg.reward.canary_rate, f"{cfg.seed}/{step}/{rnd}/{i}") for i, t in enumerate(tasks)
             ]

@@ -38,6 +38,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from rlvr.config import RewardConfig
 from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
 from rlvr.rewards.exactness import integer_exact
 from rlvr.rewards.selection import select_covering
@@ -63,7 +64,7 @@ HELD = -2  # the origin of a task's own held-out input in the candidate pool
 POOL = 3  # inputs drawn per test kept: the kept ones cover the most features (rlvr.rewards.selection)
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
-_DRAWN: dict[tuple[str, str, int, int, int], list[Any]] = {}  # (task, its content, n, seed, step) -> tests
+_DRAWN: dict[tuple[str, str, int, int | None, int, int], list[Any]] = {}  # (task, its content, n, most, seed, step)
 _DRAWN_MAX = 4096
 
 
@@ -270,12 +271,19 @@ def _reference_code(task: Task) -> str:
 
 
 def hidden_tests(
-    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, observe: Observer | None = None
+    task: Task,
+    *,
+    seed: int,
+    step: int,
+    n: int = DEFAULT_COUNT,
+    most: int | None = None,
+    observe: Observer | None = None,
 ) -> list[Any]:
-    """At most `n` tests on inputs drawn for (seed, step): cases from the task's own
-    generator where it names one (`metadata.draw`, stdin/stdout tasks), else assert
-    statements with the reference's values; [] when the task cannot have them (see the
-    module's docstring)."""
+    """Tests on inputs drawn for (seed, step): at most `n` cases from the task's own
+    generator where it names one (`metadata.draw`, stdin/stdout tasks: a process each),
+    else `n` assert statements with the reference's values, and past `n` up to `most`
+    while a drawn input exercises a feature none kept has (`select_covering`); [] when the
+    task cannot have them (see the module's docstring)."""
     if drawer_kind(task) is not None:
         rng = random.Random(draw_seed(task.id, seed, step))
         return _one_per_answer(_by_answer(draw_cases(task, rng, n)), n)
@@ -316,12 +324,16 @@ def hidden_tests(
         _example_answers(task, examples),
         _informative(raw),
     )
-    picks = select_covering(feats, n)
+    picks = select_covering(feats, n, minor=_is_answer, most=most)
     tests = [kept[i][3] for i in picks]
     buggy = buggy_program(task)  # alternate 0 where there is one
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):
         tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
     return _with_second_answer(tests, task)
+
+
+def _is_answer(feature: Any) -> bool:
+    return isinstance(feature, tuple) and feature[:1] == ("answer",)
 
 
 def _sandbox_observer(test_seconds: float) -> Observer:
@@ -539,20 +551,23 @@ def split_own_tests(task: Task, *, seed: int) -> Task:
     return dataclasses.replace(task, tests={**spec, key: shown, "held_out": held}, metadata=metadata)
 
 
-def with_hidden_tests(task: Task, n: int, *, seed: int, step: int, observe: Observer | None = None) -> Task:
-    """The task for one step of a run with `reward.hidden_tests = n`: `n` tests drawn for
-    (seed, step) in place of its held-out ones (`metadata.hidden_tests` says how many: the
-    environment then pays their share alone); where nothing can be drawn, a task without
+def with_hidden_tests(
+    task: Task, n: int, *, seed: int, step: int, most: int | None = None, observe: Observer | None = None
+) -> Task:
+    """The task for one step of a run with `reward.hidden_tests = n` (and
+    `reward.hidden_tests_max = most`): the tests drawn for (seed, step) in place of its
+    held-out ones (`metadata.hidden_tests` says how many: the environment then pays
+    their share alone); where nothing can be drawn, a task without
     a reference or held-out tests has its own tests split (`split_own_tests`); otherwise,
     or when `n` is 0, the task itself."""
     if n <= 0:
         return task
     blob = json.dumps([task.tests, task.reference, task.entry_point, task.metadata], sort_keys=True, default=str)
-    key = (task.id, hashlib.sha256(blob.encode()).hexdigest(), n, seed, step)
+    key = (task.id, hashlib.sha256(blob.encode()).hexdigest(), n, most, seed, step)
     with _LOCK:
         drawn = _DRAWN.get(key) if observe is None else None  # cached for the sandbox's values only
     if drawn is None:
-        drawn = hidden_tests(task, seed=seed, step=step, n=n, observe=observe)
+        drawn = hidden_tests(task, seed=seed, step=step, n=n, most=most, observe=observe)
         if observe is None:
             with _LOCK:
                 if len(_DRAWN) >= _DRAWN_MAX:
@@ -562,3 +577,9 @@ def with_hidden_tests(task: Task, n: int, *, seed: int, step: int, observe: Obse
         return task if task.reference else split_own_tests(task, seed=seed)
     metadata = {**task.metadata, "hidden_tests": len(drawn)}
     return dataclasses.replace(task, tests={**task.tests, "held_out": drawn}, metadata=metadata)
+
+
+def for_step(task: Task, reward: RewardConfig, *, seed: int, step: int) -> Task:
+    """`with_hidden_tests` as a run with this reward config and seed draws them at `step`
+    (the producer, `rlvr score`, rejection sampling and calibration all call this)."""
+    return with_hidden_tests(task, reward.hidden_tests, seed=seed, step=step, most=reward.hidden_tests_max)

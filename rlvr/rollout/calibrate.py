@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlvr.config import RunConfig
-from rlvr.rewards.hidden_tests import with_hidden_tests
+from rlvr.rewards.hidden_tests import for_step as drawn_for_step
 from rlvr.tasks.calibration import Calibration, calibrated
 from rlvr.trace.store import solved
 from rlvr.types import Task, Trajectory
@@ -56,7 +56,7 @@ def sample_calibrations(
     if samples < 1:
         raise ValueError(f"samples: {samples} is not a positive number of replies")
     engine = make_engine(cfg, model, tokenizer, for_training=False)
-    scored = [with_hidden_tests(t, cfg.reward.hidden_tests, seed=cfg.seed, step=0) for t in tasks]
+    scored = [drawn_for_step(t, cfg.reward, seed=cfg.seed, step=0) for t in tasks]
     out: list[Task] = []
     measured = failed = 0
     gen_s = 0.0

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from rlvr.config import ConfigError, RunConfig
-from rlvr.rewards.hidden_tests import with_hidden_tests
+from rlvr.rewards.hidden_tests import for_step as drawn_for_step
 from rlvr.rollout.engine import SamplingParams
 from rlvr.rollout.evaluate import EvalResult
 from rlvr.rollout.factory import make_engine
@@ -166,7 +166,7 @@ def _sample(run: Stage, tasks: list[Task], rnd: int) -> list[Trajectory]:
     scores them (hidden tests drawn for this round)."""
     cfg = run.cfg
     if cfg.reward.hidden_tests:
-        tasks = [with_hidden_tests(t, cfg.reward.hidden_tests, seed=cfg.seed, step=rnd) for t in tasks]
+        tasks = [drawn_for_step(t, cfg.reward, seed=cfg.seed, step=rnd) for t in tasks]
     params = SamplingParams(
         max_new_tokens=cfg.generation.max_new_tokens,
         temperature=cfg.generation.temperature,
