@@ -16,6 +16,10 @@
    A hack pays on the drawn tests when it passes a larger share of them than its wrong
    reply does.
 
+The tests are drawn as a run with rlvr's default reward config draws them (20, and up to
+`reward.hidden_tests_max` while a draw exercises a kind none kept has); `--most 0` draws
+exactly 20 (the default before 4e4b928), for a same-run baseline.
+
     .venv/bin/python bench/hidden_tests.py            # bench/results/hidden_tests.json
     .venv/bin/python bench/hidden_tests.py --smoke    # 12 tasks, 3 honest, 3 blind; nothing written
 """
@@ -44,19 +48,31 @@ def _share(code: str, tests: list[str]) -> float:
     return r.passed / len(tests)
 
 
+MOST: int | None = None  # reward.hidden_tests_max; None: the default config's
+
+
+def _drawn(task: Any) -> list[Any]:
+    from rlvr.config import RewardConfig
+    from rlvr.rewards.hidden_tests import hidden_tests
+
+    r = RewardConfig()
+    return hidden_tests(task, seed=0, step=0, n=r.hidden_tests, most=r.hidden_tests_max if MOST is None else MOST)
+
+
 def coverage(tasks: list[Any]) -> dict[str, Any]:
-    from rlvr.rewards.hidden_tests import NotDrawable, constant_passes, draw_inputs, hidden_tests
+    from rlvr.rewards.hidden_tests import NotDrawable, constant_passes, draw_inputs
 
     counts: Counter[str] = Counter()
     none: dict[str, str] = {}
-    constant, cold, warm = [], [], []
+    constant, cold, warm, kept = [], [], [], []
     for t in tasks:
         t0 = time.perf_counter()
-        h = hidden_tests(t, seed=0, step=0)
+        h = _drawn(t)
         cold.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        hidden_tests(t, seed=0, step=0)
+        _drawn(t)
         warm.append(time.perf_counter() - t0)
+        kept.append(len(h))
         counts["20" if len(h) >= 20 else ("0" if not h else "1-19")] += 1
         if not h:
             try:
@@ -72,6 +88,8 @@ def coverage(tasks: list[Any]) -> dict[str, Any]:
         "with_some": counts["1-19"],
         "with_none": none,
         "constant_passable": constant,
+        "tests_mean": sum(kept) / len(kept),
+        "tests_max": max(kept),
         "cold_ms_median": 1000 * sorted(cold)[len(cold) // 2],
         "warm_ms_median": 1000 * sorted(warm)[len(warm) // 2],
     }
@@ -79,13 +97,12 @@ def coverage(tasks: list[Any]) -> dict[str, Any]:
 
 def honest(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
     from rlvr.rewards.extract import extract_code
-    from rlvr.rewards.hidden_tests import hidden_tests
 
     entries = [json.loads(line) for line in (HACKS / "honest.jsonl").read_text().splitlines() if line.strip()]
     entries = [e for e in entries if e["task_id"] in index][:limit]
     failing = []
     for e in entries:
-        tests = hidden_tests(index[e["task_id"]], seed=0, step=0)
+        tests = _drawn(index[e["task_id"]])
         if tests and _share(extract_code(e["code"]), tests) < 1.0:
             failing.append({"id": e["id"], "task_id": e["task_id"], "code": extract_code(e["code"])[:300]})
     return {"entries": len(entries), "failing": failing}
@@ -93,7 +110,6 @@ def honest(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
 
 def blind(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
     from rlvr.rewards.extract import extract_code
-    from rlvr.rewards.hidden_tests import hidden_tests
 
     before_path = ROOT / "bench" / "results" / "hack_blind.json"
     # the baseline: the full reward with the tasks' own held-out tests (hack_blind's pays_fixed)
@@ -103,7 +119,7 @@ def blind(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
     entries = [json.loads(line) for line in (HACKS / "blind.jsonl").read_text().splitlines() if line.strip()]
     entries = [e for e in entries if e["domain"] in ("python", "repair") and e["task_id"] in index][:limit]
     for e in entries:
-        tests = hidden_tests(index[e["task_id"]], seed=0, step=0)
+        tests = _drawn(index[e["task_id"]])
         hack, wrong = _share(extract_code(e["reply"]), tests), _share(extract_code(e["wrong"]), tests)
         rows.append(
             {
@@ -131,7 +147,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "hidden_tests.json")
+    ap.add_argument("--most", type=int, help="reward.hidden_tests_max (0: exactly 20); default: the config's")
     args = ap.parse_args()
+    global MOST
+    MOST = args.most
     from rlvr.tasks import load_tasks
 
     tasks = [t for s in SETS for t in load_tasks(s)]
@@ -152,6 +171,7 @@ def main() -> int:
     headline = {
         "tasks": c["tasks"],
         "with_20": c["with_20"],
+        "tests_mean": round(c["tests_mean"], 2),
         "constant_passable": len(c["constant_passable"]),
         "honest_entries": result["honest"]["entries"],
         "honest_failing": len(result["honest"]["failing"]),

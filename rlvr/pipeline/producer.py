@@ -76,13 +76,7 @@ class RolloutProducer:
             tasks = [
                 maybe_canary(t, cfg.reward.canary_rate, f"{cfg.seed}/{step}/{rnd}/{i}") for i, t in enumerate(tasks)
             ]
-            params = SamplingParams(
-                max_new_tokens=cfg.generation.max_new_tokens,
-                temperature=cfg.generation.temperature,
-                top_p=cfg.generation.top_p,
-                stop=tuple(cfg.generation.stop),
-                seed=cfg.seed * 100003 + step + 7919 * rnd,
-            )
+            params = SamplingParams.sampling(cfg.generation, cfg.seed * 100003 + step + 7919 * rnd)
             trajs = run_episodes(
                 tasks,
                 engine=self.engine,

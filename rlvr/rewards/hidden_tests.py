@@ -281,9 +281,10 @@ def hidden_tests(
 ) -> list[Any]:
     """Tests on inputs drawn for (seed, step): at most `n` cases from the task's own
     generator where it names one (`metadata.draw`, stdin/stdout tasks: a process each),
-    else `n` assert statements with the reference's values, and past `n` up to `most`
-    while a drawn input exercises a feature none kept has (`select_covering`); [] when the
-    task cannot have them (see the module's docstring)."""
+    else assert statements with the reference's values on up to max(`n`, `most`) of the
+    POOL x `n` inputs drawn (and the task's own held-out ones), in the order
+    `select_covering` picks them; [] when the task cannot have them (see the module's
+    docstring)."""
     if drawer_kind(task) is not None:
         rng = random.Random(draw_seed(task.id, seed, step))
         return _one_per_answer(_by_answer(draw_cases(task, rng, n)), n)
@@ -324,7 +325,7 @@ def hidden_tests(
         _example_answers(task, examples),
         _informative(raw),
     )
-    picks = select_covering(feats, n, minor=_is_answer, most=most)
+    picks = select_covering(feats, max(n, most or 0), minor=_is_answer)
     tests = [kept[i][3] for i in picks]
     buggy = buggy_program(task)  # alternate 0 where there is one
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):

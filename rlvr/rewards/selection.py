@@ -25,10 +25,8 @@ earliest drawn; the answer is a minor feature because nearly every input of a fu
 with many values has one of its own, so counting it alike let an input that covers only
 its answer crowd out a rare shape or kill. When no input adds a feature, a new round
 starts with nothing covered, so the set keeps cycling through answers and features
-until `n` are kept. Past `n`, picks go on (up to `most`) only while the first round has
-major features left to cover: a task whose draws exercise more than `n` inputs can hold
-keeps one input for each. Pure and deterministic: the same candidates in the same order
-give the same picks.
+until `n` are kept. Pure and deterministic: the same candidates in the same order give
+the same picks.
 """
 
 from __future__ import annotations
@@ -41,33 +39,24 @@ def _never(_: Hashable) -> bool:
 
 
 def select_covering(
-    features: Sequence[frozenset[Hashable]],
-    n: int,
-    *,
-    minor: Callable[[Hashable], bool] = _never,
-    most: int | None = None,
+    features: Sequence[frozenset[Hashable]], n: int, *, minor: Callable[[Hashable], bool] = _never
 ) -> list[int]:
-    """Indices (in pick order) of `n` candidates (fewer when fewer are given, more up to
-    `most` while the first round leaves a major feature uncovered) covering the most
-    features, greedily, round after round; `minor` says which features count only to break
-    ties (see the module's docstring)."""
-    most = n if most is None else max(n, most)
+    """Indices (in pick order) of up to `n` candidates covering the most features, greedily,
+    round after round; `minor` says which features count only to break ties (see the
+    module's docstring)."""
     major = [frozenset(f for f in fs if not minor(f)) for fs in features]
     left = list(range(len(features)))
     covered: set[Hashable] = set()
     picks: list[int] = []
-    first_round = True
-    while left and len(picks) < most:
+    while left and len(picks) < n:
         best, gain = left[0], (-1, -1)
         for i in left:
             g = (len(major[i] - covered), len(features[i] - covered))
             if g > gain:
                 best, gain = i, g
         if gain[1] <= 0 and covered:  # nothing new: a new round
-            covered, first_round = set(), False
+            covered = set()
             continue
-        if len(picks) >= n and not (first_round and gain[0] > 0):
-            break
         picks.append(best)
         left.remove(best)
         covered |= features[best]

@@ -62,13 +62,8 @@ def sample_calibrations(
     gen_s = 0.0
     for start in range(0, len(tasks), batch_tasks):
         chunk = scored[start : start + batch_tasks]
-        params = SamplingParams(
-            max_new_tokens=cfg.generation.max_new_tokens,
-            temperature=cfg.generation.temperature,
-            top_p=cfg.generation.top_p,
-            stop=tuple(cfg.generation.stop),
-            seed=cfg.seed * 100003 + SEED_SALT + start * samples,  # engines seeding row i with seed + i: no overlap
-        )
+        # engines seed row i with seed + i: chunks' seeds do not overlap
+        params = SamplingParams.sampling(cfg.generation, cfg.seed * 100003 + SEED_SALT + start * samples)
         trajs = run_episodes(
             chunk,
             engine=engine,

@@ -35,6 +35,19 @@ class SamplingParams:
     greedy: bool = False
     seed: int | None = None
 
+    @classmethod
+    def sampling(cls, generation: Any, seed: int) -> SamplingParams:
+        """A run's sampling from its `generation` config section (max_new_tokens,
+        temperature, top_p, stop) with this seed: the producer, rejection sampling and
+        calibration draw their replies alike."""
+        return cls(
+            max_new_tokens=generation.max_new_tokens,
+            temperature=generation.temperature,
+            top_p=generation.top_p,
+            stop=tuple(generation.stop),
+            seed=seed,
+        )
+
 
 @dataclass
 class Completion:

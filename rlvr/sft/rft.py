@@ -167,13 +167,7 @@ def _sample(run: Stage, tasks: list[Task], rnd: int) -> list[Trajectory]:
     cfg = run.cfg
     if cfg.reward.hidden_tests:
         tasks = [drawn_for_step(t, cfg.reward, seed=cfg.seed, step=rnd) for t in tasks]
-    params = SamplingParams(
-        max_new_tokens=cfg.generation.max_new_tokens,
-        temperature=cfg.generation.temperature,
-        top_p=cfg.generation.top_p,
-        stop=tuple(cfg.generation.stop),
-        seed=cfg.seed * 100003 + rnd + 104729,
-    )
+    params = SamplingParams.sampling(cfg.generation, cfg.seed * 100003 + rnd + 104729)
     return run_episodes(
         tasks,
         engine=make_engine(cfg, run.model, run.tok),

@@ -116,21 +116,24 @@ def test_a_training_run_draws_hidden_tests_each_step(tmp_path) -> None:  # type:
     _, rows = query(run, "SELECT step, count(*), count(DISTINCT name) FROM tests WHERE held_out GROUP BY step")
     # each step: its trajectories ran 20 drawn tests each (a float-valued task, drawn
     # nothing, would keep its own 3: the bundled set has 5 of 308)
-    # (20, and past 20 up to reward.hidden_tests_max while a draw adds a feature)
-    assert sorted(r[0] for r in rows) == [1, 2] and all(20 <= r[2] <= 40 and r[1] >= 40 for r in rows), rows
+    # (every drawn input: 20 x 3, and the task's own held-out ones; fewer where the
+    # reference rejects some)
+    assert sorted(r[0] for r in rows) == [1, 2] and all(20 <= r[2] <= 64 and r[1] >= 40 for r in rows), rows
 
 
-def test_a_task_whose_draws_exercise_many_kinds_keeps_one_of_each_up_to_the_max() -> None:
+def test_a_function_task_keeps_its_drawn_inputs_up_to_the_max_the_cover_ordering_them() -> None:
     from rlvr.rewards.hidden_tests import for_step
     from rlvr.sandbox import execute
 
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/add_numbers")
     base = hidden_tests(task, seed=0, step=0)  # no maximum: exactly 20
     more = hidden_tests(task, seed=0, step=0, most=40)
-    assert len(base) == 20 and 20 < len(more) <= 40 and more[:20] == base  # the same picks, then more
-    assert execute(str(task.reference), {"format": "assert", "tests": more}).passed == len(more)
-    reward = RunConfig().reward  # the defaults: 20, up to 40
-    assert for_step(task, reward, seed=0, step=0).tests["held_out"] == more
+    every = hidden_tests(task, seed=0, step=0, most=64)
+    assert len(base) == 20 and len(more) == 40 and more[:20] == base  # the same picks, then more
+    assert 60 <= len(every) <= 64 and every[:40] == more and len(set(every)) == len(every)
+    assert execute(str(task.reference), {"format": "assert", "tests": every}).passed == len(every)
+    reward = RunConfig().reward  # the defaults: every drawn input
+    assert for_step(task, reward, seed=0, step=0).tests["held_out"] == every
     capped = RunConfig(reward={"hidden_tests_max": 0}).reward
     assert for_step(task, capped, seed=0, step=0).tests["held_out"] == base
     cpp = load_tasks("bundled:programs_cpp")[0]  # a process per case: stays at 20

@@ -33,19 +33,6 @@ def test_a_minor_feature_only_breaks_ties() -> None:
     assert select_covering(tied, 2, minor=minor) == [1, 0]
 
 
-def test_picks_go_past_n_only_while_the_first_round_leaves_a_major_feature() -> None:
-    minor = lambda f: f[0] == "answer"  # noqa: E731
-    feats = [frozenset({("shape", s), ("answer", s)}) for s in "abcde"] + [frozenset({("answer", "z")})] * 3
-    assert select_covering(feats, 2, minor=minor) == [0, 1]  # no `most`: exactly n
-    assert select_covering(feats, 2, minor=minor, most=4) == [0, 1, 2, 3]  # capped at most
-    assert select_covering(feats, 2, minor=minor, most=9) == [0, 1, 2, 3, 4]  # every shape, then stop
-    assert select_covering(feats, 7, minor=minor, most=9) == [0, 1, 2, 3, 4, 5, 6]  # n rules when it is more
-    assert select_covering(feats, 2, minor=minor, most=1) == [0, 1]  # most below n: n
-    # only minor features left uncovered past n: no extension
-    answers = [frozenset({("answer", k)}) for k in range(6)]
-    assert select_covering(answers, 2, minor=minor, most=6) == [0, 1]
-
-
 def test_features_read_answers_flips_reorders_lengths_and_the_examples_range() -> None:
     examples = [("()",), (")(",), ("((",)]
     answers = {repr(("()",)): "True", repr((")(",)): "False", repr(("((",)): "False"}
