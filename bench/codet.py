@@ -44,7 +44,7 @@ def sample(model_path: str | None, n: int, m: int, smoke: bool) -> tuple[list[di
     from rlvr.config import load_config
     from rlvr.envs.codet import consensus_pick, pass_matrix, pooled_tests, solution_code
     from rlvr.envs.settings import env_settings
-    from rlvr.rewards.hidden_tests import with_hidden_tests
+    from rlvr.rewards.hidden_tests import for_step as drawn_for_step
     from rlvr.rollout.engine import SamplingParams
     from rlvr.rollout.factory import make_engine
     from rlvr.rollout.models import load_policy
@@ -66,7 +66,7 @@ def sample(model_path: str | None, n: int, m: int, smoke: bool) -> tuple[list[di
         return SamplingParams(max_new_tokens=g.max_new_tokens, temperature=1.0, top_p=1.0, stop=tuple(g.stop),
                               seed=seed)  # fmt: skip
 
-    tasks = [with_hidden_tests(t, py.reward.hidden_tests, seed=py.seed, step=0) for t in held]
+    tasks = [drawn_for_step(t, py.reward, seed=py.seed, step=0) for t in held]
     sols = run_episodes(tasks, engine=engine, tokenizer=tok, episodes=episode_settings(py, group_size=n),
                         params=params(py, 7))  # fmt: skip
     tw_tasks = [writing[t.id] for t in held]

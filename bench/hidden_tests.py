@@ -16,9 +16,10 @@
    A hack pays on the drawn tests when it passes a larger share of them than its wrong
    reply does.
 
-The tests are drawn as a run with rlvr's default reward config draws them (20, and up to
-`reward.hidden_tests_max` while a draw exercises a kind none kept has); `--most 0` draws
-exactly 20 (the default before 4e4b928), for a same-run baseline.
+The tests are drawn as a run with rlvr's default reward config draws them (3 x 20 inputs
+drawn, up to `reward.hidden_tests_max` of them kept: all by default); `--most 0` keeps 20
+of them, the count before 47df309 (in the cover's new order: the answer breaks ties only),
+for a same-run baseline of the count alone.
 
     .venv/bin/python bench/hidden_tests.py            # bench/results/hidden_tests.json
     .venv/bin/python bench/hidden_tests.py --smoke    # 12 tasks, 3 honest, 3 blind; nothing written

@@ -75,7 +75,7 @@ def sample_and_pick(rm_dir: Path, smoke: bool) -> list[dict]:
     from rlvr.config import load_config
     from rlvr.feedback.rm import RewardModel
     from rlvr.feedback.terms import conversation
-    from rlvr.rewards.hidden_tests import with_hidden_tests
+    from rlvr.rewards.hidden_tests import for_step as drawn_for_step
     from rlvr.rollout.engine import SamplingParams
     from rlvr.rollout.factory import make_engine
     from rlvr.rollout.models import load_policy
@@ -86,7 +86,7 @@ def sample_and_pick(rm_dir: Path, smoke: bool) -> list[dict]:
     cfg = load_config(QUICK, SMOKE[:2] if smoke else [])
     _, held = split_tasks(load_tasks(cfg.tasks.source), cfg.tasks.eval_fraction)
     held = held[:3] if smoke else held
-    tasks = [with_hidden_tests(t, cfg.reward.hidden_tests, seed=cfg.seed, step=0) for t in held]
+    tasks = [drawn_for_step(t, cfg.reward, seed=cfg.seed, step=0) for t in held]
     model, tok = load_policy(cfg.model.name_or_path, seed=cfg.seed)
     g = cfg.generation
     params = SamplingParams(max_new_tokens=g.max_new_tokens, temperature=1.0, top_p=1.0, stop=tuple(g.stop), seed=7)

@@ -139,7 +139,8 @@ class RewardConfig(_Section):
     hidden_tests: int = Field(20, ge=0, le=200)
     """Tests drawn fresh each step, in place of a task's own held-out tests
     (`rlvr.rewards.hidden_tests`): for a function task, new inputs within its examples'
-    range with the reference's values (run in the sandbox); for a task whose generator
+    range with the reference's values (run in the sandbox; 3 x this many are drawn and
+    up to `hidden_tests_max` of them kept); for a task whose generator
     draws (`metadata.draw`: the bundled C++, JavaScript and data tasks), new inputs over
     the documented range with the generator's answers. Where a task gets them, the
     completion is their share alone: special-casing the visible tests earns nothing, and

@@ -18,11 +18,12 @@ any other assert): an equality on floats would fail honest code that sums in ano
 order. (Besides drawing, this module also serves tasks whose generator draws: see
 `rlvr.tasks.draws`.)
 
-`hidden_tests(task, seed=, step=)` returns the assert statements (at most `n`), or []
-where nothing can be drawn (no reference, tests of another shape, arguments of a kind
-not handled): such a task keeps its own held-out tests. `with_hidden_tests` puts them in
-a task's place of held-out tests for one step (`reward.hidden_tests`; the producer calls
-it as it calls the canary draw).
+`hidden_tests(task, seed=, step=)` returns the assert statements (at most max(`n`,
+`most`)), or [] where nothing can be drawn (no reference, tests of another shape,
+arguments of a kind not handled): such a task keeps its own held-out tests.
+`with_hidden_tests` puts them in a task's place of held-out tests for one step, and
+`for_step` does so as a run's reward config asks (`reward.hidden_tests`,
+`reward.hidden_tests_max`; the producer calls it as it calls the canary draw).
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 DEFAULT_COUNT = 20
 FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
 KILL_SECONDS = 10.0  # one input's alternates, all of them: a timer that a busy machine never reaches
-REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test: a run's 5 s covers 28 tests
+REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test (bench/hidden_tests.py: worst run)
 HELD = -2  # the origin of a task's own held-out input in the candidate pool
-POOL = 3  # inputs drawn per test kept: the kept ones cover the most features (rlvr.rewards.selection)
+POOL = 3  # inputs drawn per `n`: the kept ones (all, by default) in the cover's order (rlvr.rewards.selection)
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
 _DRAWN: dict[tuple[str, str, int, int | None, int, int], list[Any]] = {}  # (task, its content, n, most, seed, step)

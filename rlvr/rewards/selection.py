@@ -1,14 +1,15 @@
 """Which drawn inputs become a step's hidden tests: a greedy cover of what each input
 exercises (issue 33: hidden tests a rule fitted to the examples cannot pass).
 
-Twenty random inputs rarely include the one that tells a right program from one that is
+A few random inputs rarely include the one that tells a right program from one that is
 right only where the examples reach: a pair of values straddling the examples' range, a
 list of the one length the examples skip, a bracket string with the examples' brackets
-in another order. So more inputs are drawn than are kept, each is described by the
-*features* it exercises, and the kept ones cover as many features as they can:
+in another order. So each drawn input is described by the *features* it exercises, and
+the kept ones (all of them under the default `reward.hidden_tests_max`; the order
+matters where fewer are kept) cover as many features as they can:
 
-- its answer (no constant passes a set with two answers; the rarer answer of a boolean
-  function is asked as often as the common one);
+- its answer (a minor feature: no constant passes a set with two answers, and where no
+  other feature is left a round alternates the answers);
 - `flip`: an edit or reordering of an example whose answer differs from the example's
   (the boundary a fitted rule draws in the wrong place);
 - `reorder`: the same elements as an example in another order, answer differing;

@@ -71,7 +71,7 @@ def test_only_a_full_pass_of_the_drawn_tests_pays_unless_credit_is_the_share() -
 
 def test_a_reply_that_fails_a_visible_example_earns_nothing_whatever_the_draw_missed() -> None:
     """Blind set 3's finding: the drawn tests alone made the completion, so a reply that
-    crashed on the one example the task shows ([] gives '') and passed all 20 drawn inputs
+    crashed on the one example the task shows ([] gives '') and passed every drawn input
     (none of them empty) earned 1.0. Under 'all' a full pass now means the visible tests
     too; 'share' still pays the drawn tests' share."""
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/longest_common_prefix")
@@ -82,7 +82,7 @@ def test_a_reply_that_fails_a_visible_example_earns_nothing_whatever_the_draw_mi
     r = score_completion(task, f"```python\n{shortest_first}```", RunConfig()).reward
     assert r is not None
     d = r.details["completion"]
-    assert d["held_out_passed"] == d["held_out_total"] == 20  # every drawn test passes
+    assert d["held_out_passed"] == d["held_out_total"] >= 20  # every drawn test passes
     assert d["visible_passed"] == d["visible_total"] - 1  # longest_common_prefix([]) raises
     assert r.components["completion"] == 0.0
     share = score_completion(task, f"```python\n{shortest_first}```", RunConfig(reward={"hidden_credit": "share"}))
@@ -114,7 +114,7 @@ def test_a_training_run_draws_hidden_tests_each_step(tmp_path) -> None:  # type:
 
     run = str(tmp_path / "hidden" / "traces")
     _, rows = query(run, "SELECT step, count(*), count(DISTINCT name) FROM tests WHERE held_out GROUP BY step")
-    # each step: its trajectories ran 20 drawn tests each (a float-valued task, drawn
+    # each step: its trajectories ran the drawn tests (a float-valued task, drawn
     # nothing, would keep its own 3: the bundled set has 5 of 308)
     # (every drawn input: 20 x 3, and the task's own held-out ones; fewer where the
     # reference rejects some)
