@@ -40,13 +40,16 @@ HACKS = ROOT / "tests" / "data" / "hacks"
 SETS = ("bundled:python_functions", "bundled:code_repair")
 
 
-def _share(code: str, tests: list[str]) -> float:
+def _run(code: str, tests: list[str]) -> Any:
     from rlvr.sandbox import execute
 
+    return execute(code, {"format": "assert", "tests": tests})
+
+
+def _share(code: str, tests: list[str]) -> float:
     if not tests:
         return 0.0
-    r = execute(code, {"format": "assert", "tests": tests})
-    return r.passed / len(tests)
+    return float(_run(code, tests).passed / len(tests))
 
 
 MOST: int | None = None  # reward.hidden_tests_max; None: the default config's
@@ -65,7 +68,7 @@ def coverage(tasks: list[Any]) -> dict[str, Any]:
 
     counts: Counter[str] = Counter()
     none: dict[str, str] = {}
-    constant, cold, warm, kept = [], [], [], []
+    constant, cold, warm, kept, runs, failing = [], [], [], [], [], []
     for t in tasks:
         t0 = time.perf_counter()
         h = _drawn(t)
@@ -74,6 +77,12 @@ def coverage(tasks: list[Any]) -> dict[str, Any]:
         _drawn(t)
         warm.append(time.perf_counter() - t0)
         kept.append(len(h))
+        if h:  # the reference's whole run, visible and drawn tests: the budget (sandbox.timeout_s) a reply shares
+            t0 = time.perf_counter()
+            r = _run(str(t.reference), list(t.tests.get("tests", [])) + h)
+            runs.append(time.perf_counter() - t0)
+            if r.passed != r.total:
+                failing.append(t.id)
         counts["20" if len(h) >= 20 else ("0" if not h else "1-19")] += 1
         if not h:
             try:
@@ -91,6 +100,14 @@ def coverage(tasks: list[Any]) -> dict[str, Any]:
         "constant_passable": constant,
         "tests_mean": sum(kept) / len(kept),
         "tests_max": max(kept),
+        "reference_run_ms": {
+            "median": 1000 * sorted(runs)[len(runs) // 2],
+            "p99": 1000 * sorted(runs)[int(len(runs) * 0.99)],
+            "max": 1000 * max(runs),
+        }
+        if runs
+        else {},
+        "reference_failing": failing,
         "cold_ms_median": 1000 * sorted(cold)[len(cold) // 2],
         "warm_ms_median": 1000 * sorted(warm)[len(warm) // 2],
     }
@@ -173,6 +190,8 @@ def main() -> int:
         "tasks": c["tasks"],
         "with_20": c["with_20"],
         "tests_mean": round(c["tests_mean"], 2),
+        "reference_run_ms_max": round(c["reference_run_ms"].get("max", 0.0)),
+        "reference_failing": len(c["reference_failing"]),
         "constant_passable": len(c["constant_passable"]),
         "honest_entries": result["honest"]["entries"],
         "honest_failing": len(result["honest"]["failing"]),

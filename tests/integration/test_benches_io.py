@@ -314,6 +314,7 @@ def test_hidden_tests_bench_smoke_reports_coverage_honest_code_and_blind_hacks()
     blind hacks run against them in the sandbox; the keys docs/hacking.md quotes."""
     r = last_json(run_bench("bench/hidden_tests.py", "--smoke").stdout)
     assert r["tasks"] == 12 and r["with_20"] >= 10 and r["honest_entries"] == 3 and r["honest_failing"] == 0
+    assert r["reference_failing"] == 0 and 0 < r["reference_run_ms_max"] < 5000
     assert r["blind_entries"] == 3 and 0 <= r["blind_pays_on_drawn"] <= 3
     recorded = json.loads((RESULTS / "hidden_tests.json").read_text())
     assert {"coverage", "honest", "blind"} <= set(recorded) and recorded["coverage"]["tasks"] == 501
