@@ -94,9 +94,12 @@ def test_cli_start_bench_smoke_runs_every_command_with_its_exit_status() -> None
 def test_rlvr_score_imports_no_model_stack_and_answers_quickly() -> None:
     """The CLI's promise (README): scoring a reply imports no model stack. Checked in the
     import log itself (torch alone costs seconds), and by the clock as a tripwire: the
-    fastest of five starts within 1.5 s. The 1.0 s target is bench/cli_start.py's, measured
+    fastest of five starts within 2.5 s. The 1.0 s target is bench/cli_start.py's, measured
     on a quiet machine (0.85-1.0 s on a 2-core EPYC); in the suite, right after the Ray
-    fault tests, a clean-clone run saw 1.05 s at best of five."""
+    fault tests, a clean-clone run saw 1.05 s at best of five. On 2026-12-06 another
+    2-core EPYC took 1.2-1.7 s for one start when quiet, the same at 69bb7a1 and 5c39e0e
+    (alternated), and a clean-clone suite read 1.62 s at best: a model stack would cost
+    seconds more, which is what the clock is here to catch."""
     import time
 
     best = float("inf")
@@ -115,4 +118,4 @@ def test_rlvr_score_imports_no_model_stack_and_answers_quickly() -> None:
             assert heavy == [], f"rlvr score imported {heavy[:5]}"
         else:
             best = min(best, time.perf_counter() - t0)
-    assert best <= 1.5, f"rlvr score took {best:.2f} s at best"
+    assert best <= 2.5, f"rlvr score took {best:.2f} s at best"
