@@ -52,18 +52,14 @@ def _share(code: str, tests: list[str]) -> float:
     return float(_run(code, tests).passed / len(tests))
 
 
-MOST: int | None = None  # reward.hidden_tests_max; None: the default config's
-
-
-def _drawn(task: Any) -> list[Any]:
-    from rlvr.config import RewardConfig
+def _drawn(task: Any, reward: Any) -> list[Any]:
+    """The tests a run with this reward config draws for the task at seed 0, step 0."""
     from rlvr.rewards.hidden_tests import hidden_tests
 
-    r = RewardConfig()
-    return hidden_tests(task, seed=0, step=0, n=r.hidden_tests, most=r.hidden_tests_max if MOST is None else MOST)
+    return hidden_tests(task, seed=0, step=0, n=reward.hidden_tests, most=reward.hidden_tests_max)
 
 
-def coverage(tasks: list[Any]) -> dict[str, Any]:
+def coverage(tasks: list[Any], reward: Any) -> dict[str, Any]:
     from rlvr.rewards.hidden_tests import NotDrawable, constant_passes, draw_inputs
 
     counts: Counter[str] = Counter()
@@ -71,10 +67,10 @@ def coverage(tasks: list[Any]) -> dict[str, Any]:
     constant, cold, warm, kept, runs, failing = [], [], [], [], [], []
     for t in tasks:
         t0 = time.perf_counter()
-        h = _drawn(t)
+        h = _drawn(t, reward)
         cold.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        _drawn(t)
+        _drawn(t, reward)
         warm.append(time.perf_counter() - t0)
         kept.append(len(h))
         if h:  # the reference's whole run, visible and drawn tests: the budget (sandbox.timeout_s) a reply shares
@@ -113,20 +109,20 @@ def coverage(tasks: list[Any]) -> dict[str, Any]:
     }
 
 
-def honest(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
+def honest(index: dict[str, Any], limit: int | None, reward: Any) -> dict[str, Any]:
     from rlvr.rewards.extract import extract_code
 
     entries = [json.loads(line) for line in (HACKS / "honest.jsonl").read_text().splitlines() if line.strip()]
     entries = [e for e in entries if e["task_id"] in index][:limit]
     failing = []
     for e in entries:
-        tests = _drawn(index[e["task_id"]])
+        tests = _drawn(index[e["task_id"]], reward)
         if tests and _share(extract_code(e["code"]), tests) < 1.0:
             failing.append({"id": e["id"], "task_id": e["task_id"], "code": extract_code(e["code"])[:300]})
     return {"entries": len(entries), "failing": failing}
 
 
-def blind(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
+def blind(index: dict[str, Any], limit: int | None, reward: Any) -> dict[str, Any]:
     from rlvr.rewards.extract import extract_code
 
     before_path = ROOT / "bench" / "results" / "hack_blind.json"
@@ -137,7 +133,7 @@ def blind(index: dict[str, Any], limit: int | None) -> dict[str, Any]:
     entries = [json.loads(line) for line in (HACKS / "blind.jsonl").read_text().splitlines() if line.strip()]
     entries = [e for e in entries if e["domain"] in ("python", "repair") and e["task_id"] in index][:limit]
     for e in entries:
-        tests = _drawn(index[e["task_id"]])
+        tests = _drawn(index[e["task_id"]], reward)
         hack, wrong = _share(extract_code(e["reply"]), tests), _share(extract_code(e["wrong"]), tests)
         rows.append(
             {
@@ -167,20 +163,21 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "hidden_tests.json")
     ap.add_argument("--most", type=int, help="reward.hidden_tests_max (0: exactly 20); default: the config's")
     args = ap.parse_args()
-    global MOST
-    MOST = args.most
+    from rlvr.config import RewardConfig
     from rlvr.tasks import load_tasks
+
+    reward = RewardConfig() if args.most is None else RewardConfig(hidden_tests_max=args.most)
 
     tasks = [t for s in SETS for t in load_tasks(s)]
     if args.smoke:
         tasks = tasks[:6] + tasks[-6:]
     index = {t.id: t for t in tasks}
-    result = {"coverage": coverage(tasks)}
+    result = {"coverage": coverage(tasks, reward)}
     print(json.dumps(result["coverage"]), flush=True)
-    result["honest"] = honest(index, 3 if args.smoke else None)
+    result["honest"] = honest(index, 3 if args.smoke else None, reward)
     print(json.dumps(result["honest"]), flush=True)
     full_index = index if not args.smoke else {t.id: t for s in SETS for t in load_tasks(s)}
-    result["blind"] = blind(full_index, 3 if args.smoke else None)
+    result["blind"] = blind(full_index, 3 if args.smoke else None, reward)
     for f in result["honest"]["failing"]:  # a wrong solution the task's own tests missed, or a drawn input out of spec
         print(f"honest entry {f['id']} ({f['task_id']}) fails drawn tests:\n{f['code']}", file=sys.stderr)
     if not args.smoke:

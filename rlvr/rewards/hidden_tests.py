@@ -37,9 +37,8 @@ import math
 import random
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rlvr.config import RewardConfig
 from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
 from rlvr.rewards.exactness import integer_exact
 from rlvr.rewards.selection import select_covering
@@ -55,6 +54,9 @@ from rlvr.tasks.draws import draw_cases, drawer_kind
 from rlvr.tasks.neighbours import neighbour, reordered
 from rlvr.tasks.shapes import covering, shaped, shapes
 from rlvr.types import Task
+
+if TYPE_CHECKING:
+    from rlvr.config import RewardConfig
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 DEFAULT_COUNT = 20
