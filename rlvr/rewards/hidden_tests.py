@@ -49,10 +49,11 @@ from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: r
     strategy_for,
     without_local_constants,
 )
+from rlvr.rewards.test_features import HELD, features
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
-from rlvr.tasks.neighbours import neighbour, reordered
-from rlvr.tasks.shapes import covering, shaped, shapes
+from rlvr.tasks.neighbours import neighbour, nonnegative, reordered
+from rlvr.tasks.shapes import covering, shaped
 from rlvr.types import Task
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ DEFAULT_COUNT = 20
 FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
 KILL_SECONDS = 10.0  # one input's alternates, all of them: a timer that a busy machine never reaches
 REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test (bench/hidden_tests.py: worst run)
-HELD = -2  # the origin of a task's own held-out input in the candidate pool
+TOP_UPS = 2  # further pools drawn while fewer than `n` inputs have the reference's value
 POOL = 3  # inputs drawn per `n`: the kept ones (all, by default) in the cover's order (rlvr.rewards.selection)
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
@@ -117,20 +118,21 @@ def draw_inputs(
 
 
 def draw_candidates(
-    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, shaped_inputs: bool = True
+    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, shaped_inputs: bool = True, attempt: int = 0
 ) -> list[tuple[tuple[Any, ...], int]]:
     """Up to POOL * `n` new argument tuples, each with where it came from: the index of the
     example (visible calls, then the task's held-out ones) it is an edit of, or -1 for a
     fresh draw. The same for the same (seed, step, task). `shaped_inputs` False draws no
     input of a known shape (rlvr.tasks.shapes): the draws made before shapes existed,
     which the bundled test-writing set was generated from. One draw at a time in a
-    process: hypothesis calls `ast.parse` itself (rlvr.tasks.pyparse)."""
+    process: hypothesis calls `ast.parse` itself (rlvr.tasks.pyparse). `attempt` > 0 draws
+    another pool for the same step (the reference too slow on too many of the first)."""
     with pyparse.exclusive():
-        return _draw_candidates(task, seed=seed, step=step, n=n, shaped_inputs=shaped_inputs)
+        return _draw_candidates(task, seed=seed, step=step, n=n, shaped_inputs=shaped_inputs, attempt=attempt)
 
 
 def _draw_candidates(
-    task: Task, *, seed: int, step: int, n: int, shaped_inputs: bool = True
+    task: Task, *, seed: int, step: int, n: int, shaped_inputs: bool = True, attempt: int = 0
 ) -> list[tuple[tuple[Any, ...], int]]:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fix_seed
@@ -159,7 +161,7 @@ def _draw_candidates(
     said = task.metadata.get("integer_exact")
     exact = shaped_inputs and (said if isinstance(said, bool) else integer_exact(_reference_code(task)))
     width = len(visible[0])
-    nonneg = tuple(all(type(a[i]) is not int or a[i] >= 0 for a in examples) for i in range(width))
+    nonneg = nonnegative(examples)
     fresh = st.tuples(*(arg_strategy(i) for i in range(width))).map(lambda args: (args, -1))
     # half of the draws are near an example (rlvr.tasks.neighbours): its structure kept,
     # one or two small edits across the boundary a rule fitted to the examples draws
@@ -190,13 +192,13 @@ def _draw_candidates(
         return True
 
     if shaped_inputs:  # one input of every shaped kind first, then Hypothesis fills the pool
-        rng = random.Random(draw_seed(task.id, seed, step) ^ 0x5EED)
+        rng = random.Random(draw_seed(task.id, seed, step, attempt) ^ 0x5EED)
         for args in covering(examples, rng, nonneg, exact):
             if repr(args) not in seen and in_range(args) and len(found) < n * POOL * 2 // 3:
                 seen.add(repr(args))
                 found.append((args, -1))
 
-    @fix_seed(draw_seed(task.id, seed, step))
+    @fix_seed(draw_seed(task.id, seed, step, attempt))
     @settings(
         max_examples=n * POOL * 3,
         database=None,
@@ -227,8 +229,9 @@ class _Full(Exception):
     """Raised inside the Hypothesis loop once the pool holds enough draws."""
 
 
-def draw_seed(task_id: str, seed: int, step: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{step}:{task_id}".encode()).digest()[:8], "big")
+def draw_seed(task_id: str, seed: int, step: int, attempt: int = 0) -> int:
+    key = f"{seed}:{step}:{task_id}" + (f":{attempt}" if attempt else "")
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
 
 
 def _exact(value: Any) -> bool:
@@ -301,7 +304,6 @@ def hidden_tests(
     # events, not seconds (rlvr.rewards.alternates), so that a busy machine draws the same
     kill_observe = observe or _sandbox_observer(KILL_SECONDS)
     observe = observe or _sandbox_observer(REFERENCE_SECONDS)
-    entry = str(task.entry_point)
     # the task's own held-out inputs (secret too) come last: a second answer for the
     # sets whose drawn inputs all share one (a boolean whose other answer was visible),
     # and each one a feature of its own, so that every step keeps them (the task's author
@@ -310,14 +312,14 @@ def hidden_tests(
     shown = {repr(a) for a in visible} | {repr(a) for a, _ in drawn}
     held_keys = {repr(a) for a in held}
     drawn = [(a, HELD if repr(a) in held_keys else origin) for a, origin in drawn]
-    pool = drawn + [(a, HELD) for a in held if repr(a) not in shown]
-    calls = [f"{entry}({', '.join(repr(a) for a in args)})" for args, _ in pool]
-    kept: list[tuple[tuple[Any, ...], int, Any, str]] = []  # (args, origin, value, test)
-    for (args, origin), call, (ok, value) in zip(pool, calls, reference_values(task, calls, observe), strict=True):
-        if ok and _exact(value):
-            kept.append((args, origin, value, f"assert {call} == {value!r}"))
-        elif ok and type(value) is float and math.isfinite(value):  # compared within a tolerance, outside
-            kept.append((args, origin, value, f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})"))
+    kept = _answered(task, drawn + [(a, HELD) for a in held if repr(a) not in shown], observe)
+    for attempt in range(1, TOP_UPS + 1):  # the reference too slow on too many: another pool
+        if len(kept) >= n:
+            break
+        more = draw_candidates(task, seed=seed, step=step, n=n, attempt=attempt)
+        more = [(a, origin) for a, origin in more if repr(a) not in shown and repr(a) not in held_keys]
+        shown |= {repr(a) for a, _ in more}
+        kept += _answered(task, more, observe)
     if not kept:
         return []
     raw = _kills(task, [k[0] for k in kept], seed=seed, step=step, observe=kill_observe)
@@ -334,6 +336,22 @@ def hidden_tests(
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):
         tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
     return _with_second_answer(tests, task)
+
+
+def _answered(
+    task: Task, pool: list[tuple[tuple[Any, ...], int]], observe: Observer
+) -> list[tuple[tuple[Any, ...], int, Any, str]]:
+    """(args, origin, the reference's value, the test) for each input of `pool` that the
+    reference answers in time with a value a test can compare."""
+    entry = str(task.entry_point)
+    calls = [f"{entry}({', '.join(repr(a) for a in args)})" for args, _ in pool]
+    kept = []
+    for (args, origin), call, (ok, value) in zip(pool, calls, reference_values(task, calls, observe), strict=True):
+        if ok and _exact(value):
+            kept.append((args, origin, value, f"assert {call} == {value!r}"))
+        elif ok and type(value) is float and math.isfinite(value):  # compared within a tolerance, outside
+            kept.append((args, origin, value, f"assert math.isclose({call}, {value!r}, {FLOAT_TOLERANCE})"))
+    return kept
 
 
 def _is_answer(feature: Any) -> bool:
@@ -416,64 +434,6 @@ def _example_answers(task: Task, examples: list[tuple[Any, ...]]) -> dict[str, s
             continue
         out.setdefault(repr(args), repr(want))
     return out
-
-
-def features(
-    cands: list[tuple[tuple[Any, ...], int, Any]],
-    examples: list[tuple[Any, ...]],
-    answers: dict[str, str],
-    killed: list[frozenset[int]],
-) -> list[frozenset[Any]]:
-    """What each candidate (args, origin, the reference's value) exercises, as
-    `rlvr.rewards.selection` reads it: its answer; `flip` (an edit of example k with
-    another answer); `reorder` (example k's elements in another order, another answer);
-    `length` of each sequence argument up to one past the examples' longest; `beyond`
-    (an integer outside its argument's examples) and `scale` (how many digits past
-    them, in steps of four, all past 16 in one); `kill` of alternate j; `shape` (rlvr.tasks.shapes: a square,
-    a run of ten, crossed brackets, checksum twins, ...); `held` (one of the task's own
-    held-out inputs, origin HELD)."""
-    width = len(examples[0]) if examples else 0
-    longest = {
-        i: max(len(e[i]) for e in examples)
-        for i in range(width)
-        if all(isinstance(e[i], str | list | tuple) for e in examples)
-    }
-    ints = {
-        i: (min(e[i] for e in examples), max(e[i] for e in examples))
-        for i in range(width)
-        if all(type(e[i]) is int for e in examples)
-    }
-    bags = [_bag(e) for e in examples]
-    out = []
-    for (args, origin, value), its_kills in zip(cands, killed, strict=True):
-        answer = repr(value)
-        f: set[Any] = {("answer", answer)}
-        if 0 <= origin < len(examples) and answers.get(repr(examples[origin]), answer) != answer:
-            f.add(("flip", origin))
-        bag = _bag(args)
-        for k, e in enumerate(examples):
-            if bag == bags[k] and args != e and answers.get(repr(e), answer) != answer:
-                f.add(("reorder", k))
-        for i, top in longest.items():
-            if i < len(args) and isinstance(args[i], str | list | tuple):
-                f.add(("length", i, min(len(args[i]), top + 1)))
-        for i, (lo, hi) in ints.items():
-            if i < len(args) and type(args[i]) is int and not lo <= args[i] <= hi:
-                f.add(("beyond", i, "below" if args[i] < lo else "above"))
-                digits, most = len(str(abs(args[i]))), len(str(max(abs(lo), abs(hi))))
-                if digits > most:  # orders of magnitude past the examples, in steps of four digits
-                    f.add(("scale", i, min((digits - most - 1) // 4, 4)))  # one step past 16 digits
-        f.update(("kill", j) for j in its_kills)
-        f.update(shapes(args, examples))
-        if origin == HELD:
-            f.add(("held", repr(args)))
-        out.append(frozenset(f))
-    return out
-
-
-def _bag(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The arguments with each sequence's elements sorted (by repr): equal bags, other order."""
-    return tuple(tuple(sorted(map(repr, a))) if isinstance(a, str | list | tuple) else repr(a) for a in args)
 
 
 def _with_second_answer(tests: list[Any], task: Task) -> list[Any]:

@@ -25,6 +25,21 @@ _CATEGORY_PEERS = {"Ps": "([{", "Pe": ")]}"}
 _LARGER_PRIMES = (23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 
+def nonnegative(examples: list[tuple[Any, ...]]) -> tuple[bool, ...]:
+    """For each argument position: whether every integer the examples hold there, at any
+    depth of a list or tuple, is 0 or above (an argument with no integer counts as one).
+    Drawn values stay at 0 or above where this is true; a list whose examples hold a
+    negative number gets negative values too (a sentinel below every word is one)."""
+
+    def ok(v: Any) -> bool:
+        if type(v) is int:
+            return v >= 0
+        return all(ok(x) for x in v) if isinstance(v, list | tuple) else True
+
+    width = len(examples[0]) if examples else 0
+    return tuple(all(ok(e[i]) for e in examples if len(e) == width) for i in range(width))
+
+
 def neighbour(args: tuple[Any, ...], rng: random.Random, nonneg: tuple[bool, ...] = ()) -> tuple[Any, ...]:
     """`args` with one edit (two, a third of the time). `nonneg[i]` keeps argument i's
     integers at 0 or above (every example of it is)."""

@@ -8,7 +8,10 @@ rare numbers a random draw never reaches), and the tests that recognise them.
 - Euclid's worst case: consecutive Fibonacci numbers (a gcd needs one step per index);
 - machine words: the edges of 32- and 64-bit integers and of float-exact ones (2**53 + 1,
   2**63 - 1, -2**63, 2**64, 2**61 - 1), and values far past them (2**300 + 1, 10**40),
-  drawn only where the caller says the reference computes exactly on integers.
+  drawn only where the caller says the reference computes exactly on integers; lists
+  whose every value lies past one side of an edge (a sentinel), lists of values equal
+  modulo a word or a hashing prime (a fingerprint), squares past 2**120 (a root found
+  with a step budget), and a small number beside a 1,001-bit one (a gcd with a round budget).
 
 Pure functions of their arguments and the generator the caller seeds.
 """
@@ -138,6 +141,18 @@ def big_square(rng: random.Random) -> int:
     return k * k + rng.choice((0, 0, 1, -1))
 
 
+def big_squares(rng: random.Random) -> list[int]:
+    """Every rung of the squares past float exactness: a square of 37 to 41 digits, the
+    square of a prime of that size, one of them one off, and a square of 300 bits. A root
+    searched by a loop with a step budget (Newton from n halves at first: 40 steps reach
+    2**70) is wrong on the squares and right on their neighbours, so neither is left to a
+    coin."""
+    k = rng.randint(10**18, 10**20)
+    p = prime_at_most(rng.randint(10**18, 10**20))
+    w = rng.getrandbits(150) | (1 << 149)
+    return [k * k, p * p, k * k + rng.choice((1, -1)), w * w]
+
+
 def edge_list(rng: random.Random, nonneg: bool, exact: bool) -> list[int]:
     """Two to five integers of a fuzzer's dictionary: 0, +-1 and machine edges, for a list
     argument (a sentinel, a fingerprint modulo a word, a 32-bit accumulator is wrong on these)."""
@@ -150,6 +165,51 @@ def edge_list(rng: random.Random, nonneg: bool, exact: bool) -> list[int]:
     out = [rng.choice(edges), *rng.sample(edges + small, rng.randint(1, 4))]  # one edge at least
     rng.shuffle(out)
     return out
+
+
+def past_edge_lists(rng: random.Random, nonneg: bool, exact: bool) -> list[list[int]]:
+    """Lists whose every value is at or past one side of a word's edge (the signed 32-bit
+    one; where the caller says `exact`, also the signed and unsigned 64-bit ones): a
+    running maximum or minimum seeded with that edge as "nothing seen yet" takes them all
+    for nothing. Three values a list, distinct, in no order."""
+    out = []
+    for w in (64, 32) if exact else (32,):
+        top = 2 ** (w - 1) - 1
+        sides = [[top + d for d in rng.sample(range(6), 3)]]
+        if not nonneg:
+            sides.append([-(top + 1) - d for d in rng.sample(range(6), 3)])
+        if w == 64:
+            sides.append([2**64 - 1 + d for d in rng.sample(range(6), 3)])
+        for values in sides:
+            rng.shuffle(values)
+            out.append(values)
+    return out
+
+
+# moduli a fingerprint reduces by: machine words and the primes hashing and judges use
+MODULI = (2**31 - 1, 2**32, 10**9 + 7, 998244353)
+WIDE_MODULI = (2**61 - 1, 2**64)  # past float exactness: only where the caller says `exact`
+
+
+def congruent_list(rng: random.Random, start: int, exact: bool) -> list[int]:
+    """`start` and `start` plus each modulus of MODULI (and WIDE_MODULI where `exact`), in no
+    order: distinct values that a fingerprint modulo any one of them calls equal."""
+    values = [start, *(start + m for m in MODULI + (WIDE_MODULI if exact else ()))]
+    rng.shuffle(values)
+    return values
+
+
+def congruent_pair(values: list[int]) -> bool:
+    """Two distinct values of `values` congruent modulo one of MODULI or WIDE_MODULI."""
+    distinct = set(values)
+    return any(len({v % m for v in distinct}) < len(distinct) for m in MODULI + WIDE_MODULI)
+
+
+def lopsided_pair(rng: random.Random) -> tuple[int, int]:
+    """A small odd number and one of 1,001 bits: Euclid ends in a step, while a loop that
+    shrinks the large one by a few bits a round (a binary gcd: about two a round) with a
+    budget of rounds under ~450 is still far from done."""
+    return rng.randrange(3, 100, 2), 2**1000 + rng.randrange(1, 2**20, 2)
 
 
 def is_pseudoprime(n: int) -> bool:

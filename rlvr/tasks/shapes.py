@@ -9,12 +9,13 @@ Drawn by the kind of an argument, never by the task's name or family:
   `<=` is wrong: a composite root has a smaller factor that the loop still finds), powers
   of two and of ten (and +-1) across widths, and the rare numbers of rlvr.tasks.numbers:
   Fermat and strong pseudoprimes, products of two primes past 46,340, machine-word edges.
-  Past 2**52 (a 64-bit edge, 2**300 + 1, a square of 40 digits) only where the caller
+  Past 2**52 (a 64-bit edge, 2**300 + 1, squares of 40 digits and of 300 bits) only where the caller
   says `exact`: the reference has no float in it, so its value there is the promise
   (a Python function's integers have no width), and honest code that goes through a
   float is wrong there as the hack that wraps at 64 bits is;
-- two integer arguments: a pair with a common factor and cofactors past 50, and
-  consecutive Fibonacci numbers (Euclid's worst case: one step per index);
+- two integer arguments: a pair with a common factor and cofactors past 50,
+  consecutive Fibonacci numbers (Euclid's worst case: one step per index), and where
+  `exact`, a small odd number beside one of 1,001 bits (a loop with a round budget);
 - strings (over the examples' characters): a run of 10 or more of one character (or of
   100 to 300), a near-palindrome (length 8 or more, one mismatch inside the outer three
   pairs, half the time a mismatch in case alone; or of length 130 to 300 with the
@@ -27,10 +28,14 @@ Drawn by the kind of an argument, never by the task's name or family:
   compare, a Latin-1 encoding, `is` on one-character strings) is wrong on exactly these.
   Letters past ASCII also come as a run, as a near-palindrome's one mismatched pair, and
   at the start of each word;
-- two string arguments: an anagram pair, and "checksum twins": equal length, equal set of
-  characters and equal sum of codes, different counts;
+- two string arguments: an anagram pair, "checksum twins": equal length, equal set of
+  characters and equal sum of codes, different counts, and "power twins" of degrees 3, 5
+  and 7: not anagrams, with equal sums of the first 3, 5 or 7 powers of their codes (a
+  multiset compared by its first moments);
 - lists of integers: every small length with distinct values, machine-word edges (0 and
-  the 32- and 64-bit edges: a sentinel or a fingerprint modulo a word), and one element
+  the 32- and 64-bit edges: a sentinel or a fingerprint modulo a word), lists whose every
+  value is past one side of an edge (a running maximum seeded with it), distinct values
+  equal modulo a word or a hashing prime (a fingerprint modulo it), and one element
   nested a level deeper where the examples nest; lists of integers or strings: a few of
   the examples' own values repeated (a rule counting distinct values where pairs are meant).
 
@@ -53,6 +58,7 @@ from typing import Any
 from rlvr.tasks import numbers
 from rlvr.tasks.numbers import FLOAT_EXACT as _BIG
 from rlvr.tasks.numbers import is_prime as _is_prime
+from rlvr.tasks.twins import POWER_TWIN_DEGREES, power_twins, same_powers
 
 _OPEN, _CLOSE = "([{<", ")]}>"
 
@@ -89,6 +95,15 @@ def _int_ladder(rng: random.Random, kind: str, nonneg: bool, exact: bool) -> lis
         return numbers.pseudoprimes(rng, exact)
     if kind == "machine_edge":
         return [numbers.machine_edge(rng, nonneg, exact, w) for w in numbers.widths(exact)]
+    if kind == "big_square":
+        return numbers.big_squares(rng)
+    if kind in ("square", "power_of_two"):  # the value itself and each neighbour
+        e = rng.randint(1, 7)
+        root = rng.randint(10**e, min(10 ** (e + 1), math.isqrt(_BIG)))
+        base = root * root if kind == "square" else 2 ** rng.randint(4, 48)
+        return [base, base - 1, base + 1]
+    if kind == "power_of_ten":  # the widest float-exact digit count's edges, then one of another width
+        return [10**15 - 1, 10**15, 10 ** rng.randint(2, 14) + rng.choice((0, 1, -1))]
     return [_int_value(rng, kind, nonneg, exact)]
 
 
@@ -99,6 +114,10 @@ def _prime_square(b: int) -> bool:
 
 def _power_of_ten(b: int) -> bool:
     return b > 0 and str(b).rstrip("0") == "1"
+
+
+def _int_pair_kinds(exact: bool) -> tuple[str, ...]:
+    return ("common_factor", "fibonacci", *(("lopsided",) if exact else ()))
 
 
 def _common_factor_pair(rng: random.Random) -> tuple[int, int]:
@@ -171,6 +190,8 @@ def _str_kinds(values: list[Any]) -> list[str]:
     kinds = ["run", "long_run"]
     if len(chars) >= 2:
         kinds += ["palindrome", "long_palindrome"]
+    if any(_case_pair(c) for c in chars):
+        kinds.append("case_palindrome")
     if len({c for c in chars if c in _OPEN + _CLOSE} & set(_OPEN)) >= 2:
         kinds.append("brackets")
     if any(isinstance(v, str) and v for v in values):
@@ -210,7 +231,7 @@ def _str_value(values: list[Any], rng: random.Random, kind: str | None = None, c
         others = [x for x in chars if x != c]
         tail = rng.choice(others) if others and rng.random() < 0.5 else ""
         return c * (rng.randint(100, 300) if kind == "long_run" else rng.randint(10, 14)) + tail
-    if kind in ("palindrome", "long_palindrome", "wide_palindrome"):
+    if kind in ("palindrome", "long_palindrome", "wide_palindrome", "case_palindrome"):
         size = rng.randint(65, 150) if kind == "long_palindrome" else rng.randint(4, 6)
         half = [rng.choice(chars) for _ in range(size)]
         s = half + half[::-1]
@@ -220,14 +241,20 @@ def _str_value(values: list[Any], rng: random.Random, kind: str | None = None, c
         elif kind == "wide_palindrome":  # two different letters past Latin-1, mirrored
             i = rng.randint(0, size - 1)
             s[i], s[-1 - i] = rng.sample(_MIRRORED, 2)
+        elif kind == "case_palindrome":  # a mismatch in case alone, inside the outer three pairs
+            i = rng.randint(3, size - 1)
+            s[i] = rng.choice([c for c in chars if _case_pair(c)])
+            s[-1 - i] = s[i].swapcase()
         else:
             i = rng.randint(3, size - 1)  # inside the outer three pairs
-            if s[i].isalpha() and len(s[i].swapcase()) == 1 and s[i].swapcase() != s[i] and rng.random() < 0.5:
-                s[i] = s[i].swapcase()  # a mismatch in case alone
-            else:
-                s[i] = rng.choice([c for c in chars if c != s[i]])
+            s[i] = rng.choice([c for c in chars if c != s[i]])
         return "".join(s)
     return _crossed_brackets([c for c in _OPEN if c in chars], rng)
+
+
+def _case_pair(c: str) -> bool:
+    """A letter whose other case is one other character."""
+    return c.isalpha() and len(c.swapcase()) == 1 and c.swapcase() != c
 
 
 _MIRRORED = ("Ж", "ā", "Ω", "ł")  # past Latin-1: a lossy encoding maps them all to one
@@ -247,10 +274,13 @@ def _crossed_brackets(kinds: list[str], rng: random.Random) -> str:
 
 def _str_pair(values_a: list[Any], values_b: list[Any], rng: random.Random,
               kind: str | None = None) -> tuple[str, str] | None:  # fmt: skip
-    """An anagram pair, or checksum twins (`kind` "anagram" or "twins"; drawn when None)."""
+    """An anagram pair, checksum twins, or power twins of a degree (`kind` "anagram", "twins"
+    or "power_twins:<degree>"; anagram or twins drawn when None)."""
     chars = sorted(set(_alphabet(values_a)) | set(_alphabet(values_b)))
     if len(chars) < 3:
         return None
+    if kind and kind.startswith("power_twins:"):
+        return power_twins(chars, int(kind.split(":")[1]), rng)
     s = [rng.choice(chars) for _ in range(rng.randint(5, 9))]
     if kind == "anagram" or (kind is None and rng.random() < 0.5):
         t = list(s)
@@ -279,8 +309,10 @@ def _list_kinds(values: list[Any], exact: bool) -> list[str]:
         kinds.append("deeper")
     if all(type(x) in (int, str) for v in lists for x in v) and any(v for v in lists):
         kinds.append("repeats")
+    if any(len(v) >= 2 for v in lists):
+        kinds += ["doubled", "doubled_all"]
     if all(type(x) is int for v in lists for x in v) and any(v for v in lists):
-        kinds += ["distinct", "machine_edges"]
+        kinds += ["distinct", "machine_edges", "congruent"]
     return kinds
 
 
@@ -307,7 +339,14 @@ def _list_value(values: list[Any], rng: random.Random, nonneg: bool, kind: str |
         return [rng.choice(pool) for _ in range(rng.randint(len(pool) + 1, 8))]
     if kind == "machine_edges":
         return numbers.edge_list(rng, nonneg, exact)
+    if kind == "doubled":  # an example with each element twice: positions against distinct values
+        return [x for x in rng.choice([v for v in lists if len(v) >= 2]) for _ in (0, 1)]
+    if kind == "doubled_all":  # every value the examples hold, each twice (pairs across examples)
+        union = list({repr(x): x for v in lists for x in v}.values())[:40]
+        return [x for x in union for _ in (0, 1)]
     ints = [x for v in lists for x in v]
+    if kind == "congruent":  # an example's value and it plus each modulus a fingerprint may use
+        return numbers.congruent_list(rng, rng.choice(ints), exact)
     lo, hi = min(ints) - 5, max(ints) + 5
     lo = max(lo, 0) if nonneg else lo
     n = rng.randint(0, 5)
@@ -336,8 +375,8 @@ def _pair(
 ) -> tuple[Any, Any] | None:
     if kind == "common_factor":
         return _common_factor_pair(rng)
-    if kind == "fibonacci":
-        a, b = numbers.fibonacci_pair(rng, exact)
+    if kind in ("fibonacci", "lopsided"):
+        a, b = numbers.fibonacci_pair(rng, exact) if kind == "fibonacci" else numbers.lopsided_pair(rng)
         return (a, b) if rng.random() < 0.5 else (b, a)
     return _str_pair(column_a, column_b, rng, kind)
 
@@ -351,7 +390,7 @@ def shaped(args: tuple[Any, ...], examples: list[tuple[Any, ...]], rng: random.R
     out = list(args)
     if len(ints) >= 2 and rng.random() < 0.3:
         i, j = rng.sample(ints, 2)
-        out[i], out[j] = _pair(rng.choice(("common_factor", "fibonacci")), [], [], rng, exact)  # type: ignore[misc]
+        out[i], out[j] = _pair(rng.choice(_int_pair_kinds(exact)), [], [], rng, exact)  # type: ignore[misc]
         return tuple(out)
     if len(strs) >= 2 and rng.random() < 0.5:
         i, j = rng.sample(strs, 2)
@@ -379,7 +418,8 @@ def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[
         return []
     column, ints, strs = _columns(examples[0], examples)
     out: list[tuple[Any, ...]] = []
-    for group, pair_kinds in ((ints, ("common_factor", "fibonacci")), (strs, ("anagram", "twins"))):
+    str_kinds = ("anagram", "twins", *(f"power_twins:{d}" for d in POWER_TWIN_DEGREES))
+    for group, pair_kinds in ((ints, _int_pair_kinds(exact)), (strs, str_kinds)):
         if len(group) >= 2:
             i, j = group[:2]
             for kind in pair_kinds:
@@ -400,6 +440,8 @@ def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[
         for kind in kinds:
             if i in ints:
                 rungs.append(_int_ladder(rng, kind, keep, exact))
+            elif kind == "machine_edges":  # a fuzzer's mix, then every value past one edge
+                rungs.append([numbers.edge_list(rng, keep, exact), *numbers.past_edge_lists(rng, keep, exact)])
             elif i in strs and (kind.startswith("foreign:") or kind == "wide_initial"):
                 rungs.append([_str_value(column[i], rng, kind, c) for c in _characters(column[i], kind)])
             else:
@@ -487,6 +529,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
             out.add(("shape", (i, j), "common_factor"))
         if numbers.consecutive_fibonacci(a, b):
             out.add(("shape", (i, j), "fibonacci"))
+        if min(abs(a), abs(b)) < 100 and max(abs(a), abs(b)).bit_length() > 200:
+            out.add(("shape", (i, j), "lopsided"))
     strs = [(i, a) for i, a in enumerate(args) if isinstance(a, str)]
     for i, s in strs:
         seen = _alphabet([e[i] for e in examples if i < len(e)])
@@ -518,6 +562,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
             out.add(("shape", (i, j), "anagram"))
         elif len(u) == len(w) and set(u) == set(w) and sum(map(ord, u)) == sum(map(ord, w)) and sorted(u) != sorted(w):
             out.add(("shape", (i, j), "checksum_twin"))
+        elif len(u) == len(w) >= 4 and sorted(u) != sorted(w) and same_powers(u, w, 3):
+            out.add(("shape", (i, j), "power_twins", min(len(u).bit_length() - 1, 7)))
     deepest = max((_depth(e[i]) for e in examples for i in range(len(e)) if isinstance(e[i], list)), default=0)
     for i, a in enumerate(args):
         if isinstance(a, list):
@@ -529,4 +575,9 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
                 out.add(("shape", i, "deeper"))
             if any(type(x) is int and abs(x) >= 2**31 - 1 for x in a):
                 out.add(("shape", i, "machine_edges"))
+            if a and all(type(x) is int for x in a):
+                if all(x >= 2**31 - 1 for x in a) or all(x <= -(2**31) for x in a):
+                    out.add(("shape", i, "past_edge", a[0] > 0, max(map(abs, a)).bit_length() > 33))
+                if len(a) >= 2 and numbers.congruent_pair(a):
+                    out.add(("shape", i, "congruent"))
     return out

@@ -204,3 +204,22 @@ def test_a_draw_with_a_stand_in_observer_is_never_cached_for_the_sandbox() -> No
     drawn = module.with_hidden_tests(t, 20, seed=0, step=0, observe=_python_observer)
     assert drawn.metadata["hidden_tests"] == 20
     assert before == module._DRAWN  # a later call without an observer runs the reference in the sandbox
+
+
+def test_a_reference_too_slow_on_most_drawn_inputs_gets_another_pool_until_n_are_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An input the reference does not answer in time is no test (here: it refuses every
+    input past 200, as a linear loop runs out of time past a million); where too few are
+    left, further pools are drawn for the same step, up to TOP_UPS, the same each time."""
+    import rlvr.rewards.hidden_tests as ht
+
+    ref = "def f(x):\n    if not 0 <= x <= 200:\n        raise TimeoutError(x)\n    return x * x\n"
+    t = _task(["assert f(0) == 0", "assert f(3) == 9", "assert f(17) == 289"], ref=ref)
+    monkeypatch.setattr(ht, "TOP_UPS", 0)
+    first = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
+    monkeypatch.setattr(ht, "TOP_UPS", 2)
+    topped = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
+    assert len(first) < 20 <= len(topped)
+    assert topped == hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
+    assert len(set(topped)) == len(topped)

@@ -4,6 +4,7 @@ within float-exact integers, the same for the same seed."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -63,6 +64,15 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         (("([)]",), [("()",)], set()),  # crossed, but right after its opener (neighbours draws these)
         (("listen", "silent"), [("ab", "ba")], {"anagram"}),
         (("aabcc", "abbbc"), [("ab", "ba")], {"checksum_twin"}),  # same length, set and code sum
+        (("aehl", "bcjk"), [("ab", "ba")], {"power_twins"}),  # offsets {0,4,7,11}, {1,2,9,10}: 3 powers agree
+        (("aehl", "bcjl"), [("ab", "ba")], set()),
+        ((3, 2**1000 + 7), [(4, 6)], {"lopsided", "machine_edge"}),  # Euclid: a step; a round budget: not done
+        ((2**300 + 7, 113), [(4, 6)], {"machine_edge"}),  # the small one is not below 100
+        (([-(2**63), -(2**63) - 2],), [([1, -2],)], {"distinct", "machine_edges", "past_edge"}),  # a sentinel's side
+        (([2**31 - 1, 2**31],), [([1, 2],)], {"distinct", "machine_edges", "past_edge"}),
+        (([5, 2**31],), [([1, 2],)], {"distinct", "machine_edges"}),  # one value inside the edge
+        (([7, 7 + 2**61 - 1],), [([1, 2],)], {"distinct", "machine_edges", "congruent"}),  # a fingerprint's twins
+        (([7, 7 + 10**9 + 7, 3],), [([1, 2],)], {"distinct", "congruent"}),
         (([3, 1, 2],), [([1, 2],)], {"distinct"}),
         (([3, 3],), [([1, 2],)], set()),
         (([1, 2, 2],), [([1, 2],)], {"repeats"}),  # a value repeated, as in pairs counted by value
@@ -171,13 +181,14 @@ def test_an_argument_of_no_kind_with_a_shape_is_left_as_it_was() -> None:
                 "machine_edge",
             },
         ),
-        ([(4, 6), (3, 5)], {"common_factor", "fibonacci", "pseudoprime", "machine_edge"}),
+        ([(4, 6), (3, 5)], {"common_factor", "fibonacci", "lopsided", "pseudoprime", "machine_edge"}),
         (
             [("abcba",), ("xyz",)],
             {
                 "run",
                 "long_run",
                 "near_palindrome",
+                "near_palindrome_case",
                 "long_near_palindrome",
                 "wide_run",
                 "wide_palindrome",
@@ -185,8 +196,9 @@ def test_an_argument_of_no_kind_with_a_shape_is_left_as_it_was() -> None:
                 "foreign",
             },
         ),
-        ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin"}),
-        ([([1, 2, 3],), ([4, 5],)], {"distinct", "repeats", "machine_edges"}),
+        ([("listen", "silent"), ("abc", "abd")], {"anagram", "checksum_twin", "power_twins"}),
+        ([([1, 2, 3],), ([4, 5],)], {"distinct", "repeats", "machine_edges", "past_edge", "congruent"}),
+        ([([1, -2, 3],), ([4, 5],)], {"past_edge"}),
     ],
 )
 def test_covering_draws_every_kind_each_step(examples: list[tuple], expect: set[str]) -> None:
@@ -218,3 +230,42 @@ def test_integers_past_float_exactness_only_where_the_reference_is_exact() -> No
     assert max(wide) > 2**64 and max(narrow) <= 2**52 and min(narrow + wide) >= 0
     signed = [a for _ in range(20) for (a,) in covering([(-4,), (9,)], random.Random(_), exact=True)]
     assert min(signed) <= -(2**53)
+
+
+def test_power_twins_agree_on_every_power_up_to_their_degree_and_are_not_anagrams() -> None:
+    from rlvr.tasks.twins import POWER_TWIN_DEGREES, power_twins
+
+    for degree in POWER_TWIN_DEGREES:
+        u, w = power_twins(list("abc"), degree, random.Random(degree))
+        assert len(u) == len(w) == 2**degree and sorted(u) != sorted(w)
+        sums = [(sum(ord(c) ** k for c in u), sum(ord(c) ** k for c in w)) for k in range(1, degree + 2)]
+        assert all(a == b for a, b in sums[:degree]) and sums[degree][0] != sums[degree][1]
+    assert set(power_twins(list("abc"), 3, random.Random(0))[0]) <= set("abcdefghijklmnop")
+    assert set(power_twins(list("ABC"), 3, random.Random(0))[0]) <= set("ABCDEFGHIJKLMNOP")
+
+
+def test_the_ladders_draw_each_rung_every_step() -> None:
+    """A kind whose value and its neighbour catch different shortcuts draws both each step,
+    where one drawn at random reached a step by a coin: squares and their neighbours past
+    float exactness (a root with a step budget), the widest power of ten less one (float
+    log10), every list past one side of a word's edge on both sides where the examples
+    are signed."""
+    from rlvr.tasks.numbers import past_edge_lists
+
+    for seed in range(5):
+        drawn = [a for (a,) in covering([(4,), (9,)], random.Random(seed), nonneg=(True,), exact=True)]
+        big = [a for a in drawn if a > 2**120]
+        assert any(math.isqrt(a) ** 2 == a for a in big) and any(math.isqrt(a) ** 2 != a for a in big)
+        assert 10**15 - 1 in drawn and 10**15 in drawn
+        lists = past_edge_lists(random.Random(seed), nonneg=False, exact=True)
+        assert any(all(x <= -(2**63) for x in v) for v in lists) and any(all(x >= 2**64 - 1 for x in v) for v in lists)
+        assert all(x >= 0 for v in past_edge_lists(random.Random(seed), nonneg=True, exact=True) for x in v)
+
+
+def test_an_argument_is_signed_where_any_integer_of_its_examples_is_negative_at_any_depth() -> None:
+    from rlvr.tasks.neighbours import nonnegative
+
+    assert nonnegative([(1, [2, 3], "a"), (0, [[4]], "b")]) == (True, True, True)
+    assert nonnegative([(1, [2, -3], "a"), (0, [[4]], "b")]) == (True, False, True)
+    assert nonnegative([(1, [[2]]), (-1, [[-4]])]) == (False, False)
+    assert nonnegative([]) == ()
