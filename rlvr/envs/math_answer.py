@@ -8,7 +8,7 @@ Task tests: `{"format": "answer", "answer": "115/28"}`."""
 from __future__ import annotations
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
-from rlvr.rewards.commitment import hedge, unasked_percent
+from rlvr.rewards.commitment import hedge, unasked_percent, unasked_scale
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -47,7 +47,9 @@ class MathAnswerEnv:
         verdict = math_reward(answer, expected)
         details = {"answer": answer[:200], **verdict.details}
         value = verdict.value
-        unit = unasked_percent(answer, expected, self.task.prompt) if value else None
+        unit = None
+        if value:
+            unit = unasked_percent(answer, expected, self.task.prompt) or unasked_scale(answer, expected)
         if unit:  # a unit game, not a hedge
             value, details["unit"] = 0.0, unit
         if value:

@@ -22,6 +22,7 @@ Task tests: `{"format": "reasoning_gym", "dataset": NAME, "entry": {...}}`.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -35,31 +36,69 @@ from rlvr.types import RewardBreakdown, Task
 @functools.cache
 def scorer(dataset: str) -> Callable[[str, dict[str, Any]], float]:
     """The dataset's scorer, and where its full marks are looser than its prompt, the
-    stricter check beside it (both must give full marks)."""
+    stricter check beside it (both must give full marks; below full marks the dataset's
+    own score stands, unpaid)."""
     import reasoning_gym  # slow to import (~1.5 s): only when a task of this domain runs
 
     fn: Callable[[str, dict[str, Any]], float] = reasoning_gym.get_score_answer_fn(dataset)
     strict = STRICTER.get(dataset)
     if strict is None:
         return fn
-    return lambda answer, entry: min(float(fn(answer, entry)), strict(answer, entry))
+    def stricter(answer: str, entry: dict[str, Any]) -> float:
+        score = float(fn(answer, entry))  # its partial credit stays in the details as it was
+        return min(score, strict(answer, entry)) if score == 1.0 else score
+
+    return stricter
+
+
+_SIGNIFICANT = re.compile(r"(\d+) significant digits")
 
 
 def decimal_to_the_asked_precision(answer: str, entry: dict[str, Any]) -> float:
     """decimal_arithmetic asks for 12 significant digits, but its scorer accepts anything
-    within 10^-3: full marks only within one unit of the expected answer's last digit."""
+    within 10^-3: full marks only within one unit of the asked digits' last place (of the
+    expected answer's last digit where the question names no count). The expected answer
+    drops trailing zeros (21.577 for 21.5770000000), so its own last digit is no unit:
+    21.5779 is wrong in the fourth decimal."""
     try:
         got, want = Decimal(answer.strip()), Decimal(str(entry["answer"]).strip())
     except (InvalidOperation, ValueError):
         return 0.0
     if not got.is_finite() or not want.is_finite():
         return 0.0
-    unit = Decimal(1).scaleb(int(want.as_tuple().exponent))
-    return 1.0 if abs(got - want) <= unit else 0.0
+    place = int(want.as_tuple().exponent)
+    asked = _SIGNIFICANT.search(str(entry.get("question", "")))
+    if asked and want:
+        place = min(place, want.adjusted() - int(asked.group(1)) + 1)
+    return 1.0 if abs(got - want) <= Decimal(1).scaleb(place) else 0.0
+
+
+_FRACTION = re.compile(r"-?\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d+(?:\s*/\s*-?\d+)?")
+
+
+def one_fraction(answer: str, entry: dict[str, Any]) -> float:
+    """fraction_simplification's scorer reads a leading `\\frac{a}{b}` and ignores what
+    follows it (`\\frac{85}{107}\\%`, `\\dfrac{13}{33}\\pi` are other numbers): full marks
+    only for an answer that is one fraction (or integer) and nothing else."""
+    return 1.0 if _FRACTION.fullmatch(answer.strip().strip("$").strip().rstrip(".").strip()) else 0.0
+
+
+_SECONDS_FRACTION = re.compile(r":\d{1,2}\.(\d+)")
+
+
+def seconds_as_asked(answer: str, entry: dict[str, Any]) -> float:
+    """time_intervals' scorer reads a fraction of a second as a count of milliseconds
+    (`06.0387` as 6.387 s, `51.1000` as 52 s): full marks only where the answer's fraction
+    of a second has as many digits as the expected answer's (none where it has none)."""
+    got = [len(g) for g in _SECONDS_FRACTION.findall(answer)]
+    want = [len(g) for g in _SECONDS_FRACTION.findall(str(entry.get("answer", "")))]
+    return 1.0 if got == want else 0.0
 
 
 STRICTER: dict[str, Callable[[str, dict[str, Any]], float]] = {
     "decimal_arithmetic": decimal_to_the_asked_precision,
+    "fraction_simplification": one_fraction,
+    "time_intervals": seconds_as_asked,
 }
 """Datasets whose scorer gives full marks more loosely than its prompt asks."""
 

@@ -153,3 +153,25 @@ def unasked_percent(answer: str, expected: str, prompt: str) -> str | None:
     if got is None or want is None or got != want:
         return None
     return "its answer is a percentage where the question asks for a number"
+
+
+# words that scale the number they follow: a magnitude, or a unit a hundredth of the usual one
+_SCALE = re.compile(
+    r"\b(?:hundreds?|thousands?|millions?|billions?|trillions?|dozens?|cents?|pennies|penny|pence)\b"
+    r"|(?<=\d)[kK]\b",  # 240k; not "5 m", a unit (metres, minutes)
+)
+
+
+def unasked_scale(answer: str, expected: str) -> str | None:
+    """Why a final answer scales its number by a word the expected answer lacks, or None:
+    `240 thousand` or `13 cents` where the expected answer is the plain number 240 or 13
+    (math-verify drops the words and compares the numbers, paying a thousand times the
+    amount, or a hundredth of it). Only where the answer's number is the expected number
+    itself: `240 thousand` for 240000 is not paid by the number either way."""
+    found = _SCALE.search(answer.replace("\\text", " "))
+    if found is None or _SCALE.search(expected):
+        return None
+    got, want = _number(answer), _number(expected)
+    if got is None or want is None or got != want:
+        return None
+    return f"its answer scales the number by '{found.group(0).strip()}', which the answer has not"

@@ -75,9 +75,11 @@ def pseudoprimes(rng: random.Random, exact: bool) -> list[int]:
     """Composites that a Fermat test or a Miller-Rabin test with fixed bases calls prime:
     a Carmichael number; 3215031751, which fools the first four bases and still yields
     to trial division in milliseconds; 3474749660383, the first six; where the caller
-    says `exact`, the first twelve. A number that fools k bases fools every test with
-    fewer, so these few stand for the table."""
-    return [rng.choice(CARMICHAEL), 3215031751, 3474749660383, *(_BIG_STRONG[-1:] if exact else ())]
+    says `exact`, the first nine (3825123056546413051, with a factor of six digits that
+    trial division finds at once) and the first twelve (whose least factor has twelve
+    digits: a trial-division reference cannot answer it in time). A number that fools k
+    bases fools every test with fewer, so these few stand for the table."""
+    return [rng.choice(CARMICHAEL), 3215031751, 3474749660383, *(_BIG_STRONG if exact else ())]
 
 
 def pseudoprime(rng: random.Random, exact: bool) -> int:
@@ -210,6 +212,24 @@ def lopsided_pair(rng: random.Random) -> tuple[int, int]:
     shrinks the large one by a few bits a round (a binary gcd: about two a round) with a
     budget of rounds under ~450 is still far from done."""
     return rng.randrange(3, 100, 2), 2**1000 + rng.randrange(1, 2**20, 2)
+
+
+def spread_list(values: list[int], rng: random.Random) -> list[int]:
+    """Each of `values` raised by M (10**4 to 10**6), then each lowered by it: every pair of
+    values appears once split between the two, with its sum kept, far from the values
+    themselves (a sum's pairs looked for in a window around the examples' values, or an
+    array indexed by value, miss them)."""
+    m = rng.randint(10**4, 10**6)
+    return [x + m for x in values] + [x - m for x in values]
+
+
+def common_factor_pair(rng: random.Random) -> tuple[int, int]:
+    """Two integers with a common factor of 2 to 60 and coprime cofactors past 50."""
+    g = rng.randint(2, 60)
+    while True:
+        p, q = rng.randint(51, 400), rng.randint(51, 400)
+        if p != q and math.gcd(p, q) == 1:
+            return g * p, g * q
 
 
 def is_pseudoprime(n: int) -> bool:

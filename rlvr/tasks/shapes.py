@@ -58,7 +58,14 @@ from typing import Any
 from rlvr.tasks import numbers
 from rlvr.tasks.numbers import FLOAT_EXACT as _BIG
 from rlvr.tasks.numbers import is_prime as _is_prime
-from rlvr.tasks.twins import POWER_TWIN_DEGREES, power_twins, same_powers
+from rlvr.tasks.twins import (
+    POWER_TWIN_DEGREES,
+    THUE_MORSE_DEGREES,
+    is_thue_morse,
+    power_twins,
+    same_powers,
+    thue_morse,
+)
 
 _OPEN, _CLOSE = "([{<", ")]}>"
 
@@ -118,14 +125,6 @@ def _power_of_ten(b: int) -> bool:
 
 def _int_pair_kinds(exact: bool) -> tuple[str, ...]:
     return ("common_factor", "fibonacci", *(("lopsided",) if exact else ()))
-
-
-def _common_factor_pair(rng: random.Random) -> tuple[int, int]:
-    g = rng.randint(2, 60)
-    while True:
-        p, q = rng.randint(51, 400), rng.randint(51, 400)
-        if p != q and math.gcd(p, q) == 1:
-            return g * p, g * q
 
 
 def _alphabet(values: list[Any]) -> list[str]:
@@ -189,7 +188,7 @@ def _str_kinds(values: list[Any]) -> list[str]:
         return []
     kinds = ["run", "long_run"]
     if len(chars) >= 2:
-        kinds += ["palindrome", "long_palindrome"]
+        kinds += ["palindrome", "long_palindrome", "thue_morse"]
     if any(_case_pair(c) for c in chars):
         kinds.append("case_palindrome")
     if len({c for c in chars if c in _OPEN + _CLOSE} & set(_OPEN)) >= 2:
@@ -225,6 +224,9 @@ def _str_value(values: list[Any], rng: random.Random, kind: str | None = None, c
             if k == 0 or (w[k - 1] == " " and w[k] != " "):
                 w[k] = c
         return "".join(w)
+    if kind == "thue_morse":  # two of the examples' letters; a degree drawn where none is given
+        a, b = rng.sample(chars, 2)
+        return thue_morse(a, b, int(char) if char else rng.choice(THUE_MORSE_DEGREES))
     if kind in ("run", "long_run", "wide_run"):
         past = [c for c in wide if ord(c) > 0xFF]  # one-character strings are cached up to U+00FF
         c = rng.choice((past or wide) if kind == "wide_run" else chars)
@@ -312,7 +314,7 @@ def _list_kinds(values: list[Any], exact: bool) -> list[str]:
     if any(len(v) >= 2 for v in lists):
         kinds += ["doubled", "doubled_all"]
     if all(type(x) is int for v in lists for x in v) and any(v for v in lists):
-        kinds += ["distinct", "machine_edges", "congruent"]
+        kinds += ["distinct", "machine_edges", "congruent"] + (["spread"] if any(len(v) >= 2 for v in lists) else [])
     return kinds
 
 
@@ -339,6 +341,9 @@ def _list_value(values: list[Any], rng: random.Random, nonneg: bool, kind: str |
         return [rng.choice(pool) for _ in range(rng.randint(len(pool) + 1, 8))]
     if kind == "machine_edges":
         return numbers.edge_list(rng, nonneg, exact)
+    if kind == "spread":  # every value the examples hold, shifted up and down
+        values = list({x: None for v in lists for x in v})[:40]
+        return None if nonneg else numbers.spread_list(values, rng)
     if kind == "doubled":  # an example with each element twice: positions against distinct values
         return [x for x in rng.choice([v for v in lists if len(v) >= 2]) for _ in (0, 1)]
     if kind == "doubled_all":  # every value the examples hold, each twice (pairs across examples)
@@ -374,7 +379,7 @@ def _pair(
     kind: str, column_a: list[Any], column_b: list[Any], rng: random.Random, exact: bool
 ) -> tuple[Any, Any] | None:
     if kind == "common_factor":
-        return _common_factor_pair(rng)
+        return numbers.common_factor_pair(rng)
     if kind in ("fibonacci", "lopsided"):
         a, b = numbers.fibonacci_pair(rng, exact) if kind == "fibonacci" else numbers.lopsided_pair(rng)
         return (a, b) if rng.random() < 0.5 else (b, a)
@@ -442,6 +447,8 @@ def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[
                 rungs.append(_int_ladder(rng, kind, keep, exact))
             elif kind == "machine_edges":  # a fuzzer's mix, then every value past one edge
                 rungs.append([numbers.edge_list(rng, keep, exact), *numbers.past_edge_lists(rng, keep, exact)])
+            elif i in strs and kind == "thue_morse":  # each length
+                rungs.append([_str_value(column[i], rng, kind, str(d)) for d in THUE_MORSE_DEGREES])
             elif i in strs and (kind.startswith("foreign:") or kind == "wide_initial"):
                 rungs.append([_str_value(column[i], rng, kind, c) for c in _characters(column[i], kind)])
             else:
@@ -557,6 +564,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
             out.add(("shape", i, "foreign", kind))
         if _crossed(s):
             out.add(("shape", i, "crossed_brackets"))
+        if is_thue_morse(s):
+            out.add(("shape", i, "thue_morse", len(s).bit_length() - 1))
     for (i, u), (j, w) in ((p, q) for p in strs for q in strs if p[0] < q[0]):
         if u != w and sorted(u) == sorted(w):
             out.add(("shape", (i, j), "anagram"))

@@ -82,3 +82,25 @@ def test_a_percentage_where_a_number_is_asked_is_refused(
     from rlvr.rewards.commitment import unasked_percent
 
     assert (unasked_percent(answer, expected, prompt) is not None) is refused
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "refused"),
+    [
+        ("240 \\text{ thousand}", "240", True),  # 240,000 shells, compared by math-verify as 240
+        ("\\text{240 thousand}", "240", True),
+        ("13 \\text{ cents}", "13", True),  # a hundredth of the 13 dollars asked
+        ("240k", "240", True),
+        ("13 \\text{ dollars}", "13", False),
+        ("240 \\text{ thousand}", "240000", False),  # the number differs: not paid anyway
+        ("5 m", "5", False),  # a unit, not a scale
+        ("7 \\text{ km}", "7", False),
+        ("3 dozen", "3 dozen", False),  # the answer has it
+    ],
+)
+def test_a_word_that_scales_the_number_is_refused_where_the_answer_lacks_it(
+    answer: str, expected: str, refused: bool
+) -> None:
+    from rlvr.rewards.commitment import unasked_scale
+
+    assert (unasked_scale(answer, expected) is not None) is refused

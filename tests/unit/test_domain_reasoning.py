@@ -124,6 +124,11 @@ def test_decimal_answers_are_held_to_the_precision_the_prompt_asks() -> None:
     assert strict("7.9574302869", entry) == 0.0
     assert strict("about 7.96", entry) == 0.0
     assert strict("NaN", entry) == 0.0
+    asked = "Please solve this problem to a maximum of 12 significant digits, rounding up from the half."
+    short = {"answer": "21.577", "question": asked}  # 21.5770000000: the trailing zeros dropped
+    assert strict("21.577", short) == 1.0 and strict("21.5770000000", short) == 1.0
+    assert strict("21.5779", short) == 0.0  # one unit of 21.577's last digit, but wrong in the asked ones
+    assert strict("21.5770000001", short) == 1.0
 
 
 def test_json_answers_with_forbidden_keys_or_several_objects_are_hedges() -> None:
@@ -205,3 +210,19 @@ def test_an_answer_with_more_numbers_than_the_expected_one_earns_nothing_in_reas
     assert right.reward.total == 1.0
     assert two.reward.total == 0.0 and "6 numbers" in two.reward.details["hedged"]
     assert two.reward.details.get("raw_score") is None  # the dataset's scorer gave it full marks
+
+
+def test_a_fraction_answer_is_one_fraction_and_a_duration_has_the_asked_fraction_of_a_second() -> None:
+    """fraction_simplification's scorer matches a leading fraction and ignores what follows;
+    time_intervals' reads a fraction of a second as milliseconds: blind set 5's answers
+    01-04 were other numbers paid 1.0 by them."""
+    from rlvr.envs.reasoning import one_fraction, seconds_as_asked
+
+    for answer in ("\\frac{85}{107}", "$\\frac{85}{107}$", "\\dfrac{85}{107}.", "-\\frac{3}{4}", "3/4", "7"):
+        assert one_fraction(answer, {}) == 1.0, answer
+    for answer in ("\\frac{85}{107}\\%", "\\dfrac{13}{33}\\pi", "\\frac{1}{2} or \\frac{2}{4}", "0.5"):
+        assert one_fraction(answer, {}) == 0.0, answer
+    assert seconds_as_asked("11:10:06.387", {"answer": "11:10:06.387"}) == 1.0
+    assert seconds_as_asked("11:10:06.0387", {"answer": "11:10:06.387"}) == 0.0  # read as 6.387 s
+    assert seconds_as_asked("12:10:51.1000", {"answer": "12:10:52"}) == 0.0  # read as 52 s
+    assert seconds_as_asked("90 days, 19:40:00", {"answer": "90 days, 19:40:00"}) == 1.0

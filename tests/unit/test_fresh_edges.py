@@ -17,7 +17,7 @@ def test_number_edges_hold_the_largest_n_within_the_statements_bounds() -> None:
     bounds = {"longest_increasing": (-(10**6), 10**6), "max_subarray": (-(10**4), 10**4), "pair_count": (-1000, 1000),
               "max_min": (-(10**9), 10**9)}  # fmt: skip
     for name, (lo, hi) in bounds.items():
-        for make in EDGE[name]:
+        for make in EDGE[name][:3]:  # longest_increasing's fourth: values past a word (below)
             head, body = make(random.Random(0)).split("\n")[:2]
             values = [int(x) for x in body.split()]
             assert int(head.split()[0]) == len(values) == (1000 if name == "max_min" else 10**5), name
@@ -137,3 +137,32 @@ def test_the_sort_edge_has_words_of_one_length_in_either_case() -> None:
     right = BY_NAME["sort_by_length"].solve(line).split()
     assert right != sorted(line.split(), key=lambda w: (len(w), w.lower()))
     assert any(w.isupper() for w in right) and any(w.islower() for w in right)
+
+
+def test_longest_increasing_meets_values_past_a_32_bit_word_a_double_still_holds() -> None:
+    text = EDGE["longest_increasing"][3](random.Random(2))
+    head, body = text.split("\n")[:2]
+    values = [int(x) for x in body.split()]
+    assert int(head) == len(values) and max(map(abs, values)) <= 10**15
+    assert sum(abs(v) >= 2**31 for v in values) >= 3
+    wrapped = [(v + 2**31) % 2**32 - 2**31 for v in values]  # what an int keeps
+    solve = BY_NAME["longest_increasing"].solve
+    assert int(solve(f"{len(values)}\n{' '.join(map(str, wrapped))}\n")) > int(solve(text))  # the runs join
+
+
+def test_palindrome_edges_are_thue_morse_lines_a_64_bit_hash_calls_palindromes() -> None:
+    text = EDGE["palindromes"][0](random.Random(4))
+    lines = text.split("\n")[1:-1]
+    assert int(text.split("\n")[0]) == len(lines) == 8
+    verdicts = BY_NAME["palindromes"].solve(text).split("\n")
+    assert sorted(verdicts) == ["NO"] * 4 + ["YES"] * 4
+
+    def hashed(s: str) -> int:
+        h = 0
+        for c in s.lower():
+            h = (h * 131 + ord(c)) % 2**64
+        return h
+
+    for line, verdict in zip(lines, verdicts, strict=True):
+        if verdict == "NO" and len(line) == 2048:
+            assert hashed(line) == hashed(line[::-1])  # the anti-hash word: equal, though not a palindrome

@@ -269,3 +269,29 @@ def test_an_argument_is_signed_where_any_integer_of_its_examples_is_negative_at_
     assert nonnegative([(1, [2, -3], "a"), (0, [[4]], "b")]) == (True, False, True)
     assert nonnegative([(1, [[2]]), (-1, [[-4]])]) == (False, False)
     assert nonnegative([]) == ()
+
+
+def test_a_signed_list_argument_meets_every_value_shifted_up_and_down_with_each_pairs_sum_kept() -> None:
+    from rlvr.tasks.numbers import spread_list
+
+    spread = spread_list([11, 1, 6], random.Random(0))
+    m = spread[0] - 11
+    assert m >= 10**4 and spread == [11 + m, 1 + m, 6 + m, 11 - m, 1 - m, 6 - m]
+    assert sum(1 for i, a in enumerate(spread) for b in spread[i + 1 :] if a + b == 12) == 3  # 11+1 twice, 6+6
+    examples = [([1, 2],), ([-6, 11, 2],)]
+    drawn = [a for (a,) in covering(examples, random.Random(1))]
+    assert any(len(v) == 8 and min(v) <= -(10**4) and max(v) >= 10**4 for v in drawn)
+    nonneg = [a for (a,) in covering([([1, 2],), ([6, 11, 2],)], random.Random(1), nonneg=(True,))]
+    assert all(x >= 0 for v in nonneg for x in v)
+
+
+def test_thue_morse_words_of_128_and_2048_letters_are_drawn_each_step_and_named() -> None:
+    from rlvr.tasks.numbers import pseudoprimes
+    from rlvr.tasks.twins import is_thue_morse, thue_morse
+
+    word = thue_morse("a", "b", 7)
+    assert len(word) == 128 and word != word[::-1] and is_thue_morse(word) and not is_thue_morse(word[:-1] + "a")
+    assert "thue_morse" in _kinds((word,), [("ab",), ("ba",)])
+    drawn = [a for (a,) in covering([("abba",), ("abc",)], random.Random(5))]
+    assert sorted(len(a) for a in drawn if is_thue_morse(a)) == [128, 2048]
+    assert 3825123056546413051 in pseudoprimes(random.Random(0), exact=True)  # fools 2..23, a factor of 149491

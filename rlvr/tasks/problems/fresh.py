@@ -284,7 +284,8 @@ def _edge_grid(maze: bool) -> list[Fresh]:
 
 
 def _edge_words(cased: bool = False) -> list[Fresh]:
-    """Every SPECIAL_WORDS word, and words of every length 1..30 (two of some): a table or
+    """Every SPECIAL_WORDS word, and words of every length 1..30 (two of some) and of 31 to
+    1000 letters at the widths a buffer takes (32, 64, 256, and one past): a table or
     bucket per length, or a plain object keyed by the word, meets what it was not built for.
     `cased` (a statement that allows capitals): and words of one length in either case."""
 
@@ -294,7 +295,9 @@ def _edge_words(cased: bool = False) -> list[Fresh]:
         return " ".join(words) + "\n"
 
     def lengths(r: random.Random) -> str:
-        words = [_word(r, n, n) for n in range(1, 31)] + [_word(r, n, n) for n in r.sample(range(1, 31), 5)]
+        # and past the usual: a word read into a fixed buffer (%32s, char[64]) is cut in pieces
+        longer = [31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000]
+        words = [_word(r, n, n) for n in [*range(1, 31), *longer]] + [_word(r, n, n) for n in r.sample(range(1, 31), 5)]
         r.shuffle(words)
         return " ".join(words) + "\n"
 
@@ -361,16 +364,51 @@ def _edge_runs() -> list[Fresh]:
 
 
 def _edge_vowels() -> list[Fresh]:
-    """A line with letters past ASCII beside its vowels (é, ü, À, ø, ß): only a, e, i, o,
-    u count, so a rule that folds accents first, or tests bytes, meets what it was not
-    built for."""
+    """A line with letters past ASCII beside its vowels (é, ü, À, ø, ß, İ): only a, e, i, o,
+    u count, so a rule that folds accents first, lower-cases first, or tests bytes, meets
+    what it was not built for."""
 
     def accented(r: random.Random) -> str:
-        words = ["café", "über", "À", "naïve", "søster", "straße", "idea", "Ouzo", "crème", "año"]
+        # İ lower-cases to two characters, "i" and a combining dot: a rule that lower-cases
+        # first counts an i that is not there
+        words = ["café", "über", "À", "naïve", "søster", "straße", "idea", "Ouzo", "crème", "año", "İ"]
         r.shuffle(words)
-        return " ".join(words[: r.randint(4, len(words))]) + "\n"
+        return " ".join([*words[: r.randint(4, len(words))], "İstanbul"]) + "\n"  # İ on every draw
 
     return [accented]
+
+
+def _edge_hash_twins() -> list[Fresh]:
+    """Thue-Morse lines of 128 and 2,048 letters (over a and b, and over two other letters
+    in either case): not palindromes, though a polynomial hash modulo 2**32 (from 128
+    letters) or 2**64 (from 2,048) gives each line and its reversal the same value; and a
+    Thue-Morse line followed by its reversal, which is one."""
+
+    def twins(r: random.Random) -> str:
+        lines = []
+        for degree in (7, 11):
+            a, b = r.sample(string.ascii_lowercase, 2)
+            for x, y in (("a", "b"), (a, b.upper())):
+                word = "".join(y if k.bit_count() % 2 else x for k in range(2**degree))
+                lines += [word, word + word[::-1]]
+        r.shuffle(lines)
+        return f"{len(lines)}\n" + "\n".join(lines) + "\n"
+
+    return [twins]
+
+
+def _edge_wide_values() -> list[Fresh]:
+    """Numbers past a 32-bit word, where the statement bounds no value: a rising run from
+    2**31 then a rising run from 0 (kept in a signed 32-bit word the first run wraps below
+    the second, and the two join into one longer run), then a value up to 10**15 (inside
+    a double's exact integers, so a JavaScript Number holds it)."""
+
+    def wide(r: random.Random) -> str:
+        high, low = r.sample(range(2, 8), 2)
+        a = [2**31 + k for k in range(high)] + list(range(low)) + [-r.randint(2**33, 10**15)]
+        return f"{len(a)}\n{' '.join(map(str, a))}\n"
+
+    return [wide]
 
 
 # inputs at the statement's largest sizes and extreme values, where the random draws stop short
@@ -380,7 +418,8 @@ EDGE: dict[str, list[Fresh]] = {
     "word_frequency": _edge_words(),
     "sort_by_length": _edge_words(cased=True),
     "reverse_words": _edge_words(),
-    "longest_increasing": _edge_nums(10**5, -(10**6), 10**6),
+    "longest_increasing": _edge_nums(10**5, -(10**6), 10**6) + _edge_wide_values(),
+    "palindromes": _edge_hash_twins(),
     "max_subarray": _edge_nums(10**5, -(10**4), 10**4),
     "pair_count": _edge_nums(10**5, -1000, 1000, lambda n, a: f"{n} {2 * a[0]}"),
     "count_islands": _edge_grid(False),
