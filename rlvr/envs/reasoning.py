@@ -44,6 +44,7 @@ def scorer(dataset: str) -> Callable[[str, dict[str, Any]], float]:
     strict = STRICTER.get(dataset)
     if strict is None:
         return fn
+
     def stricter(answer: str, entry: dict[str, Any]) -> float:
         score = float(fn(answer, entry))  # its partial credit stays in the details as it was
         return min(score, strict(answer, entry)) if score == 1.0 else score
