@@ -47,9 +47,9 @@ class MathAnswerEnv:
         verdict = math_reward(answer, expected)
         details = {"answer": answer[:200], **verdict.details}
         value = verdict.value
-        unit = None
+        unit, prompt = None, self.task.prompt
         if value:
-            unit = unasked_percent(answer, expected, self.task.prompt) or unasked_scale(answer, expected)
+            unit = unasked_percent(answer, expected, prompt) or unasked_scale(answer, expected, prompt)
         if unit:  # a unit game, not a hedge
             value, details["unit"] = 0.0, unit
         if value:

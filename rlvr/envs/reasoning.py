@@ -74,14 +74,14 @@ def decimal_to_the_asked_precision(answer: str, entry: dict[str, Any]) -> float:
     return 1.0 if abs(got - want) <= Decimal(1).scaleb(place) else 0.0
 
 
-_FRACTION = re.compile(r"-?\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d+(?:\s*/\s*-?\d+)?")
+_FRACTION = re.compile(r"-?\s*\\[dt]?frac\s*\{\s*-?\d+\s*\}\s*\{\s*-?\d+\s*\}|-?\d+(?:\s*/\s*-?\d+)?")
 
 
 def one_fraction(answer: str, entry: dict[str, Any]) -> float:
     """fraction_simplification's scorer reads a leading `\\frac{a}{b}` and ignores what
     follows it (`\\frac{85}{107}\\%`, `\\dfrac{13}{33}\\pi` are other numbers): full marks
     only for an answer that is one fraction (or integer) and nothing else."""
-    return 1.0 if _FRACTION.fullmatch(answer.strip().strip("$").strip().rstrip(".").strip()) else 0.0
+    return 1.0 if _FRACTION.fullmatch(answer.strip(" \t\n$.")) else 0.0
 
 
 _SECONDS_FRACTION = re.compile(r":\d{1,2}\.(\d+)")

@@ -157,21 +157,26 @@ def unasked_percent(answer: str, expected: str, prompt: str) -> str | None:
 
 # words that scale the number they follow: a magnitude, or a unit a hundredth of the usual one
 _SCALE = re.compile(
-    r"\b(?:hundreds?|thousands?|millions?|billions?|trillions?|dozens?|cents?|pennies|penny|pence)\b"
-    r"|(?<=\d)[kK]\b",  # 240k; not "5 m", a unit (metres, minutes)
+    r"\b(?:hundreds?|thousands?|millions?|billions?|trillions?|dozens?|(?<!per )(?<!per)cents?|pennies|penny|pence)\b"
+    r"|(?-i:(?<=\d)k\b|\\(?:text|mathrm)\{\s*k\s*\})",  # 240k; not "5 m" (metres, minutes) nor 300K (kelvin)
+    re.IGNORECASE,
 )
 
 
-def unasked_scale(answer: str, expected: str) -> str | None:
+def unasked_scale(answer: str, expected: str, prompt: str = "") -> str | None:
     """Why a final answer scales its number by a word the expected answer lacks, or None:
     `240 thousand` or `13 cents` where the expected answer is the plain number 240 or 13
     (math-verify drops the words and compares the numbers, paying a thousand times the
     amount, or a hundredth of it). Only where the answer's number is the expected number
-    itself: `240 thousand` for 240000 is not paid by the number either way."""
-    found = _SCALE.search(answer.replace("\\text", " "))
+    itself: `240 thousand` for 240000 is not paid by the number either way; nor where the
+    prompt uses the word itself ("how many cents", "in thousands")."""
+    found = _SCALE.search(answer) or _SCALE.search(answer.replace("\\text", " "))
     if found is None or _SCALE.search(expected):
+        return None
+    word = re.sub(r"\\(?:text|mathrm)\{\s*|\s*\}", "", found.group(0)).strip().lower().rstrip("s")
+    if word and re.search(rf"\b{re.escape(word)}", prompt, re.IGNORECASE):
         return None
     got, want = _number(answer), _number(expected)
     if got is None or want is None or got != want:
         return None
-    return f"its answer scales the number by '{found.group(0).strip()}', which the answer has not"
+    return f"its answer scales the number by '{found.group(0).strip()}', which the expected answer has not"

@@ -312,9 +312,10 @@ def hidden_tests(
     shown = {repr(a) for a in visible} | {repr(a) for a, _ in drawn}
     held_keys = {repr(a) for a in held}
     drawn = [(a, HELD if repr(a) in held_keys else origin) for a, origin in drawn]
-    kept = _answered(task, drawn + [(a, HELD) for a in held if repr(a) not in shown], observe)
-    for attempt in range(1, TOP_UPS + 1):  # the reference too slow on too many: another pool
-        if len(kept) >= n:
+    pool = drawn + [(a, HELD) for a in held if repr(a) not in shown]
+    kept = _answered(task, pool, observe)
+    for attempt in range(1, TOP_UPS + 1):  # the reference too slow on (or refusing) too many: another pool
+        if len(kept) >= n or len(kept) == len(pool):  # enough, or all the inputs there are
             break
         more = draw_candidates(task, seed=seed, step=step, n=n, attempt=attempt)
         more = [(a, origin) for a, origin in more if repr(a) not in shown and repr(a) not in held_keys]

@@ -9,7 +9,8 @@ Drawn by the kind of an argument, never by the task's name or family:
   `<=` is wrong: a composite root has a smaller factor that the loop still finds), powers
   of two and of ten (and +-1) across widths, and the rare numbers of rlvr.tasks.numbers:
   Fermat and strong pseudoprimes, products of two primes past 46,340, machine-word edges.
-  Past 2**52 (a 64-bit edge, 2**300 + 1, squares of 40 digits and of 300 bits) only where the caller
+  Past 2**52 (a 64-bit edge, 2**300 + 1, squares of 40 digits and of 300 bits) only
+  where the caller
   says `exact`: the reference has no float in it, so its value there is the promise
   (a Python function's integers have no width), and honest code that goes through a
   float is wrong there as the hack that wraps at 64 bits is;
@@ -18,8 +19,10 @@ Drawn by the kind of an argument, never by the task's name or family:
   `exact`, a small odd number beside one of 1,001 bits (a loop with a round budget);
 - strings (over the examples' characters): a run of 10 or more of one character (or of
   100 to 300), a near-palindrome (length 8 or more, one mismatch inside the outer three
-  pairs, half the time a mismatch in case alone; or of length 130 to 300 with the
-  mismatch deep inside), where the examples hold brackets of two kinds or more, a
+  pairs, one of them in case alone where the examples have a cased letter; or of length
+  130 to 300 with the mismatch deep inside), Thue-Morse words of 128 and 2,048 letters
+  over two of the examples' characters (a palindrome by polynomial hash calls them one),
+  where the examples hold brackets of two kinds or more, a
   depth-balanced string with one closer of another kind away from its opener; and an
   example with one character of a class its examples never show (a space, a newline,
   punctuation, a digit, a non-ASCII letter, one past Latin-1, a letter whose case does
@@ -35,9 +38,12 @@ Drawn by the kind of an argument, never by the task's name or family:
 - lists of integers: every small length with distinct values, machine-word edges (0 and
   the 32- and 64-bit edges: a sentinel or a fingerprint modulo a word), lists whose every
   value is past one side of an edge (a running maximum seeded with it), distinct values
-  equal modulo a word or a hashing prime (a fingerprint modulo it), and one element
+  equal modulo a word or a hashing prime (a fingerprint modulo it), where the examples
+  are signed every example value shifted up and down by 10**4 or more (pairs keep their
+  sums far from the examples' values), and one element
   nested a level deeper where the examples nest; lists of integers or strings: a few of
-  the examples' own values repeated (a rule counting distinct values where pairs are meant).
+  the examples' own values repeated, an example doubled and every example value twice (a
+  rule counting distinct values where pairs are meant).
 
 `shaped(args, examples, rng, nonneg, exact)` gives one argument tuple of a kind drawn at
 random: an example with one argument (or a pair) replaced by a shaped value;
@@ -536,7 +542,7 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
             out.add(("shape", (i, j), "common_factor"))
         if numbers.consecutive_fibonacci(a, b):
             out.add(("shape", (i, j), "fibonacci"))
-        if min(abs(a), abs(b)) < 100 and max(abs(a), abs(b)).bit_length() > 200:
+        if min(abs(a), abs(b)) < 100 and max(abs(a), abs(b)).bit_length() > 900:
             out.add(("shape", (i, j), "lopsided"))
     strs = [(i, a) for i, a in enumerate(args) if isinstance(a, str)]
     for i, s in strs:
@@ -586,7 +592,7 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
                 out.add(("shape", i, "machine_edges"))
             if a and all(type(x) is int for x in a):
                 if all(x >= 2**31 - 1 for x in a) or all(x <= -(2**31) for x in a):
-                    out.add(("shape", i, "past_edge", a[0] > 0, max(map(abs, a)).bit_length() > 33))
+                    out.add(("shape", i, "past_edge", a[0] > 0, min(max(map(abs, a)).bit_length(), 65) // 32))
                 if len(a) >= 2 and numbers.congruent_pair(a):
                     out.add(("shape", i, "congruent"))
     return out

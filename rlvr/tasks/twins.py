@@ -12,9 +12,9 @@ def power_twins(chars: list[str], degree: int, rng: random.Random) -> tuple[str,
     their character codes agree for every k up to `degree` (Prouhet's solution of the
     Tarry-Escott problem: 2**(degree + 1) consecutive codes split by the parity of their
     index's binary digits; shifting every code by one amount keeps the sums equal). A
-    multiset compared by its first few moments calls them equal. Degree 3 stays in the
-    examples' letters where they are lower or upper case ASCII (a..p); higher degrees take
-    consecutive CJK ideographs."""
+    multiset compared by its first few moments calls them equal. Degree 3 takes a..p (A..P
+    where the examples' letters are all capitals); higher degrees take consecutive CJK
+    ideographs."""
     n = 2 ** (degree + 1)
     if degree <= 3 and any(c.isascii() and c.isupper() for c in chars) and not any(c.islower() for c in chars):
         base = ord("A")

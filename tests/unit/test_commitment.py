@@ -96,6 +96,10 @@ def test_a_percentage_where_a_number_is_asked_is_refused(
         ("5 m", "5", False),  # a unit, not a scale
         ("7 \\text{ km}", "7", False),
         ("3 dozen", "3 dozen", False),  # the answer has it
+        ("240 Thousand", "240", True),
+        ("240\\text{k}", "240", True),
+        ("300K", "300", False),  # kelvin
+        ("54 per cent", "54", False),  # a percentage: unasked_percent's to judge
     ],
 )
 def test_a_word_that_scales_the_number_is_refused_where_the_answer_lacks_it(
@@ -103,4 +107,5 @@ def test_a_word_that_scales_the_number_is_refused_where_the_answer_lacks_it(
 ) -> None:
     from rlvr.rewards.commitment import unasked_scale
 
-    assert (unasked_scale(answer, expected) is not None) is refused
+    assert (unasked_scale(answer, expected, "How much did she pay in dollars?") is not None) is refused
+    assert unasked_scale("13 cents", "13", "How many cents are left?") is None  # the question's own unit

@@ -218,7 +218,9 @@ def test_a_fraction_answer_is_one_fraction_and_a_duration_has_the_asked_fraction
     01-04 were other numbers paid 1.0 by them."""
     from rlvr.envs.reasoning import one_fraction, seconds_as_asked
 
-    for answer in ("\\frac{85}{107}", "$\\frac{85}{107}$", "\\dfrac{85}{107}.", "-\\frac{3}{4}", "3/4", "7"):
+    honest = ("\\frac{85}{107}", "$\\frac{85}{107}$", "\\dfrac{85}{107}.", "-\\frac{3}{4}", "3/4", "7")
+    honest += ("\\frac{ 85 }{ 107 }",)
+    for answer in (*honest, "\\dfrac {85}{107}", "$\\frac{85}{107}$."):
         assert one_fraction(answer, {}) == 1.0, answer
     for answer in ("\\frac{85}{107}\\%", "\\dfrac{13}{33}\\pi", "\\frac{1}{2} or \\frac{2}{4}", "0.5"):
         assert one_fraction(answer, {}) == 0.0, answer

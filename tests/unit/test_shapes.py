@@ -255,7 +255,8 @@ def test_the_ladders_draw_each_rung_every_step() -> None:
     for seed in range(5):
         drawn = [a for (a,) in covering([(4,), (9,)], random.Random(seed), nonneg=(True,), exact=True)]
         big = [a for a in drawn if a > 2**120]
-        assert any(math.isqrt(a) ** 2 == a for a in big) and any(math.isqrt(a) ** 2 != a for a in big)
+        assert any(math.isqrt(a) ** 2 == a for a in big)
+        assert any(math.isqrt(a - 1) ** 2 == a - 1 or math.isqrt(a + 1) ** 2 == a + 1 for a in big)  # a neighbour
         assert 10**15 - 1 in drawn and 10**15 in drawn
         lists = past_edge_lists(random.Random(seed), nonneg=False, exact=True)
         assert any(all(x <= -(2**63) for x in v) for v in lists) and any(all(x >= 2**64 - 1 for x in v) for v in lists)

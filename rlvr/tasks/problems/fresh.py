@@ -364,16 +364,15 @@ def _edge_runs() -> list[Fresh]:
 
 
 def _edge_vowels() -> list[Fresh]:
-    """A line with letters past ASCII beside its vowels (é, ü, À, ø, ß, İ): only a, e, i, o,
-    u count, so a rule that folds accents first, lower-cases first, or tests bytes, meets
-    what it was not built for."""
+    """A line with letters past ASCII beside its vowels (é, ü, À, ø, ß): only a, e, i, o,
+    u count, so a rule that folds accents first, or tests bytes, meets what it was not
+    built for. Not İ: it lower-cases to an i and a combining dot, so the idiomatic
+    `s.lower()` count would fail on it, honest or not."""
 
     def accented(r: random.Random) -> str:
-        # İ lower-cases to two characters, "i" and a combining dot: a rule that lower-cases
-        # first counts an i that is not there
-        words = ["café", "über", "À", "naïve", "søster", "straße", "idea", "Ouzo", "crème", "año", "İ"]
+        words = ["café", "über", "À", "naïve", "søster", "straße", "idea", "Ouzo", "crème", "año"]
         r.shuffle(words)
-        return " ".join([*words[: r.randint(4, len(words))], "İstanbul"]) + "\n"  # İ on every draw
+        return " ".join(words[: r.randint(4, len(words))]) + "\n"
 
     return [accented]
 
