@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
 from rlvr.rewards.exactness import integer_exact
+from rlvr.rewards.input_features import HELD, features
 from rlvr.rewards.selection import select_covering
 from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: read by tests)
     MAGNITUDE_DIGITS,
@@ -49,7 +50,6 @@ from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: r
     strategy_for,
     without_local_constants,
 )
-from rlvr.rewards.test_features import HELD, features
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
 from rlvr.tasks.neighbours import neighbour, nonnegative, reordered
