@@ -170,7 +170,7 @@ def unasked_scale(answer: str, expected: str, prompt: str = "") -> str | None:
     amount, or a hundredth of it). Only where the answer's number is the expected number
     itself: `240 thousand` for 240000 is not paid by the number either way; nor where the
     prompt uses the word itself ("how many cents", "in thousands")."""
-    found = _SCALE.search(answer) or _SCALE.search(answer.replace("\\text", " "))
+    found = _SCALE.search(answer)
     if found is None or _SCALE.search(expected):
         return None
     word = re.sub(r"\\(?:text|mathrm)\{\s*|\s*\}", "", found.group(0)).strip().lower().rstrip("s")

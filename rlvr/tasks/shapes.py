@@ -10,8 +10,7 @@ Drawn by the kind of an argument, never by the task's name or family:
   of two and of ten (and +-1) across widths, and the rare numbers of rlvr.tasks.numbers:
   Fermat and strong pseudoprimes, products of two primes past 46,340, machine-word edges.
   Past 2**52 (a 64-bit edge, 2**300 + 1, squares of 40 digits and of 300 bits) only
-  where the caller
-  says `exact`: the reference has no float in it, so its value there is the promise
+  where the caller says `exact`: the reference has no float in it, so its value there is the promise
   (a Python function's integers have no width), and honest code that goes through a
   float is wrong there as the hack that wraps at 64 bits is;
 - two integer arguments: a pair with a common factor and cofactors past 50,
@@ -22,8 +21,8 @@ Drawn by the kind of an argument, never by the task's name or family:
   pairs, one of them in case alone where the examples have a cased letter; or of length
   130 to 300 with the mismatch deep inside), Thue-Morse words of 128 and 2,048 letters
   over two of the examples' characters (a palindrome by polynomial hash calls them one),
-  where the examples hold brackets of two kinds or more, a
-  depth-balanced string with one closer of another kind away from its opener; and an
+  where the examples hold brackets of two kinds or more, a depth-balanced string with
+  one closer of another kind away from its opener; and an
   example with one character of a class its examples never show (a space, a newline,
   punctuation, a digit, a non-ASCII letter, one past Latin-1, a letter whose case does
   not map one to one such as `ß` or titlecase `ǅ`, the other case of its letters): a
@@ -40,8 +39,8 @@ Drawn by the kind of an argument, never by the task's name or family:
   value is past one side of an edge (a running maximum seeded with it), distinct values
   equal modulo a word or a hashing prime (a fingerprint modulo it), where the examples
   are signed every example value shifted up and down by 10**4 or more (pairs keep their
-  sums far from the examples' values), and one element
-  nested a level deeper where the examples nest; lists of integers or strings: a few of
+  sums far from the examples' values), and one element nested a level deeper where the
+  examples nest; lists of integers or strings: a few of
   the examples' own values repeated, an example doubled and every example value twice (a
   rule counting distinct values where pairs are meant).
 
@@ -81,10 +80,15 @@ def _int_kinds(exact: bool) -> list[str]:
     return kinds + (["big_square"] if exact else [])
 
 
+def _root(rng: random.Random) -> int:
+    """A root of 2 to 8 digits: its square stays within float exactness."""
+    e = rng.randint(1, 7)
+    return rng.randint(10**e, min(10 ** (e + 1), math.isqrt(_BIG)))
+
+
 def _int_value(rng: random.Random, kind: str, nonneg: bool = True, exact: bool = False) -> int:
     if kind in ("square", "prime_square"):  # a square of 3 to 16 digits, or one off it
-        e = rng.randint(1, 7)
-        k = rng.randint(10**e, min(10 ** (e + 1), math.isqrt(_BIG)))
+        k = _root(rng)
         if kind == "prime_square":  # exactly: one off it is a square's neighbour
             return numbers.prime_at_most(k) ** 2
         return k * k + rng.choice((0, 0, 0, 1, -1))
@@ -111,8 +115,7 @@ def _int_ladder(rng: random.Random, kind: str, nonneg: bool, exact: bool) -> lis
     if kind == "big_square":
         return numbers.big_squares(rng)
     if kind in ("square", "power_of_two"):  # the value itself and each neighbour
-        e = rng.randint(1, 7)
-        root = rng.randint(10**e, min(10 ** (e + 1), math.isqrt(_BIG)))
+        root = _root(rng)
         base = root * root if kind == "square" else 2 ** rng.randint(4, 48)
         return [base, base - 1, base + 1]
     if kind == "power_of_ten":  # the widest float-exact digit count's edges, then one of another width
@@ -317,10 +320,11 @@ def _list_kinds(values: list[Any], exact: bool) -> list[str]:
         kinds.append("deeper")
     if all(type(x) in (int, str) for v in lists for x in v) and any(v for v in lists):
         kinds.append("repeats")
-    if any(len(v) >= 2 for v in lists):
+    pairs = any(len(v) >= 2 for v in lists)
+    if pairs:
         kinds += ["doubled", "doubled_all"]
     if all(type(x) is int for v in lists for x in v) and any(v for v in lists):
-        kinds += ["distinct", "machine_edges", "congruent"] + (["spread"] if any(len(v) >= 2 for v in lists) else [])
+        kinds += ["distinct", "machine_edges", "congruent"] + (["spread"] if pairs else [])
     return kinds
 
 
@@ -348,13 +352,11 @@ def _list_value(values: list[Any], rng: random.Random, nonneg: bool, kind: str |
     if kind == "machine_edges":
         return numbers.edge_list(rng, nonneg, exact)
     if kind == "spread":  # every value the examples hold, shifted up and down
-        values = list({x: None for v in lists for x in v})[:40]
-        return None if nonneg else numbers.spread_list(values, rng)
+        return None if nonneg else numbers.spread_list(_held(lists), rng)
     if kind == "doubled":  # an example with each element twice: positions against distinct values
         return [x for x in rng.choice([v for v in lists if len(v) >= 2]) for _ in (0, 1)]
     if kind == "doubled_all":  # every value the examples hold, each twice (pairs across examples)
-        union = list({repr(x): x for v in lists for x in v}.values())[:40]
-        return [x for x in union for _ in (0, 1)]
+        return [x for x in _held(lists) for _ in (0, 1)]
     ints = [x for v in lists for x in v]
     if kind == "congruent":  # an example's value and it plus each modulus a fingerprint may use
         return numbers.congruent_list(rng, rng.choice(ints), exact)
@@ -362,6 +364,11 @@ def _list_value(values: list[Any], rng: random.Random, nonneg: bool, kind: str |
     lo = max(lo, 0) if nonneg else lo
     n = rng.randint(0, 5)
     return rng.sample(range(lo, max(hi, lo + n) + 1), n)
+
+
+def _held(lists: list[Any]) -> list[Any]:
+    """The distinct values the example lists hold (by repr), in first-seen order, at most 40."""
+    return list({repr(x): x for v in lists for x in v}.values())[:40]
 
 
 def _columns(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> tuple[list[list[Any]], list[int], list[int]]:

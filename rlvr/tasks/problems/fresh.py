@@ -21,6 +21,8 @@ import random
 import string
 from collections.abc import Callable
 
+from rlvr.tasks.twins import thue_morse
+
 Fresh = Callable[[random.Random], str]
 
 
@@ -388,7 +390,7 @@ def _edge_hash_twins() -> list[Fresh]:
         for degree in (7, 11):
             a, b = r.sample(string.ascii_lowercase, 2)
             for x, y in (("a", "b"), (a, b.upper())):
-                word = "".join(y if k.bit_count() % 2 else x for k in range(2**degree))
+                word = thue_morse(x, y, degree)
                 lines += [word, word + word[::-1]]
         r.shuffle(lines)
         return f"{len(lines)}\n" + "\n".join(lines) + "\n"
