@@ -15,6 +15,11 @@ from rlvr.config.base import _Section
 class SandboxConfig(_Section):
     timeout_s: float = Field(5.0, gt=0.0)
     """Wall-clock limit for running one submission against its tests."""
+    test_timeout_s: float | None = Field(2.0, gt=0.0)
+    """Wall-clock limit for one test within that run (null: timeout_s). A test past it is
+    killed and the rest go on; when only held-out tests ran out of time the run is scored
+    with them failed, and `reward.timeout_penalty` is kept for a program that runs out of
+    time on a visible test (rlvr.envs.python_code.slow_on_held_out_only)."""
     memory_mb: int = Field(512, ge=32)
     """Memory limit of each test's process, in MiB (the run's cgroup holds memory_mb per
     test running at once)."""

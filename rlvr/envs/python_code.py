@@ -104,7 +104,10 @@ class PythonFunctionEnv:
                 "held_out_passed": held.passed,
                 "held_out_total": held.total,
             }
-        if result.status not in (RunStatus.TIMEOUT, RunStatus.SANDBOX_ERROR) and result.total > 0:
+        slow = held.total > 0 and slow_on_held_out_only(result)
+        if slow:  # timed-out held-out tests are failed tests, not a hang (see slow_on_held_out_only)
+            details["held_out_timeouts"] = sum(t.status is TestStatus.TIMEOUT for t in result.tests)
+        if (slow or result.status not in (RunStatus.TIMEOUT, RunStatus.SANDBOX_ERROR)) and result.total > 0:
             drawn = bool(self.task.metadata.get("hidden_tests"))
             partial = 0 < result.passed < result.total
             if partial and not (drawn and self.settings.hidden_credit == "all"):  # "all" needs no baseline
@@ -179,6 +182,19 @@ def noop_program(task: Task, language: str) -> str:
     if language == "python" and task.entry_point:
         return f"def {task.entry_point}(*args, **kwargs):\n    return None\n"
     return ""
+
+
+def slow_on_held_out_only(result: ExecutionResult) -> bool:
+    """A run that timed out only on held-out tests: every visible test has its verdict and
+    none of them ran out of time. Such a run is scored as any other, its timed-out
+    held-out tests failed: a drawn input at the reference's reach (a 20,000-step
+    trajectory, a 4,097-deep nesting) that an honest but slower program does not finish
+    costs that test, not the hang penalty (`reward.timeout_penalty`), which stays for a
+    program that runs out of time on the inputs it was shown."""
+    if result.status is not RunStatus.TIMEOUT:
+        return False
+    visible = [t for t in result.tests if not is_held_out(t.name)]
+    return bool(visible) and all(t.status is not TestStatus.TIMEOUT for t in visible)
 
 
 def blended_share(visible: Tally, held: Tally, baseline: tuple[int, int], held_out_weight: float) -> float:

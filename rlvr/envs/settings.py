@@ -39,6 +39,7 @@ def env_settings(cfg: RunConfig) -> EnvSettings:
         system_prompt=cfg.prompt.system,
         limits=Limits(
             timeout_s=cfg.sandbox.timeout_s,
+            test_timeout_s=cfg.sandbox.test_timeout_s,
             memory_mb=cfg.sandbox.memory_mb,
             parallel_tests=cfg.sandbox.parallel_tests,
             test_isolation=cfg.sandbox.test_isolation,

@@ -276,3 +276,27 @@ def test_draws_do_not_depend_on_the_modules_a_process_loaded_and_leave_no_files(
     ]
     assert runs[0] == runs[1] and len(json.loads(runs[0])) == 12
     assert not (tmp_path / ".hypothesis").exists()
+
+
+def test_running_out_of_time_on_held_out_inputs_only_fails_those_tests_not_the_run() -> None:
+    """A program slow on the large inputs the draw reaches (here: one that spins on n > 25)
+    is scored with those tests failed, under the per-test limit (`sandbox.test_timeout_s`),
+    not given `reward.timeout_penalty`; one that runs out of time on a shown example keeps
+    the penalty."""
+    task = _fib()
+    slow_past_25 = (
+        "def fibonacci(n):\n    while n > 25:\n        pass\n"
+        "    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"
+    )
+    hangs_on_shown = "def fibonacci(n):\n    while n == 20:\n        pass\n    return fibonacci_ok(n)\n" + (
+        "def fibonacci_ok(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"
+    )
+    fixed = RunConfig(reward={"hidden_tests": 0, "held_out_weight": 0.5}, sandbox={"test_timeout_s": 0.5})
+    r = score_completion(task, f"```python\n{slow_past_25}```", fixed)
+    assert r.reward is not None and r.execution is not None
+    assert r.execution.status.value == "TIMEOUT" and r.reward.details["completion"]["held_out_timeouts"] == 1
+    # visible all pass (0.5), held-out 12 and 5 pass and 30 times out: 0.5 + 0.5 * 2/3
+    assert abs(r.reward.components["completion"] - (0.5 + 0.5 * 2 / 3)) < 1e-9
+    assert _completion(task, hangs_on_shown, fixed) == -0.5
+    drawn = RunConfig(reward={"hidden_credit": "share"}, sandbox={"test_timeout_s": 0.2, "timeout_s": 30})
+    assert 0.0 < _completion(task, slow_past_25, drawn) < 1.0  # the drawn inputs at most 25 still pay
