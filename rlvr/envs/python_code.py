@@ -23,7 +23,9 @@ With `reward.hidden_tests`, a task's held-out tests are drawn fresh each step fr
 reference (`metadata.hidden_tests`) and they make the completion: 1 when every one of them
 and every visible test passes, else 0 (`reward.hidden_credit: all`, the default), or the
 drawn tests' share passed (`share`). The visible tests earn nothing by themselves, but a
-reply that fails one is wrong however many drawn tests it passes.
+reply that fails one is wrong however many drawn tests it passes. A run that runs out of
+time on held-out tests only (each test has `sandbox.test_timeout_s`) is scored with those
+tests failed; `reward.timeout_penalty` is for running out of time on a visible one.
 
 Domains: `python` (functions, stdin programs), `repair` and `data` (Python, below), and
 `cpp` / `javascript` (programs tested through stdin/stdout; C++17 compiled by g++ in the
