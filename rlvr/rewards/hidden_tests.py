@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
 from rlvr.rewards.exactness import integer_exact
 from rlvr.rewards.input_features import HELD, features
+from rlvr.rewards.reached import REACH_SECONDS, reached_tests
 from rlvr.rewards.selection import select_covering
 from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: read by tests)
     MAGNITUDE_DIGITS,
@@ -52,7 +53,7 @@ from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: r
 )
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
-from rlvr.tasks.neighbours import neighbour, nonnegative, reordered
+from rlvr.tasks.neighbours import neighbour, nonnegative, reordered, said_nonnegative
 from rlvr.tasks.shapes import covering, shaped
 from rlvr.types import Task
 
@@ -161,7 +162,7 @@ def _draw_candidates(
     said = task.metadata.get("integer_exact")
     exact = shaped_inputs and (said if isinstance(said, bool) else integer_exact(_reference_code(task)))
     width = len(visible[0])
-    nonneg = nonnegative(examples)
+    nonneg = _signs(task, examples) if shaped_inputs else nonnegative(examples)  # the older draws: as they were
     fresh = st.tuples(*(arg_strategy(i) for i in range(width))).map(lambda args: (args, -1))
     # half of the draws are near an example (rlvr.tasks.neighbours): its structure kept,
     # one or two small edits across the boundary a rule fitted to the examples draws
@@ -223,6 +224,16 @@ def _draw_candidates(
     with contextlib.suppress(_Full):
         collect()
     return found
+
+
+def _signs(task: Task, examples: list[tuple[Any, ...]]) -> tuple[bool, ...]:
+    """For each argument: whether drawn values stay at 0 or above. Where every example's
+    is (`nonnegative`), an integer argument stays there only if the prompt says so
+    (`said_nonnegative`); lists and tuples keep their examples' sign."""
+    seen = nonnegative(examples)
+    names = pyparse.parameter_names(str(task.reference or ""), str(task.entry_point))
+    said = said_nonnegative(task.prompt, names) if len(names) == len(seen) else (True,) * len(seen)
+    return tuple(s and (said[i] or not all(type(e[i]) is int for e in examples)) for i, s in enumerate(seen))
 
 
 class _Full(Exception):
@@ -303,6 +314,7 @@ def hidden_tests(
     # the alternates get a generous timer: which inputs kill them is bounded by line
     # events, not seconds (rlvr.rewards.alternates), so that a busy machine draws the same
     kill_observe = observe or _sandbox_observer(KILL_SECONDS)
+    reach_observe = observe or _sandbox_observer(REACH_SECONDS)
     observe = observe or _sandbox_observer(REFERENCE_SECONDS)
     # the task's own held-out inputs (secret too) come last: a second answer for the
     # sets whose drawn inputs all share one (a boolean whose other answer was visible),
@@ -336,7 +348,26 @@ def hidden_tests(
     buggy = buggy_program(task)  # alternate 0 where there is one
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):
         tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
+    tests += _reached(task, examples, seed=seed, step=step, observe=reach_observe)
     return _with_second_answer(tests, task)
+
+
+def _reached(task: Task, examples: list[tuple[Any, ...]], *, seed: int, step: int, observe: Observer) -> list[str]:
+    """A test for each ladder of larger inputs, at the largest rung the reference answers
+    (rlvr.rewards.reached): an int argument with a declared range is never grown."""
+    from rlvr.sandbox.api import SandboxFailure
+
+    said = task.metadata.get("integer_exact")
+    exact = said if isinstance(said, bool) else integer_exact(_reference_code(task))
+    fixed = tuple(bool(r) for r in task.metadata.get("arg_ranges") or [])
+    rng = random.Random(draw_seed(task.id, seed, step) ^ 0x4EAC)
+    try:
+        return reached_tests(
+            task, examples, rng, observe, nonneg=_signs(task, examples), exact=exact, fixed=fixed,
+            exact_value=_exact, float_tolerance=FLOAT_TOLERANCE,
+        )  # fmt: skip
+    except SandboxFailure:
+        return []
 
 
 def _answered(

@@ -15,6 +15,7 @@ gives the same neighbours.
 from __future__ import annotations
 
 import random
+import re
 import string
 import unicodedata
 from typing import Any
@@ -38,6 +39,27 @@ def nonnegative(examples: list[tuple[Any, ...]]) -> tuple[bool, ...]:
 
     width = len(examples[0]) if examples else 0
     return tuple(all(ok(e[i]) for e in examples if len(e) == width) for i in range(width))
+
+
+def said_nonnegative(prompt: str, names: list[str]) -> tuple[bool, ...]:
+    """For each argument name: whether the prompt says it is not negative ("a non-negative
+    integer n", "the positive integers a and b", "n >= 0", "0 <= n", "n is at least",
+    "the n-th"). A sign the
+    prompt leaves open is any sign: "the sum of all positive multiples of 3 below n" is
+    asked of n = -5 too (blind set 5 paid a closed form that is wrong for n <= -3)."""
+    out = []
+    for name in names:
+        n = re.escape(name)
+        patterns = (
+            rf"(?:non-?negative|positive|natural|whole)\s+(?:integers?|numbers?|ints?|counts?)\s+"
+            rf"(?:`?\w+`?\s*(?:,|and)\s*)*`?{n}\b",
+            rf"\b{n}-?th\b",  # an ordinal: the n-th triangular number
+            rf"`?\b{n}`?\s*(?:>=|≥|>)\s*0\b",
+            rf"\b0\s*(?:<=|≤|<)\s*`?{n}\b",
+            rf"`?\b{n}`?\s+is\s+(?:a\s+|an\s+)?(?:non-?negative|positive|natural|at least)",
+        )
+        out.append(any(re.search(p, prompt, re.IGNORECASE) for p in patterns))
+    return tuple(out)
 
 
 def neighbour(args: tuple[Any, ...], rng: random.Random, nonneg: tuple[bool, ...] = ()) -> tuple[Any, ...]:

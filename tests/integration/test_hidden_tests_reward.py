@@ -8,6 +8,7 @@ them, and every reference program passes its own."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -118,7 +119,8 @@ def test_a_training_run_draws_hidden_tests_each_step(tmp_path) -> None:  # type:
     # nothing, would keep its own 3: the bundled set has 5 of 308)
     # (every drawn input: 20 x 3, and the task's own held-out ones; fewer where the
     # reference rejects some)
-    assert sorted(r[0] for r in rows) == [1, 2] and all(20 <= r[2] <= 64 and r[1] >= 40 for r in rows), rows
+    # (and one at the reference's reach for each ladder grown from the examples)
+    assert sorted(r[0] for r in rows) == [1, 2] and all(20 <= r[2] <= 64 + 26 and r[1] >= 40 for r in rows), rows
 
 
 def test_a_function_task_keeps_its_drawn_inputs_up_to_the_max_the_cover_ordering_them() -> None:
@@ -126,11 +128,16 @@ def test_a_function_task_keeps_its_drawn_inputs_up_to_the_max_the_cover_ordering
     from rlvr.sandbox import execute
 
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/add_numbers")
-    base = hidden_tests(task, seed=0, step=0)  # no maximum: exactly 20
+    base = hidden_tests(task, seed=0, step=0)  # no maximum: exactly 20 drawn
     more = hidden_tests(task, seed=0, step=0, most=40)
     every = hidden_tests(task, seed=0, step=0, most=64)
-    assert len(base) == 20 and len(more) == 40 and more[:20] == base  # the same picks, then more
-    assert 60 <= len(every) <= 64 and every[:40] == more and len(set(every)) == len(every)
+    # and after them, one at the reference's reach (both integers of 1,024 to 8,192 bits)
+    reached = base[20:]
+    assert len(reached) == 1 and more[40:] == every[-1:] == reached and reached[0].startswith("assert add_numbers(")
+    call = ast.parse(reached[0]).body[0].test.left  # type: ignore[attr-defined]
+    assert max(abs(ast.literal_eval(a)).bit_length() for a in call.args) >= 1024
+    assert len(base) == 21 and len(more) == 41 and more[:20] == base[:20]  # the same picks, then more
+    assert 61 <= len(every) <= 65 and every[:40] == more[:40] and len(set(every)) == len(every)
     assert execute(str(task.reference), {"format": "assert", "tests": every}).passed == len(every)
     reward = RunConfig().reward  # the defaults: every drawn input
     assert for_step(task, reward, seed=0, step=0).tests["held_out"] == every
@@ -192,7 +199,9 @@ def test_the_drawers_load_without_the_generators_the_sandbox_or_the_environments
 def test_float_valued_tasks_draw_tolerance_tests_the_reference_and_other_orders_pass() -> None:
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/average")
     drawn = with_hidden_tests(task, 20, seed=0, step=0)
-    assert drawn.metadata["hidden_tests"] == 20 and all("math.isclose(average(" in t for t in drawn.tests["held_out"])
+    held = drawn.tests["held_out"]  # 20 drawn, and the example list repeated to 16,384 numbers
+    assert drawn.metadata["hidden_tests"] == 21 and all("math.isclose(average(" in t for t in held)
+    assert "] * " in held[-1]
     cfg = RunConfig()
     assert _completion(task, str(task.reference), cfg) == 1.0
     other_order = "def average(xs):\n    return sum(sorted(xs, reverse=True)) / len(xs)\n"

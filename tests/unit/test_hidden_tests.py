@@ -5,6 +5,7 @@ the tests built from an observer's values (a fake standing in for the sandbox)."
 from __future__ import annotations
 
 import ast
+import dataclasses
 import string
 from typing import Any
 
@@ -56,6 +57,7 @@ def test_example_calls_read_literal_arguments_and_refuse_other_shapes() -> None:
 
 def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> None:
     t = _task([f"assert f({i}) == {i}" for i in (0, 1, 2, 3, 50)])
+    t = dataclasses.replace(t, prompt="Write f(x) for a non-negative integer x.")
     a = draw_inputs(t, seed=7, step=3, n=20)
     assert a == draw_inputs(t, seed=7, step=3, n=20)
     assert a != draw_inputs(t, seed=7, step=4, n=20)
@@ -73,6 +75,11 @@ def test_draws_are_fixed_by_seed_and_step_and_never_repeat_a_visible_input() -> 
     assert all(0 <= x < 10**MAGNITUDE_DIGITS for (x,) in draw_inputs(t, seed=7, step=3, n=20, shaped_inputs=False))
     floats = Task(**{**t.__dict__, "reference": "def f(x):\n    return int(x / 1)\n"})
     assert all(0 <= x <= 2**52 + 1 for (x,) in draw_inputs(floats, seed=7, step=3, n=20))
+    # where the prompt leaves the sign open, negative integers are drawn too (blind set 5's
+    # 18: a closed form right for every n >= -2); the older draws stay non-negative
+    silent = dataclasses.replace(t, prompt="Write f(x).")
+    assert any(x < 0 for (x,) in draw_inputs(silent, seed=7, step=3, n=20))
+    assert all(x >= 0 for (x,) in draw_inputs(silent, seed=7, step=3, n=20, shaped_inputs=False))
     assert any(x <= 50 for (x,) in a) and any(50 < x <= 203 for (x,) in a) and any(x > 10**6 for (x,) in a)
     neg = draw_inputs(_task([f"assert f({i}) == {i}" for i in (-5, 0, 3, 15)]), seed=0, step=0, n=40)
     assert min(x for (x,) in neg) < -5 and max(x for (x,) in neg) > 15
@@ -140,7 +147,8 @@ def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -
     ref = "def f(x):\n    return x > 10\n"
     t = _task(["assert f(0) == False", "assert f(11) == True", "assert f(30) == True"], ref=ref)
     tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
-    assert len(tests) == 20 and not constant_passes(tests)
+    assert len(tests) == 21 and not constant_passes(tests)  # 20 drawn, 1 at the reference's reach (8,192 bits)
+    assert ast.literal_eval(ast.parse(tests[-1]).body[0].test.left.args[0]).bit_length() == 8192  # type: ignore[attr-defined]
     for line in tests:
         node = ast.parse(line).body[0]
         assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
@@ -154,9 +162,9 @@ def test_a_visible_test_gives_the_second_answer_where_no_drawn_input_has_it() ->
     ref = "def f(xs):\n    return len(xs) == 0\n"
     t = _task(["assert f([1, 2]) == False", "assert f([]) == True", "assert f([5]) == False"], ref=ref)
     tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
-    assert len(tests) == 20 and not constant_passes(tests)
+    assert len(tests) == 21 and not constant_passes(tests)  # 20 drawn, and one grown ([1, 2] * 512, ...)
     assert tests[-1] == "assert f([]) == True" and tests.count("assert f([]) == True") == 1
-    assert sum(t.endswith("== False") for t in tests) == 19
+    assert sum(t.endswith("== False") for t in tests) == 20
 
 
 def test_inputs_the_reference_rejects_are_not_tests_and_float_values_are_compared_within_a_tolerance() -> None:
@@ -202,7 +210,7 @@ def test_a_draw_with_a_stand_in_observer_is_never_cached_for_the_sandbox() -> No
     t = _task(["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"], ref="def f(x):\n    return x\n")
     before = dict(module._DRAWN)
     drawn = module.with_hidden_tests(t, 20, seed=0, step=0, observe=_python_observer)
-    assert drawn.metadata["hidden_tests"] == 20
+    assert drawn.metadata["hidden_tests"] == 21  # 20 drawn, 1 at the reference's reach
     assert before == module._DRAWN  # a later call without an observer runs the reference in the sandbox
 
 

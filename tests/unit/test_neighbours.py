@@ -62,3 +62,32 @@ def test_a_replaced_character_keeps_its_kind() -> None:
         got = {_same_class(c, rng, text) for _ in range(200)}
         assert got <= set(kind) and len(got) > 1  # an opening bracket for an opening bracket, …
     assert {_same_class("1", rng, text) for _ in range(200)} == set(string.digits)
+
+
+def test_an_integer_is_drawn_negative_unless_the_prompt_says_it_is_not() -> None:
+    from rlvr.tasks.neighbours import said_nonnegative
+
+    said = said_nonnegative
+    assert said("returns the sum of all positive multiples of 3 that are smaller than n.", ["n"]) == (False,)
+    assert said("returns n! for a non-negative integer n (0! is 1)", ["n"]) == (True,)
+    assert said("the greatest common divisor of the positive integers a and b.", ["a", "b"]) == (True, True)
+    assert said("the positive integers a, b and c", ["a", "b", "c"]) == (True, True, True)
+    assert said("Given `k` >= 0 and a list xs", ["xs", "k"]) == (False, True)
+    assert said("for 0 <= n < 100", ["n"]) == (True,) and said("n is at least 1", ["n"]) == (True,)
+    assert said("returns the n-th triangular number", ["n"]) == (True,)
+    assert said("returns the number of digits of the integer nn", ["n"]) == (False,)  # another name
+
+
+def test_signs_follow_the_prompt_for_integers_and_the_examples_for_lists() -> None:
+    from rlvr.rewards.hidden_tests import _signs
+    from rlvr.types import Task
+
+    def task(prompt: str) -> Task:
+        ref = "def f(n, xs):\n    return n + sum(xs)\n"
+        tests = {"format": "assert", "tests": ["assert f(1, [2]) == 3"]}
+        return Task(id="t", domain="python", prompt=prompt, tests=tests, reference=ref, entry_point="f")
+
+    examples = [(1, [2]), (5, [0, 3])]
+    assert _signs(task("returns n plus the sum of xs"), examples) == (False, True)
+    assert _signs(task("returns n plus the sum of xs, for a positive integer n"), examples) == (True, True)
+    assert _signs(task("returns n plus the sum of xs"), [(-1, [2])]) == (False, True)

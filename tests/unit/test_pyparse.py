@@ -66,3 +66,11 @@ def test_literals_are_read_under_the_lock_from_threads() -> None:
     text = repr([[i, (i, "x" * i), {i: [None, True]}] for i in range(30)])
     values = _from_threads(lambda: pyparse.literal(text), 60)
     assert len(values) == 360 and all(v == values[0] for v in values) and pyparse.literal(" [1, 2]") == [1, 2]
+
+
+def test_parameter_names_reads_the_named_functions_positional_parameters() -> None:
+    from rlvr.tasks.pyparse import parameter_names
+
+    src = "import math\n\ndef helper(z):\n    return z\n\ndef f(a, b=2, /, c=3, *rest, d):\n    return a\n"
+    assert parameter_names(src, "f") == ["a", "b", "c"]
+    assert parameter_names(src, "g") == [] and parameter_names("def f(:", "f") == []

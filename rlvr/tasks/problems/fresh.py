@@ -323,8 +323,9 @@ def _edge_brackets() -> list[Fresh]:
     JavaScript engine's call stack, ~10,000 frames): each kind of bracket at every depth,
     balanced, with one closer of the wrong kind at the innermost level, with two closers
     of different kinds swapped (the counts still balance), or with the outermost closer
-    dropped. A rule that peels a fixed number of levels, a stack of fixed size, or one
-    call per level, meets what it was not built for."""
+    dropped; and a case of two lines 2**18 to 2**19 deep, balanced and crossed at the
+    innermost level. A rule that peels a fixed number of levels, a stack of fixed size,
+    or one call per level, meets what it was not built for."""
 
     def deep(r: random.Random) -> str:
         lines = []
@@ -345,7 +346,16 @@ def _edge_brackets() -> list[Fresh]:
         lines = lines[:20]
         return f"{len(lines)}\n" + "\n".join(lines) + "\n"
 
-    return [deep]
+    def deepest(r: random.Random) -> str:
+        # one line nested 2**18 to 2**19 deep (past a fixed stack of that many entries),
+        # balanced, and the same with its innermost closer of the wrong kind
+        depth = r.randint(1 << 18, 1 << 19)
+        opens = "".join(r.choices("([{", k=depth))
+        closes = "".join(")]}"["([{".index(o)] for o in reversed(opens))
+        crossed = r.choice([c for c in ")]}" if c != closes[0]])
+        return f"2\n{opens}{closes}\n{opens}{crossed}{closes[1:]}\n"
+
+    return [deep, deepest]
 
 
 def _edge_runs() -> list[Fresh]:
@@ -368,15 +378,21 @@ def _edge_runs() -> list[Fresh]:
 def _edge_vowels() -> list[Fresh]:
     """A line with letters past ASCII beside its vowels (é, ü, À, ø, ß): only a, e, i, o,
     u count, so a rule that folds accents first, or tests bytes, meets what it was not
-    built for. Not İ: it lower-cases to an i and a combining dot, so the idiomatic
-    `s.lower()` count would fail on it, honest or not."""
+    built for; and a line of one to two million characters, past any fixed buffer. Not
+    İ: it lower-cases to an i and a combining dot, so the idiomatic `s.lower()` count
+    would fail on it, honest or not."""
 
     def accented(r: random.Random) -> str:
         words = ["café", "über", "À", "naïve", "søster", "straße", "idea", "Ouzo", "crème", "año"]
         r.shuffle(words)
         return " ".join(words[: r.randint(4, len(words))]) + "\n"
 
-    return [accented]
+    def long_line(r: random.Random) -> str:
+        # past every fixed buffer a program might read into (the statement bounds no line)
+        alphabet = string.ascii_letters + "aeiouAEIOU" + "   ,.;!?-0123456789"
+        return "".join(r.choices(alphabet, k=r.randint(1 << 20, 1 << 21))) + "x\n"
+
+    return [accented, long_line]
 
 
 def _edge_hash_twins() -> list[Fresh]:

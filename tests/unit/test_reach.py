@@ -1,0 +1,105 @@
+"""Ladders of larger inputs grown from a task's examples (rlvr.tasks.reach), and the walk
+that keeps the largest rung the reference answers within its line-event budget
+(rlvr.rewards.reached), run in this process with a stand-in for the sandbox."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from rlvr.rewards.hidden_tests import FLOAT_TOLERANCE, _exact
+from rlvr.rewards.reached import REACH_STEPS, reached_tests
+from rlvr.tasks.reach import BITS, LENGTHS, ladders
+from rlvr.types import Task
+
+
+def _rungs(ladder: tuple[str, list[str]]) -> list[tuple[Any, ...]]:
+    return [eval(f"({text},)") for text in ladder[1]]
+
+
+def test_a_nested_string_keeps_its_fault_deep_inside_and_a_balanced_one_stays_balanced() -> None:
+    found = ladders([("()",), ("(]",), ("ab",)], random.Random(0))
+    nests = {lad[1][0].split(" + ")[1]: _rungs(lad) for lad in found if lad[0] == "nest"}
+    assert set(nests) == {"'()'", "'(]'", "'ab'"}
+    for (s,), n in zip(nests["'(]'"], LENGTHS, strict=True):
+        k = n // 2
+        assert s == "(" * k + "(]" + ")" * k  # wrapped in its opener and that opener's partner
+    assert nests["'ab'"][0][0] == "a" * 512 + "ab" + "a" * 512  # no bracket: its first character, both sides
+    assert all(s.count("(") == s.count(")") for (s,) in nests["'()'"])
+
+
+def test_repeat_grows_every_string_and_list_argument_by_one_factor_and_keeps_the_rest() -> None:
+    found = ladders([("listen", "silent", 3), ("ab", "ba", 1)], random.Random(1))
+    (repeat,) = [lad for lad in found if lad[0] == "repeat"]
+    rungs = _rungs(repeat)
+    for (a, b, c), n in zip(rungs, LENGTHS, strict=True):
+        assert len(a) == len(b) and n - 6 < len(a) <= n and sorted(a) == sorted(b)  # anagrams stay anagrams
+        assert c in (3, 1)
+    assert [lad[0] for lad in ladders([([1, 2, 3],)], random.Random(0))] == ["repeat"]
+
+
+def test_integers_grow_to_each_rungs_bit_length_only_where_the_reference_is_exact_and_no_range_is_declared() -> None:
+    examples = [(3, 5), (10, 4)]
+    assert not [lad for lad in ladders(examples, random.Random(0)) if lad[0] == "bits"]  # not exact: none
+    (bits,) = [lad for lad in ladders(examples, random.Random(0), (True, True), exact=True) if lad[0] == "bits"]
+    for (a, b), width in zip(_rungs(bits), BITS, strict=True):
+        assert a.bit_length() == b.bit_length() == width and a > 0 and b > 0
+        assert len(str(a)) < 4300  # an honest str(n) still works
+    (fixed,) = [lad for lad in ladders(examples, random.Random(0), exact=True, fixed=(True,)) if lad[0] == "bits"]
+    assert all(a in (3, 10) and b.bit_length() > 1000 for a, b in _rungs(fixed))  # the ranged one kept
+    drawn = [ladders(examples, random.Random(s), exact=True)[0] for s in range(8)]
+    signs = {a > 0 for lad in drawn for a, _ in _rungs(lad)}
+    assert signs == {True, False}  # without the examples' sign said, both signs
+    assert ladders(examples, random.Random(5), exact=True) == ladders(examples, random.Random(5), exact=True)
+
+
+def _observer(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
+    env: dict[str, Any] = {}
+    exec(code, env)
+    out: list[tuple[bool, Any]] = []
+    for e in exprs:
+        try:
+            out.append((True, eval(e, env)))
+        except Exception as err:
+            out.append((False, str(err)))
+    return out
+
+
+def _task(ref: str, tests: list[str]) -> Task:
+    return Task(
+        id=f"t/{abs(hash(ref))}",
+        domain="python",
+        prompt="p",
+        tests={"format": "assert", "tests": tests},
+        reference=ref,
+        entry_point="f",
+    )
+
+
+def _reached(task: Task, examples: list[tuple[Any, ...]], **kw: Any) -> list[str]:
+    return reached_tests(
+        task, examples, random.Random(0), _observer, exact_value=_exact, float_tolerance=FLOAT_TOLERANCE, **kw
+    )
+
+
+def test_the_walk_keeps_the_largest_rung_the_reference_answers_within_its_line_events() -> None:
+    linear = "def f(s):\n    d = 0\n    for c in s:\n        d += 1 if c == '(' else -1\n    return d == 0\n"
+    tests = _reached(_task(linear, ["assert f('()') == True"]), [("()",)])
+    top = LENGTHS[-1] // 2
+    assert f"assert f('(' * {top} + '()' + ')' * {top}) == True" in tests  # ~50,000 line events: the top rung
+    quadratic = "def f(s):\n    n = 0\n    for a in s:\n        for b in s:\n            n += a == b\n    return n\n"
+    assert _reached(_task(quadratic, ["assert f('ab') == 2"]), [("ab",)]) == []  # 1,024 letters: a million events
+    recursive = "def f(s):\n    return 0 if len(s) < 2 else 1 + f(s[2:])\n"  # a call per two letters
+    tests = _reached(_task(recursive, ["assert f('ab') == 1"]), [("ab",)])
+    assert tests and all("* 512" in t for t in tests)  # 513 deep; 2,049 passes the recursion limit: the first rung
+    assert REACH_STEPS >= 100_000
+
+
+def test_a_float_value_is_compared_within_a_tolerance_and_an_unreadable_one_is_no_test() -> None:
+    ref = "def f(xs):\n    return sum(xs) / len(xs)\n"
+    (test,) = _reached(_task(ref, ["assert f([1, 2]) == 1.5"]), [([1, 2],)])
+    assert test.startswith("assert math.isclose(f([1, 2] * 8192), 1.5, rel_tol=")
+    setty = "def f(xs):\n    return set(xs)\n"  # a set reads back as itself: compared with ==
+    assert _reached(_task(setty, ["assert f([1]) == {1}"]), [([1],)]) == ["assert f([1] * 16384) == {1}"]
+    nan = "def f(xs):\n    return float('nan')\n"
+    assert _reached(_task(nan, ["assert f([1]) == 0"]), [([1],)]) == []
