@@ -3,8 +3,9 @@
 Each task starts from a bundled Python function task: its reference solution gets one
 seeded mutation (an operator swapped, a comparison loosened, a constant off by one,
 `and`/`or` exchanged) and is kept only if the sandbox confirms that the buggy version
-still runs but fails some of the visible tests. The prompt shows the buggy code and what
-the failing tests observed; the model must return the corrected function, which is
+still runs but fails some of the visible tests. The prompt says what the function should
+do (its source task's statement: the sign or range of inputs it must handle), and shows
+the buggy code and what the failing tests observed; the model must return the corrected function, which is
 judged by the same tests and the source task's held-out ones. Mutations are run and
 quoted against the visible tests only (rlvr.sandbox.spec.visible_spec), so a held-out
 test never appears in a prompt and the held-out lists do not change which mutation is
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 
 from rlvr.sandbox import execute_many
 from rlvr.sandbox.api import Tests
@@ -74,14 +76,22 @@ def _partial_failure(r: ExecutionResult) -> bool:
     return r.status is RunStatus.OK and 0 < r.passed < r.total
 
 
-def _prompt(buggy: str, result: ExecutionResult) -> str:
+def _prompt(buggy: str, result: ExecutionResult, source_prompt: str = "") -> str:
     failing = [t for t in result.tests if t.status is not TestStatus.PASSED][:3]
     lines = "\n".join(f"- {t.name}  ({t.message})" for t in failing)
     return (
-        "This Python function has a bug. These tests fail:\n"
+        f"This Python function has a bug.{_intent(source_prompt)} These tests fail:\n"
         f"{lines}\n\n```python\n{buggy}```\n\n"
         "Return the corrected function, complete, in one Python code block."
     )
+
+
+def _intent(source_prompt: str) -> str:
+    """What the function should do, from its source task's statement ("Write a Python
+    function `gcd(a, b)` that returns ..."): the inputs it must handle are the statement's
+    (a sign or a range it states, or none), not only those its buggy code shows."""
+    m = re.match(r"Write a Python function (`[^`]+`) that (.*)", source_prompt, re.S)
+    return f" What it should do: {m.group(1)} {m.group(2).strip()}" if m else ""
 
 
 def build_tasks(seed: int = 11) -> list[Task]:
@@ -107,7 +117,7 @@ def build_tasks(seed: int = 11) -> list[Task]:
             Task(
                 id=t.id.replace("py/", "repair/", 1),
                 domain="repair",
-                prompt=_prompt(code, result),
+                prompt=_prompt(code, result, t.prompt),
                 tests=t.tests,  # with the held-out tests
                 entry_point=t.entry_point,
                 difficulty=t.difficulty,
