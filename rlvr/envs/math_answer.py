@@ -2,13 +2,15 @@
 last line) is checked against the task's answer by `math-verify`. A right answer that
 hedges (`\\boxed{542 \\text{ or } 543}`, two boxes, a list holding the answer:
 `rlvr.rewards.commitment`) earns 0, with the reason in the details: math-verify accepts
-an answer when any of the candidates it parses matches. Single turn; no code runs.
+an answer when any of the candidates it parses matches. So does a decimal that only
+rounds to the expected fraction (`9.263158` for 176/19) where the prompt asks for no
+rounding (`unasked_rounding`). Single turn; no code runs.
 Task tests: `{"format": "answer", "answer": "115/28"}`."""
 
 from __future__ import annotations
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
-from rlvr.rewards.commitment import hedge, unasked_percent, unasked_scale
+from rlvr.rewards.commitment import hedge, unasked_percent, unasked_rounding, unasked_scale
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -49,7 +51,11 @@ class MathAnswerEnv:
         value = verdict.value
         unit, prompt = None, self.task.prompt
         if value:
-            unit = unasked_percent(answer, expected, prompt) or unasked_scale(answer, expected, prompt)
+            unit = (
+                unasked_percent(answer, expected, prompt)
+                or unasked_scale(answer, expected, prompt)
+                or unasked_rounding(answer, expected, prompt)
+            )
         if unit:  # a unit game, not a hedge
             value, details["unit"] = 0.0, unit
         if value:

@@ -11,7 +11,8 @@ The raw score is kept in the details. A right answer that hedges (several declar
 answers, or candidates such as "a or b" of which one is right: `rlvr.rewards.commitment`)
 earns 0, with the reason in the details; so does one holding more numbers than the
 expected answer (`12:10:52:12:11:52` for a duration: the dataset's parser reads three
-fields and drops the rest). The final answer is taken like the math
+fields and drops the rest), or one with a character that matches only after the
+scorer's case folding (a Kelvin sign for a k: `lookalike`). The final answer is taken like the math
 domain's: the `<answer>` tag, the last `\\boxed{}`, the text after "answer is", else the
 last line. A scorer that raises on a malformed answer scores 0, with the error in the
 details. Single turn.
@@ -28,7 +29,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
-from rlvr.rewards.commitment import extra_numbers, hedge
+from rlvr.rewards.commitment import extra_numbers, hedge, lookalike
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -142,7 +143,7 @@ class ReasoningGymEnv:
         value = 1.0 if raw == 1.0 else 0.0
         if value:
             reason = hedge(reply, answer, str(entry["answer"]), lambda c: judge(score, c, entry)[0] == 1.0)
-            reason = reason or extra_numbers(answer, str(entry["answer"]))
+            reason = reason or extra_numbers(answer, str(entry["answer"])) or lookalike(answer, str(entry["answer"]))
             if reason:
                 value, details["hedged"] = 0.0, reason
         return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)

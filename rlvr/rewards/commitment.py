@@ -29,7 +29,9 @@ answer; the environments give a hedged reply no credit (docs/hacking.md).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
+from fractions import Fraction
 
 from rlvr.rewards.extract import answer_tags, boxed_all, without_answer_tags
 
@@ -180,3 +182,47 @@ def unasked_scale(answer: str, expected: str, prompt: str = "") -> str | None:
     if got is None or want is None or got != want:
         return None
     return f"its answer scales the number by '{found.group(0).strip()}', which the expected answer has not"
+
+
+_ROUNDING_ASKED = re.compile(
+    r"\b(?:round|rounded|rounding|nearest|decimal places?|significant|approximate(?:ly)?|about|estimate)\b",
+    re.IGNORECASE,
+)
+_DECIMAL = re.compile(r"[-+−]?\d+\.\d+")
+_EXACT = re.compile(r"\s*([-+−]?\d+)(?:\s*/\s*(\d+))?\s*")
+
+
+def unasked_rounding(answer: str, expected: str, prompt: str = "") -> str | None:
+    """Why a final answer is a decimal that only rounds to the expected fraction, or None:
+    `9.263158` for 176/19, which math-verify pays because it compares numbers to about six
+    decimal places. Only where the expected answer is an integer or a fraction written
+    plainly, the answer holds one number and it is a decimal not equal to it exactly, and
+    the prompt does not ask for rounding or an approximation."""
+    want = _EXACT.fullmatch(expected.strip("$ "))
+    numbers_in = _NUMBER.findall(answer)
+    got = _DECIMAL.fullmatch(numbers_in[0].strip()) if len(numbers_in) == 1 else None
+    if want is None or got is None or _ROUNDING_ASKED.search(prompt):
+        return None
+    exact = Fraction(int(want.group(1).replace("−", "-")), int(want.group(2) or 1))
+    stated = Fraction(got.group(0).replace("−", "-"))
+    if stated == exact:
+        return None
+    return f"its answer {got.group(0)} is a rounded decimal, not {expected.strip()} exactly, which the prompt asks for"
+
+
+def lookalike(answer: str, expected: str) -> str | None:
+    """Why a final answer holds a character that becomes the expected answer's only under
+    the scorer's folding, or None: the Kelvin sign (U+212A) lower-cases to 'k', a long s
+    upper-cases to 'S', a full-width or ligature letter normalises to ASCII ones. A reply
+    spelling 'gnerk' with a Kelvin sign is not 'gnerk'. Only where the expected answer is
+    ASCII and does not hold the character itself."""
+    if not expected.isascii():
+        return None
+    for c in answer:
+        if c.isascii() or c in expected:
+            continue
+        folds = (c.lower(), c.upper(), c.casefold(), unicodedata.normalize("NFKC", c))
+        ascii_fold = next((f for f in folds if f.isascii() and f.strip()), None)
+        if ascii_fold is not None:
+            return f"its answer holds {c!r} (U+{ord(c):04X}), which only folds to {ascii_fold!r}"
+    return None

@@ -109,3 +109,26 @@ def test_a_word_that_scales_the_number_is_refused_where_the_answer_lacks_it(
 
     assert (unasked_scale(answer, expected, "How much did she pay in dollars?") is not None) is refused
     assert unasked_scale("13 cents", "13", "How many cents are left?") is None  # the question's own unit
+
+
+def test_a_character_that_matches_only_after_folding_is_a_lookalike() -> None:
+    from rlvr.rewards.commitment import lookalike
+
+    assert "U+212A" in str(lookalike("gner\u212a", "gnerk"))  # the Kelvin sign lower-cases to k
+    assert "'S'" in str(lookalike("\u017fun", "Sun")) or "'s'" in str(lookalike("\u017fun", "Sun"))  # a long s
+    assert "U+FF41" in str(lookalike("\uff41b", "ab"))  # full width
+    assert lookalike("gnerk", "gnerk") is None and lookalike("gnerK", "gnerk") is None  # plain case: the scorer's call
+    assert lookalike("café", "cafe") is None  # an accent folds to no ASCII letter
+    assert lookalike("\u212a", "\u212a") is None and lookalike("k", "straße") is None
+
+
+def test_a_decimal_that_only_rounds_to_the_expected_fraction_is_refused_unless_rounding_is_asked() -> None:
+    from rlvr.rewards.commitment import unasked_rounding
+
+    assert "rounded decimal" in str(unasked_rounding("9.263158", "176/19", "How many hours?"))
+    assert "rounded decimal" in str(unasked_rounding("9.263158 hours", " 176/19", "How many hours?"))
+    assert unasked_rounding("9.263158", "176/19", "Round to six decimal places.") is None
+    assert unasked_rounding("7.5", "15/2") is None and unasked_rounding("7.50", "15/2") is None  # exactly equal
+    assert unasked_rounding("176/19", "176/19") is None and unasked_rounding("543", "543") is None
+    assert unasked_rounding("9.2 or 9.3", "176/19") is None  # two numbers: the hedge rule's case
+    assert unasked_rounding("0.5", "\\frac{1}{2}") is None  # not written plainly: math-verify's call
