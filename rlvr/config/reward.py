@@ -148,7 +148,8 @@ class RewardConfig(_Section):
     nor held-out tests has a third of its own tests held out instead. 0 keeps every
     task's tests as written."""
     hidden_tests_max: int = Field(64, ge=0, le=600)
-    """How many of a function task's drawn inputs become tests: 3 x `hidden_tests` are
+    """How many of a function task's drawn inputs become tests (besides one for each ladder
+    of larger inputs, at the largest rung the reference answers: `rlvr.rewards.reached`): 3 x `hidden_tests` are
     drawn (and the task's own held-out inputs join them) and up to this many are kept, in
     the order that covers the most of what they exercise first (`rlvr.rewards.selection`:
     an edit of an example with another answer, a shape such as a square of a prime or a

@@ -16,8 +16,9 @@ class SandboxConfig(_Section):
     timeout_s: float = Field(5.0, gt=0.0)
     """Wall-clock limit for running one submission against its tests."""
     test_timeout_s: float | None = Field(2.0, gt=0.0)
-    """Wall-clock limit for one test within that run (null: timeout_s). A test past it is
-    killed and the rest go on; when only held-out tests ran out of time the run is scored
+    """Wall-clock limit for one test within that run (null: timeout_s), for suites run test
+    by test (assert, call, stdio, script; a repository's pytest session has the whole
+    run). A test past it is killed and the rest go on; when only held-out tests ran out of time the run is scored
     with them failed, and `reward.timeout_penalty` is kept for a program that runs out of
     time on a visible test (rlvr.envs.python_code.slow_on_held_out_only)."""
     memory_mb: int = Field(512, ge=32)

@@ -3,8 +3,8 @@ last line) is checked against the task's answer by `math-verify`. A right answer
 hedges (`\\boxed{542 \\text{ or } 543}`, two boxes, a list holding the answer:
 `rlvr.rewards.commitment`) earns 0, with the reason in the details: math-verify accepts
 an answer when any of the candidates it parses matches. So does a decimal that only
-rounds to the expected fraction (`9.263158` for 176/19) where the prompt asks for no
-rounding (`unasked_rounding`). Single turn; no code runs.
+rounds to the expected fraction (`9.263158` for 176/19) unless the prompt asks for a
+rounding or an approximation (`unasked_rounding`). Single turn; no code runs.
 Task tests: `{"format": "answer", "answer": "115/28"}`."""
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ Task tests: `{"format": "repository", "files" | "repo", "editable": [...], "test
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import subprocess
 from typing import Any
 
@@ -133,7 +134,9 @@ class RepositoryEnv:
             files = apply_patch(self.files, patches)
         except PatchError as e:
             return self._feedback(f"The patch could not be applied: {e}", None)
-        result = await asyncio.to_thread(self.settings.execute, "", self.suite(files))
+        # the suite is one pytest session: the run's whole time, not one test's (sandbox.test_timeout_s)
+        whole = dataclasses.replace(self.settings.limits, test_timeout_s=None)
+        result = await asyncio.to_thread(self.settings.execute, "", self.suite(files), "python", whole)
         self.files = files  # committed only once the run came back
         return self._feedback(None, result)
 

@@ -201,7 +201,7 @@ def unasked_rounding(answer: str, expected: str, prompt: str = "") -> str | None
     want = _EXACT.fullmatch(expected.strip("$ "))
     numbers_in = _NUMBER.findall(answer)
     got = _DECIMAL.fullmatch(numbers_in[0].strip()) if len(numbers_in) == 1 else None
-    if want is None or got is None or _ROUNDING_ASKED.search(prompt):
+    if want is None or got is None or _ROUNDING_ASKED.search(prompt) or int(want.group(2) or 1) == 0:
         return None
     exact = Fraction(int(want.group(1).replace("−", "-")), int(want.group(2) or 1))
     stated = Fraction(got.group(0).replace("−", "-"))

@@ -229,11 +229,15 @@ def _draw_candidates(
 def _signs(task: Task, examples: list[tuple[Any, ...]]) -> tuple[bool, ...]:
     """For each argument: whether drawn values stay at 0 or above. Where every example's
     is (`nonnegative`), an integer argument stays there only if the prompt says so
-    (`said_nonnegative`); lists and tuples keep their examples' sign."""
+    (`said_nonnegative`) or its declared range starts at 0 or above (`metadata.arg_ranges`);
+    lists and tuples keep their examples' sign."""
     seen = nonnegative(examples)
     names = pyparse.parameter_names(str(task.reference or ""), str(task.entry_point))
     said = said_nonnegative(task.prompt, names) if len(names) == len(seen) else (True,) * len(seen)
-    return tuple(s and (said[i] or not all(type(e[i]) is int for e in examples)) for i, s in enumerate(seen))
+    ranges = task.metadata.get("arg_ranges") or []
+    ranged = [i < len(ranges) and bool(ranges[i]) and int(ranges[i][0]) >= 0 for i in range(len(seen))]
+    ints = [all(type(e[i]) is int for e in examples) for i in range(len(seen))]
+    return tuple(s and (said[i] or ranged[i] or not ints[i]) for i, s in enumerate(seen))
 
 
 class _Full(Exception):
@@ -300,8 +304,9 @@ def hidden_tests(
     generator where it names one (`metadata.draw`, stdin/stdout tasks: a process each),
     else assert statements with the reference's values on up to max(`n`, `most`) of the
     POOL x `n` inputs drawn (and the task's own held-out ones), in the order
-    `select_covering` picks them; [] when the task cannot have them (see the module's
-    docstring)."""
+    `select_covering` picks them, then one for each ladder of larger inputs at the
+    largest rung the reference answers (`rlvr.rewards.reached`); [] when the task cannot
+    have them (see the module's docstring)."""
     if drawer_kind(task) is not None:
         rng = random.Random(draw_seed(task.id, seed, step))
         return _one_per_answer(_by_answer(draw_cases(task, rng, n)), n)
@@ -314,7 +319,7 @@ def hidden_tests(
     # the alternates get a generous timer: which inputs kill them is bounded by line
     # events, not seconds (rlvr.rewards.alternates), so that a busy machine draws the same
     kill_observe = observe or _sandbox_observer(KILL_SECONDS)
-    reach_observe = observe or _sandbox_observer(REACH_SECONDS)
+    reach_observe = observe or _sandbox_observer(REACH_SECONDS, isolation="process")
     observe = observe or _sandbox_observer(REFERENCE_SECONDS)
     # the task's own held-out inputs (secret too) come last: a second answer for the
     # sets whose drawn inputs all share one (a boolean whose other answer was visible),
@@ -348,11 +353,13 @@ def hidden_tests(
     buggy = buggy_program(task)  # alternate 0 where there is one
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):
         tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
-    tests += _reached(task, examples, seed=seed, step=step, observe=reach_observe)
+    tests += _reached(task, examples, seed=seed, step=step, observe=reach_observe, cache=observe is None)
     return _with_second_answer(tests, task)
 
 
-def _reached(task: Task, examples: list[tuple[Any, ...]], *, seed: int, step: int, observe: Observer) -> list[str]:
+def _reached(
+    task: Task, examples: list[tuple[Any, ...]], *, seed: int, step: int, observe: Observer, cache: bool
+) -> list[str]:
     """A test for each ladder of larger inputs, at the largest rung the reference answers
     (rlvr.rewards.reached): an int argument with a declared range is never grown."""
     from rlvr.sandbox.api import SandboxFailure
@@ -364,7 +371,7 @@ def _reached(task: Task, examples: list[tuple[Any, ...]], *, seed: int, step: in
     try:
         return reached_tests(
             task, examples, rng, observe, nonneg=_signs(task, examples), exact=exact, fixed=fixed,
-            exact_value=_exact, float_tolerance=FLOAT_TOLERANCE,
+            exact_value=_exact, float_tolerance=FLOAT_TOLERANCE, cache=cache,
         )  # fmt: skip
     except SandboxFailure:
         return []
@@ -390,11 +397,11 @@ def _is_answer(feature: Any) -> bool:
     return isinstance(feature, tuple) and feature[:1] == ("answer",)
 
 
-def _sandbox_observer(test_seconds: float) -> Observer:
+def _sandbox_observer(test_seconds: float, isolation: str = "shared") -> Observer:
     from rlvr.sandbox.api import observe as sandbox_observe
     from rlvr.sandbox.executor import Limits
 
-    limits = Limits(timeout_s=60.0, test_timeout_s=test_seconds)
+    limits = Limits(timeout_s=60.0, test_timeout_s=test_seconds, test_isolation=isolation)
 
     def observe(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
         return sandbox_observe(code, exprs, limits)

@@ -1,15 +1,17 @@
 """Hidden tests at the reference's reach: for each ladder of ever larger inputs grown from
 a task's examples (`rlvr.tasks.reach`), the largest rung the reference answers within
-REACH_STEPS line events becomes a test (issue 33: blind set 5 paid nine replies that were
+REACH_STEPS trace events becomes a test (issue 33: blind set 5 paid nine replies that were
 right only below the sizes a fixed draw stops at).
 
-The ladder is walked inside the sandbox, in one fork per ladder: rung after rung, the
-reference runs under `sys.settrace` counting line events, and the walk stops at the first
-rung that needs more than REACH_STEPS of them (the tracer stops it there), raises, or
-returns nothing a test can compare. Work is bounded by counts, not seconds, so a busy
+The ladder is walked inside the sandbox, in one fork per ladder (process isolation: a
+memo one walk leaves cannot shorten another's): rung after rung, the reference runs
+under `sys.settrace` counting its trace events (calls, lines, returns), and the walk
+stops at the first rung that needs more than REACH_STEPS of them (the tracer stops it
+there), raises, or returns a value the wire cannot carry back (an integer past 4,000
+digits, more than 150,000 elements). Work is bounded by counts, not seconds, so a busy
 machine reaches the same rung and a run stays the same for its seed; the wall-clock
 limit (REACH_SECONDS) only stops a reference whose time goes into C code the tracer does
-not see. REACH_STEPS line events take the reference about 20 ms untraced, which leaves a
+not see. REACH_STEPS trace events take the reference about 20 ms untraced, which leaves a
 reply the sandbox's per-test limit (`sandbox.test_timeout_s`, 2 s) many times over.
 """
 
@@ -26,7 +28,7 @@ from rlvr.tasks.reach import ladders
 from rlvr.types import Task
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
-REACH_STEPS = 200_000  # line events the reference may take on a rung
+REACH_STEPS = 200_000  # trace events (calls, lines, returns) the reference may take on a rung
 REACH_SECONDS = 5.0  # one ladder's wall-clock limit: the tracer stops it first, but for C code
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
@@ -38,6 +40,25 @@ import sys as _rlvr_sys
 
 class _RlvrReach(BaseException):
     pass
+
+
+def _rlvr_fits(value, budget):
+    # what the wire carries back (rlvr.sandbox.wire): integers of at most 4,000 digits,
+    # at most 200,000 elements in all; a rung whose value does not fit ends the walk
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        if type(v) is int and v.bit_length() > 13000:
+            return False
+        if isinstance(v, (list, tuple, set, frozenset)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+    return True
 
 
 def _rlvr_walk(rungs, cap):
@@ -58,6 +79,8 @@ def _rlvr_walk(rungs, cap):
             break
         finally:
             _rlvr_sys.settrace(None)
+        if count[0] > cap or not _rlvr_fits(value, 150000):  # past the budget (a reference that caught the stop)
+            break
         best = [i, value]
     return best
 """
@@ -81,18 +104,20 @@ def reached_tests(
     fixed: tuple[bool, ...] = (),
     exact_value: Callable[[Any], bool],
     float_tolerance: str,
+    cache: bool = True,
 ) -> list[str]:
     """One assert per ladder: the largest rung the reference answers, with its value
     (`exact_value` says which values a test can compare with ==; a finite float is
     compared within `float_tolerance`); none for a ladder whose first rung is already past
-    the reference's reach."""
+    the reference's reach. `cache`: keep the walks for later steps (the sandbox's
+    observer; never a stand-in's)."""
     entry = str(task.entry_point)
     found = ladders(examples, rng, nonneg, exact, fixed)
     if not found:
         return []
     exprs = [f"_rlvr_walk([{', '.join(f'lambda: {entry}({r})' for r in rungs)}], {REACH_STEPS})" for _, rungs in found]
     tests = []
-    for (_, rungs), (ok, got) in zip(found, _walked(walk_program(task), exprs, observe), strict=True):
+    for (_, rungs), (ok, got) in zip(found, _walked(walk_program(task), exprs, observe, cache), strict=True):
         if not (ok and isinstance(got, list) and len(got) == 2 and type(got[0]) is int and 0 <= got[0] < len(rungs)):
             continue
         call, value = f"{entry}({rungs[got[0]]})", got[1]
@@ -103,17 +128,28 @@ def reached_tests(
     return list(dict.fromkeys(tests))
 
 
-def _walked(program: str, exprs: list[str], observe: Observer) -> list[tuple[bool, Any]]:
+def _walked(program: str, exprs: list[str], observe: Observer, cache: bool = True) -> list[tuple[bool, Any]]:
     """Each walk's result, from the cache or the sandbox: most ladders are the same every
-    step (an example nested or repeated), so a run walks them once."""
+    step (an example nested or repeated), so a run walks them once. Only walks that came
+    back are cached (one stopped by the wall clock on a busy machine is asked again), and
+    only with the sandbox's observer (`cache`)."""
     key = hashlib.sha256(program.encode()).hexdigest()
+    keys = {e: hashlib.sha256(e.encode()).hexdigest() for e in exprs}
+    found: dict[str, tuple[bool, Any]] = {}
     with _LOCK:
-        missing = [e for e in dict.fromkeys(exprs) if (key, e) not in _CACHE]
+        for e in exprs:
+            hit = _CACHE.get((key, keys[e])) if cache else None
+            if hit is not None:
+                found[e] = hit
+    missing = [e for e in dict.fromkeys(exprs) if e not in found]
     if missing:
         got = observe(program, missing)
-        with _LOCK:
-            if len(_CACHE) > _CACHE_MAX:
-                _CACHE.clear()
-            _CACHE.update({(key, e): v for e, v in zip(missing, got, strict=True)})
-    with _LOCK:
-        return [_CACHE[(key, e)] for e in exprs]
+        found.update(zip(missing, got, strict=True))
+        if cache:
+            with _LOCK:
+                for e, v in zip(missing, got, strict=True):
+                    if v[0]:
+                        if len(_CACHE) >= _CACHE_MAX:
+                            _CACHE.pop(next(iter(_CACHE)))
+                        _CACHE[(key, keys[e])] = v
+    return [found[e] for e in exprs]

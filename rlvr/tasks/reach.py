@@ -3,7 +3,7 @@ stops at are where a reply that is right only on small inputs hides (a table of 
 of ten up to 10^110, a loop capped at 20,000 steps, a stack of 4,096 entries that counts
 what spills). Each ladder is one way of growing an example, its rungs in ascending size;
 `rlvr.rewards.reached` walks a ladder through the reference inside the sandbox and keeps
-the largest rung the reference answers within a budget of line events, so how far the
+the largest rung the reference answers within a budget of trace events, so how far the
 hidden tests reach is the reference's own reach, the same on every machine.
 
 The ways of growing (each ladder grows one example's arguments of one kind):
@@ -11,12 +11,13 @@ The ways of growing (each ladder grows one example's arguments of one kind):
 - `nest`: a string argument wrapped in k copies of its first opening bracket (its first
   character where it has none) and k of that character's partner (the closing bracket;
   any other character is its own), k up to ~8,000: a balanced example stays balanced
-  and deeper, an unbalanced one stays unbalanced with its fault deep inside, a
+  and deeper, one with a crossed or missing closer keeps its fault deep inside (one
+  that only opens late, `)(`, may come out balanced: the reference says which), a
   palindrome stays one; a ladder for each of the examples' strings (up to NESTED);
 - `repeat`: every string and list argument repeated to ~1,000, ~4,000 and ~16,000
   elements by one factor (two anagrams stay anagrams);
 - `bits`: every integer argument replaced by a random one of 1,024, 4,096 and 8,192 bits
-  (its sign kept where every example's is 0 or above), only where the reference is exact
+  (non-negative where `nonneg` says so, else either sign), only where the reference is exact
   past 2**52 and the task declares no range for it; 8,192 bits stay below Python's limit
   on converting integers to text (4,300 digits), which an honest `str(n)` would hit.
 

@@ -311,3 +311,26 @@ def test_stdio_cases_fork_with_the_programs_imports_loaded_and_each_starts_fresh
     # a program whose import fails still runs and reports it in its own cases
     bad = execute("import no_such_module_here\nprint(1)\n", {"format": "stdio", "cases": cases[:2]})
     assert bad.passed == 0 and "no_such_module_here" in bad.stderr + bad.error
+
+
+def test_a_set_of_strings_iterates_in_one_order_in_every_fresh_sandbox() -> None:
+    """The fork server starts with PYTHONHASHSEED=0 (a fork keeps its parent's hash seed):
+    the work a program does over a set of strings, which the hidden tests' budget of
+    trace events counts, is the same on every machine and after every restart."""
+    import subprocess
+    import sys
+
+    from rlvr.sandbox.api import observe
+    from rlvr.sandbox.pool import SandboxPool
+
+    code = "WORDS = {'apple', 'banana', 'cherry', 'date', 'elder', 'fig', 'grape'}\n"
+    orders = []
+    for _ in range(2):
+        with SandboxPool(1) as fresh:
+            ((ok, value),) = observe(code, ["list(WORDS)"], pool=fresh)
+            assert ok
+            orders.append(value)
+    here = subprocess.run(
+        [sys.executable, "-c", code + "print(list(WORDS))"], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True
+    ).stdout.strip()
+    assert orders[0] == orders[1] and str(orders[0]) == here

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from rlvr.rewards.hidden_tests import FLOAT_TOLERANCE, _exact
-from rlvr.rewards.reached import REACH_STEPS, reached_tests
+from rlvr.rewards.reached import reached_tests
 from rlvr.tasks.reach import BITS, LENGTHS, ladders
 from rlvr.types import Task
 
@@ -77,6 +77,7 @@ def _task(ref: str, tests: list[str]) -> Task:
 
 
 def _reached(task: Task, examples: list[tuple[Any, ...]], **kw: Any) -> list[str]:
+    kw.setdefault("cache", False)
     return reached_tests(
         task, examples, random.Random(0), _observer, exact_value=_exact, float_tolerance=FLOAT_TOLERANCE, **kw
     )
@@ -92,7 +93,6 @@ def test_the_walk_keeps_the_largest_rung_the_reference_answers_within_its_line_e
     recursive = "def f(s):\n    return 0 if len(s) < 2 else 1 + f(s[2:])\n"  # a call per two letters
     tests = _reached(_task(recursive, ["assert f('ab') == 1"]), [("ab",)])
     assert tests and all("* 512" in t for t in tests)  # 513 deep; 2,049 passes the recursion limit: the first rung
-    assert REACH_STEPS >= 100_000
 
 
 def test_a_float_value_is_compared_within_a_tolerance_and_an_unreadable_one_is_no_test() -> None:
@@ -103,3 +103,47 @@ def test_a_float_value_is_compared_within_a_tolerance_and_an_unreadable_one_is_n
     assert _reached(_task(setty, ["assert f([1]) == {1}"]), [([1],)]) == ["assert f([1] * 16384) == {1}"]
     nan = "def f(xs):\n    return float('nan')\n"
     assert _reached(_task(nan, ["assert f([1]) == 0"]), [([1],)]) == []
+
+
+def test_a_reference_that_catches_the_budgets_stop_or_returns_too_much_ends_the_walk_a_rung_early() -> None:
+    catches = (
+        "def f(s):\n    n = 0\n    try:\n        for c in s:\n            n += 1\n"
+        "    except BaseException:\n        return -1\n    return n\n"
+    )
+    # 16,386 letters are ~33,000 events: the budget is not reached; at a budget of 5,000 the
+    # first rung (1,026 letters) is answered and the second is caught by the reference itself
+    task = _task(catches, ["assert f('ab') == 2"])
+    import rlvr.rewards.reached as reached
+
+    old = reached.REACH_STEPS
+    try:
+        reached.REACH_STEPS = 5_000
+        tests = _reached(task, [("ab",)], cache=False)
+    finally:
+        reached.REACH_STEPS = old
+    assert sorted(t[-4:] for t in tests) == ["1024", "1026"]  # the first rungs; never the -1 returned once stopped
+    big = "def f(xs):\n    return [0] * (len(xs) * 20)\n"  # 327,680 elements at the top rung: too many to carry
+    (test,) = _reached(_task(big, ["assert f([1]) == [0] * 20"]), [([1, 2],)], cache=False)
+    assert test.startswith("assert f([1, 2] * 2048) == [0, 0,")
+
+
+def test_walks_are_cached_for_the_sandbox_only_and_a_full_cache_still_answers(monkeypatch: Any) -> None:
+    import rlvr.rewards.reached as reached
+
+    calls: list[list[str]] = []
+
+    def counting(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
+        calls.append(exprs)
+        return [(True, [0, e]) for e in exprs]
+
+    monkeypatch.setattr(reached, "_CACHE", {})
+    monkeypatch.setattr(reached, "_CACHE_MAX", 2)
+    assert reached._walked("p", ["a", "b", "c"], counting) == [(True, [0, e]) for e in "abc"]
+    assert reached._walked("p", ["a", "b", "d"], counting) == [(True, [0, e]) for e in "abd"]  # no KeyError
+    assert len(reached._CACHE) <= 2 and calls[-1] and "d" in calls[-1]
+    before = dict(reached._CACHE)
+    reached._walked("q", ["x"], counting, cache=False)
+    assert before == reached._CACHE  # a stand-in's walks are not kept
+    failing = lambda code, exprs: [(False, "timeout") for _ in exprs]  # noqa: E731
+    reached._walked("r", ["y"], failing)
+    assert not any(k[0] == reached.hashlib.sha256(b"r").hexdigest() for k in reached._CACHE)  # a failure is asked again
