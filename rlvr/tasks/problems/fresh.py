@@ -287,9 +287,10 @@ def _edge_grid(maze: bool) -> list[Fresh]:
 
 def _edge_words(cased: bool = False) -> list[Fresh]:
     """Every SPECIAL_WORDS word, and words of every length 1..30 (two of some) and of 31 to
-    1000 letters at the widths a buffer takes (32, 64, 256, and one past): a table or
-    bucket per length, or a plain object keyed by the word, meets what it was not built for.
-    `cased` (a statement that allows capitals): and words of one length in either case."""
+    1000 letters at the widths a buffer takes (32, 64, 256, and one past), and words alike
+    in their first 8 to 17 letters: a table or bucket per length, a plain object keyed by
+    the word, or a key cut to a machine word, meets what it was not built for. `cased` (a
+    statement that allows capitals): and words of one length in either case."""
 
     def special(r: random.Random) -> str:
         words = [w for w in SPECIAL_WORDS for _ in range(r.randint(1, 2))]
@@ -314,7 +315,19 @@ def _edge_words(cased: bool = False) -> list[Fresh]:
         r.shuffle(words)
         return " ".join(words) + "\n"
 
-    return [special, lengths, by_case] if cased else [special, lengths]
+    def shared_prefix(r: random.Random) -> str:
+        """Words of one length alike past a machine word or two (8, 9, 16 and 17 letters
+        in common) and differing only after it: a key cut to 8 or 16 bytes, or a hash of
+        a prefix, takes them for one word."""
+        words = []
+        for common in (8, 9, 16, 17):
+            stem = _word(r, common, common)
+            tail = r.randint(1, 3)
+            words += [stem + _word(r, tail, tail) for _ in range(3)]
+        r.shuffle(words)
+        return " ".join(words) + "\n"
+
+    return [special, lengths, by_case, shared_prefix] if cased else [special, lengths, shared_prefix]
 
 
 def _edge_brackets() -> list[Fresh]:
@@ -323,8 +336,9 @@ def _edge_brackets() -> list[Fresh]:
     JavaScript engine's call stack, ~10,000 frames): each kind of bracket at every depth,
     balanced, with one closer of the wrong kind at the innermost level, with two closers
     of different kinds swapped (the counts still balance), or with the outermost closer
-    dropped; and a case of two lines 2**18 to 2**19 deep, balanced and crossed at the
-    innermost level. A rule that peels a fixed number of levels, a stack of fixed size,
+    dropped; a case of two lines 2**18 to 2**19 deep, balanced and crossed at the
+    innermost level; and lines holding every printable character that is not a bracket
+    (`<` and `>` are not brackets here). A rule that peels a fixed number of levels, a stack of fixed size,
     or one call per level, meets what it was not built for."""
 
     def deep(r: random.Random) -> str:
@@ -355,7 +369,19 @@ def _edge_brackets() -> list[Fresh]:
         crossed = r.choice([c for c in ")]}" if c != closes[0]])
         return f"2\n{opens}{closes}\n{opens}{crossed}{closes[1:]}\n"
 
-    return [deep, deepest]
+    def others(r: random.Random) -> str:
+        # the statement ignores every other character: each printable one that is not a
+        # bracket (<, >, quotes, backslash, a slash) inside balanced and crossed lines
+        rest = [c for c in string.printable if (c not in "()[]{}" and c not in string.whitespace) or c == " "]
+        lines = []
+        for _ in range(3):
+            r.shuffle(rest)
+            body = "".join(rest)
+            lines += [f"({body}[{body[::-1]}])", f"{{<{body}}}>", f"({body}]"]
+        r.shuffle(lines)
+        return f"{len(lines)}\n" + "\n".join(lines) + "\n"
+
+    return [deep, deepest, others]
 
 
 def _edge_runs() -> list[Fresh]:
