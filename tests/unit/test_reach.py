@@ -11,6 +11,7 @@ from rlvr.rewards.hidden_tests import FLOAT_TOLERANCE, _exact
 from rlvr.rewards.reached import reached_tests
 from rlvr.tasks.reach import BITS, LENGTHS, ladders
 from rlvr.types import Task
+from tests.unit.test_hidden_tests import _python_observer
 
 
 def _rungs(ladder: tuple[str, list[str]]) -> list[tuple[Any, ...]]:
@@ -53,18 +54,6 @@ def test_integers_grow_to_each_rungs_bit_length_only_where_the_reference_is_exac
     assert ladders(examples, random.Random(5), exact=True) == ladders(examples, random.Random(5), exact=True)
 
 
-def _observer(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
-    env: dict[str, Any] = {}
-    exec(code, env)
-    out: list[tuple[bool, Any]] = []
-    for e in exprs:
-        try:
-            out.append((True, eval(e, env)))
-        except Exception as err:
-            out.append((False, str(err)))
-    return out
-
-
 def _task(ref: str, tests: list[str]) -> Task:
     return Task(
         id=f"t/{abs(hash(ref))}",
@@ -79,7 +68,7 @@ def _task(ref: str, tests: list[str]) -> Task:
 def _reached(task: Task, examples: list[tuple[Any, ...]], **kw: Any) -> list[str]:
     kw.setdefault("cache", False)
     return reached_tests(
-        task, examples, random.Random(0), _observer, exact_value=_exact, float_tolerance=FLOAT_TOLERANCE, **kw
+        task, examples, random.Random(0), _python_observer, exact_value=_exact, float_tolerance=FLOAT_TOLERANCE, **kw
     )
 
 
