@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlvr.tasks.shapes import shapes
+from rlvr.tasks.shape_features import shapes
 
 HELD = -2  # the origin of a task's own held-out input in the candidate pool
 

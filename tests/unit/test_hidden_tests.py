@@ -22,7 +22,7 @@ from rlvr.rewards.hidden_tests import (
     hidden_tests,
     strategy_for,
 )
-from rlvr.tasks.shapes import shapes
+from rlvr.tasks.shape_features import shapes
 from rlvr.types import Task
 
 

@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from rlvr.tasks.shapes import covering, shaped, shapes
+from rlvr.tasks.shape_features import shapes
+from rlvr.tasks.shapes import covering, shaped
 
 
 def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
