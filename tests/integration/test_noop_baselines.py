@@ -11,7 +11,8 @@ fresh machine has none built."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
@@ -68,16 +69,27 @@ def _violations(task: Task, cfg: RunConfig) -> list[tuple[str, str, float]]:
     return out
 
 
+def _violations_of(tasks: list[Task]) -> list[tuple[str, str, float]]:
+    """One worker's share: a thread pool overlaps the sandbox's runs with the drawing."""
+    cfg = RunConfig()
+    with ThreadPoolExecutor(4) as pool:
+        return [v for vs in pool.map(lambda t: _violations(t, cfg), tasks) for v in vs]
+
+
 @pytest.mark.parametrize("name", SETS)
 def test_doing_nothing_earns_at_most_zero_on_every_bundled_task(name: str, request: pytest.FixtureRequest) -> None:
-    cfg = RunConfig()
     tasks = load_tasks(f"bundled:{name}")
     if name == "repos":  # the repositories must be built: toolz's tasks, on the session's own build of it
         cache, repo = request.getfixturevalue("toolz_repo")
         tasks = [replace(t, tests={**t.tests, "cache": str(cache)}) for t in tasks if t.tests["repo"] == repo.slug]
         assert len(tasks) >= 40
-    with ThreadPoolExecutor(4) as pool:
-        found = [v for vs in pool.map(lambda t: _violations(t, cfg), tasks) for v in vs]
+    # the hidden tests' drawing holds the GIL: two processes (spawned: this one runs threads)
+    # share the bigger sets, each drawing what a training run would draw for its tasks
+    if len(tasks) >= 100:
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as procs:
+            found = [v for vs in procs.map(_violations_of, [tasks[0::2], tasks[1::2]]) for v in vs]
+    else:
+        found = _violations_of(tasks)
     assert not found, f"{len(found)} no-op replies earn reward on {name}: {found[:10]}"
 
 
