@@ -40,7 +40,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
+from rlvr.rewards.argument_state import state_test
 from rlvr.rewards.exactness import integer_exact
+from rlvr.rewards.float_twins import float_twins
 from rlvr.rewards.input_features import HELD, features
 from rlvr.rewards.reached import REACH_SECONDS, reached_tests
 from rlvr.rewards.selection import select_covering
@@ -354,7 +356,12 @@ def hidden_tests(
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):
         tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
     tests += _reached(task, examples, seed=seed, step=step, observe=reach_observe, cache=observe is None)
-    return _with_second_answer(tests, task)
+    twins = float_twins(task.prompt, examples, _signs(task, examples))  # halves beside the examples' integers
+    tests += [k[3] for k in _answered(task, [(a, -1) for a in twins], observe)]
+    tests = _with_second_answer(tests, task)  # (the state test's value is the arguments, not an answer)
+    values = lambda calls: reference_values(task, calls, observe)  # noqa: E731
+    state = state_test(str(task.entry_point), [kept[i][0] for i in picks], values, _exact)
+    return [*tests, state] if state else tests
 
 
 def _reached(

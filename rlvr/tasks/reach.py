@@ -19,7 +19,11 @@ The ways of growing (each ladder grows one example's arguments of one kind):
 - `bits`: every integer argument replaced by a random one of 1,024, 4,096 and 8,192 bits
   (non-negative where `nonneg` says so, else either sign), only where the reference is exact
   past 2**52 and the task declares no range for it; 8,192 bits stay below Python's limit
-  on converting integers to text (4,300 digits), which an honest `str(n)` would hit.
+  on converting integers to text (4,300 digits), which an honest `str(n)` would hit;
+  beside it `bits_multiple`, the same sizes rounded down to a multiple of SMOOTH (every
+  prime to 13 divides it: a divisibility test that is exact only below some width says
+  no where the answer is yes), and `bits_edge`, 2**bits - 1 or + 1 (all ones, or a lone
+  top bit and a one: where a fixed-width mask or carry gives way).
 
 A rung is the text of an argument list, with long strings and lists written as products
 (`'(' * 4096 + '(]' + ')' * 4096`), so that a test stays short to send and to read. Pure
@@ -33,6 +37,7 @@ from typing import Any
 
 LENGTHS = (1 << 10, 1 << 12, 1 << 14)  # elements of a grown string or list
 BITS = (1 << 10, 1 << 12, 1 << 13)  # bits of a grown integer
+SMOOTH = 2 * 3 * 5 * 7 * 11 * 13  # a bits_multiple integer is a multiple of it
 NESTED = 12  # string examples nested, per argument (a fault deep inside shows only on some)
 _PARTNER = {"(": ")", "[": "]", "{": "}", "<": ">", ")": "(", "]": "[", "}": "{", ">": "<"}
 
@@ -75,16 +80,24 @@ def ladders(
     ints = [i for i in range(width) if _int_column(examples, i) and not (i < len(fixed) and fixed[i])]
     if exact and ints:
         base = rng.choice(examples)
-        rungs = []
-        for bits in BITS:
-            grown = {}
-            for i in ints:
-                v = rng.getrandbits(bits) | (1 << (bits - 1))
-                negative = not (i < len(nonneg) and nonneg[i]) and rng.random() < 0.5
-                grown[i] = repr(-v if negative else v)
-            rungs.append(_args(base, grown))
-        out.append(("bits", rungs))
+        for kind in ("bits", "bits_multiple", "bits_edge"):
+            out.append((kind, [_args(base, _grown_ints(kind, bits, ints, nonneg, rng)) for bits in BITS]))
     return out
+
+
+def _grown_ints(kind: str, bits: int, ints: list[int], nonneg: tuple[bool, ...], rng: random.Random) -> dict[int, str]:
+    """The texts of the integer arguments `ints` grown to about `bits` bits, of `kind` (see
+    the module's docstring); a random sign where `nonneg` does not keep it at 0 or above."""
+    grown = {}
+    for i in ints:
+        v = rng.getrandbits(bits) | (1 << (bits - 1))
+        if kind == "bits_multiple":
+            v -= v % SMOOTH
+        elif kind == "bits_edge":
+            v = (1 << bits) + rng.choice((-1, 1))
+        negative = not (i < len(nonneg) and nonneg[i]) and rng.random() < 0.5
+        grown[i] = repr(-v if negative else v)
+    return grown
 
 
 def _args(base: tuple[Any, ...], grown: dict[int, str]) -> str:

@@ -131,13 +131,21 @@ def test_a_function_task_keeps_its_drawn_inputs_up_to_the_max_the_cover_ordering
     base = hidden_tests(task, seed=0, step=0)  # no maximum: exactly 20 drawn
     more = hidden_tests(task, seed=0, step=0, most=40)
     every = hidden_tests(task, seed=0, step=0, most=64)
-    # and after them, one at the reference's reach (both integers of 1,024 to 8,192 bits)
-    reached = base[20:]
-    assert len(reached) == 1 and more[40:] == every[-1:] == reached and reached[0].startswith("assert add_numbers(")
-    call = ast.parse(reached[0]).body[0].test.left  # type: ignore[attr-defined]
-    assert max(abs(ast.literal_eval(a)).bit_length() for a in call.args) >= 1024
-    assert len(base) == 21 and len(more) == 41 and more[:20] == base[:20]  # the same picks, then more
-    assert 61 <= len(every) <= 65 and every[:40] == more[:40] and len(set(every)) == len(every)
+    # and after them, the same tail: three at the reference's reach (both integers of 1,024
+    # to 8,192 bits: random, multiples of 30,030, 2**b +- 1), then the examples' half-way
+    # twins (the prompt never calls x and y integers)
+    tail = base[20:]
+    assert more[40:] == every[-len(tail) :] == tail
+    reached = [t for t in tail if not t.startswith("assert math.isclose(")]
+    assert len(reached) == 3 and all(t.startswith("assert add_numbers(") for t in reached)
+    for line in reached:
+        call = ast.parse(line).body[0].test.left  # type: ignore[attr-defined]
+        assert max(abs(ast.literal_eval(a)).bit_length() for a in call.args) >= 1024
+    twins = tail[3:]
+    assert len(twins) >= 4 and all(".5" in t for t in twins)
+    assert len(base) == 20 + len(tail) and len(more) == 40 + len(tail) and more[:20] == base[:20]
+    assert 60 + len(tail) <= len(every) <= 64 + len(tail) and every[:40] == more[:40]
+    assert len(set(every)) == len(every)
     assert execute(str(task.reference), {"format": "assert", "tests": every}).passed == len(every)
     reward = RunConfig().reward  # the defaults: every drawn input
     assert for_step(task, reward, seed=0, step=0).tests["held_out"] == every
@@ -199,9 +207,13 @@ def test_the_drawers_load_without_the_generators_the_sandbox_or_the_environments
 def test_float_valued_tasks_draw_tolerance_tests_the_reference_and_other_orders_pass() -> None:
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/average")
     drawn = with_hidden_tests(task, 20, seed=0, step=0)
-    held = drawn.tests["held_out"]  # 20 drawn, and the example list repeated to 16,384 numbers
-    assert drawn.metadata["hidden_tests"] == 21 and all("math.isclose(average(" in t for t in held)
-    assert "] * " in held[-1]
+    # 20 drawn, the example list repeated to 16,384 numbers, each example's half-way twins
+    # (a list of numbers: never called integers), and the list's state after a call
+    held = drawn.tests["held_out"]
+    values, state = held[:-1], held[-1]
+    assert drawn.metadata["hidden_tests"] == len(held) > 21 and all("math.isclose(average(" in t for t in values)
+    assert "] * " in values[20] and all(".5" in t for t in values[21:])
+    assert state.startswith("assert (lambda _a: (average(*_a), _a)[1])(")
     cfg = RunConfig()
     assert _completion(task, str(task.reference), cfg) == 1.0
     other_order = "def average(xs):\n    return sum(sorted(xs, reverse=True)) / len(xs)\n"
@@ -309,3 +321,20 @@ def test_running_out_of_time_on_held_out_inputs_only_fails_those_tests_not_the_r
     assert _completion(task, hangs_on_shown, fixed) == -0.5
     drawn = RunConfig(reward={"hidden_credit": "share"}, sandbox={"test_timeout_s": 0.2, "timeout_s": 30})
     assert 0.0 < _completion(task, slow_past_25, drawn) < 1.0  # the drawn inputs at most 25 still pay
+
+
+def test_changing_the_callers_list_when_asked_for_a_new_one_fails_the_drawn_tests() -> None:
+    """square_all's prompt asks for a new list and its reference makes one: in the real
+    sandbox, squaring the caller's list in place and returning it passes every value test
+    and fails the drawn test of the list's state after the call."""
+    task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/square_all")
+    cfg = RunConfig()
+    drawn = with_hidden_tests(task, 20, seed=0, step=0)
+    state = [t for t in drawn.tests["held_out"] if t.startswith("assert (lambda _a: (square_all(*_a), _a)[1])")]
+    assert len(state) == 1
+    in_place = "def square_all(lst):\n    for i, x in enumerate(lst):\n        lst[i] = x * x\n    return lst\n"
+    new = "def square_all(lst):\n    return [x * x for x in lst]\n"
+    assert _completion(task, new, cfg) == 1.0
+    assert _completion(task, in_place, cfg) == 0.0
+    share = RunConfig(reward={"hidden_credit": "share"})  # every other drawn test passes: the state one does not
+    assert 0.9 < _completion(task, in_place, share) < 1.0

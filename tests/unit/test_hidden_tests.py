@@ -30,7 +30,7 @@ def _task(tests: list[str], held: list[str] | None = None, entry: str = "f", ref
     spec: dict[str, Any] = {"format": "assert", "tests": tests}
     if held:
         spec["held_out"] = held
-    return Task(id="t/1", domain="python", prompt="p", tests=spec, entry_point=entry, reference=ref)
+    return Task(id="t/1", domain="python", prompt="p (integers only)", tests=spec, entry_point=entry, reference=ref)
 
 
 def _python_observer(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
@@ -147,8 +147,10 @@ def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -
     ref = "def f(x):\n    return x > 10\n"
     t = _task(["assert f(0) == False", "assert f(11) == True", "assert f(30) == True"], ref=ref)
     tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
-    assert len(tests) == 21 and not constant_passes(tests)  # 20 drawn, 1 at the reference's reach (8,192 bits)
-    assert ast.literal_eval(ast.parse(tests[-1]).body[0].test.left.args[0]).bit_length() == 8192  # type: ignore[attr-defined]
+    # 20 drawn, 3 at the reference's reach (8,192 bits: random, a multiple of 30,030, 2**8192 +- 1)
+    assert len(tests) == 23 and not constant_passes(tests)
+    grown = [ast.literal_eval(ast.parse(t).body[0].test.left.args[0]) for t in tests[-3:]]  # type: ignore[attr-defined]
+    assert [x.bit_length() for x in grown[:2]] == [8192, 8192] and abs(abs(grown[2]) - 2**8192) == 1
     for line in tests:
         node = ast.parse(line).body[0]
         assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
@@ -162,8 +164,10 @@ def test_a_visible_test_gives_the_second_answer_where_no_drawn_input_has_it() ->
     ref = "def f(xs):\n    return len(xs) == 0\n"
     t = _task(["assert f([1, 2]) == False", "assert f([]) == True", "assert f([5]) == False"], ref=ref)
     tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
-    assert len(tests) == 21 and not constant_passes(tests)  # 20 drawn, and one grown ([1, 2] * 512, ...)
-    assert tests[-1] == "assert f([]) == True" and tests.count("assert f([]) == True") == 1
+    # 20 drawn, one grown ([1, 2] * 512, ...), and the list's state after the call
+    assert len(tests) == 22 and not constant_passes(tests[:-1])
+    assert tests[-2] == "assert f([]) == True" and tests.count("assert f([]) == True") == 1
+    assert tests[-1].startswith("assert (lambda _a: (f(*_a), _a)[1])(")
     assert sum(t.endswith("== False") for t in tests) == 20
 
 
@@ -210,7 +214,7 @@ def test_a_draw_with_a_stand_in_observer_is_never_cached_for_the_sandbox() -> No
     t = _task(["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"], ref="def f(x):\n    return x\n")
     before = dict(module._DRAWN)
     drawn = module.with_hidden_tests(t, 20, seed=0, step=0, observe=_python_observer)
-    assert drawn.metadata["hidden_tests"] == 21  # 20 drawn, 1 at the reference's reach
+    assert drawn.metadata["hidden_tests"] == 23  # 20 drawn, 3 at the reference's reach
     assert before == module._DRAWN  # a later call without an observer runs the reference in the sandbox
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from rlvr.rewards.hidden_tests import FLOAT_TOLERANCE, _exact
 from rlvr.rewards.reached import reached_tests
-from rlvr.tasks.reach import BITS, LENGTHS, ladders
+from rlvr.tasks.reach import BITS, LENGTHS, SMOOTH, ladders
 from rlvr.types import Task
 from tests.unit.test_hidden_tests import _python_observer
 
@@ -52,6 +52,21 @@ def test_integers_grow_to_each_rungs_bit_length_only_where_the_reference_is_exac
     signs = {a > 0 for lad in drawn for a, _ in _rungs(lad)}
     assert signs == {True, False}  # without the examples' sign said, both signs
     assert ladders(examples, random.Random(5), exact=True) == ladders(examples, random.Random(5), exact=True)
+
+
+def test_beside_random_integers_each_rung_has_a_smooth_multiple_and_a_power_of_two_plus_or_minus_one() -> None:
+    found = dict(ladders([(3, 5), (10, 4)], random.Random(2), (True, True), exact=True))
+    assert [k for k in found if k.startswith("bits")] == ["bits", "bits_multiple", "bits_edge"]
+    for (a, b), width in zip(_rungs(("", found["bits_multiple"])), BITS, strict=True):
+        assert a.bit_length() == b.bit_length() == width
+        assert a % SMOOTH == b % SMOOTH == 0 and all(a % p == 0 for p in (2, 3, 5, 7, 11, 13))
+    for (a, b), width in zip(_rungs(("", found["bits_edge"])), BITS, strict=True):
+        assert {a - (1 << width), b - (1 << width)} <= {-1, 1}
+    # a divisibility test exact only below 2**4096 (a multiplicative inverse modulo a word)
+    # answers the 8,192-bit multiple wrongly, with a chance of 1 in 7 of being right by luck
+    inv7 = pow(7, -1, 1 << 4096)
+    wide = [a for (a, _) in _rungs(("", found["bits_multiple"])) if a.bit_length() > 4096]
+    assert wide and not all((a * inv7) % (1 << 4096) <= ((1 << 4096) - 1) // 7 for a in wide)
 
 
 def _task(ref: str, tests: list[str]) -> Task:

@@ -1,0 +1,77 @@
+"""The arguments' state after a call is a test where the reference says what it must be
+(rlvr.rewards.argument_state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlvr.rewards.argument_state import state_call, state_test
+from rlvr.rewards.hidden_tests import _exact
+
+
+def _values(reference: str):
+    env: dict[str, Any] = {}
+    exec(reference, env)
+
+    def values(exprs: list[str]) -> list[tuple[bool, Any]]:
+        out: list[tuple[bool, Any]] = []
+        for e in exprs:
+            try:
+                out.append((True, eval(e, env)))
+            except Exception as err:
+                out.append((False, str(err)))
+        return out
+
+    return values
+
+
+def _passes(program: str, test: str) -> bool:
+    env: dict[str, Any] = {}
+    exec(program, env)
+    try:
+        exec(test, env)
+    except AssertionError:
+        return False
+    return True
+
+
+SQUARE_NEW = "def f(xs):\n    return [x * x for x in xs]\n"
+SQUARE_IN_PLACE = "def f(xs):\n    for i, x in enumerate(xs):\n        xs[i] = x * x\n    return xs\n"
+
+
+def test_the_state_call_evaluates_to_the_arguments_after_the_call() -> None:
+    env: dict[str, Any] = {}
+    exec(SQUARE_IN_PLACE, env)
+    assert state_call("f", ([1, 2, 3],)) == "(lambda _a: (f(*_a), _a)[1])(([1, 2, 3],))"
+    assert eval(state_call("f", ([1, 2, 3],)), env) == ([1, 4, 9],)
+
+
+def test_a_reference_that_returns_a_new_list_fails_a_program_that_changes_the_callers() -> None:
+    test = state_test("f", [([2],), ([1, 2, 3],), (5,)], _values(SQUARE_NEW), _exact)
+    assert test == "assert (lambda _a: (f(*_a), _a)[1])(([1, 2, 3],)) == ([1, 2, 3],)"  # the biggest input
+    assert _passes(SQUARE_NEW, test) and not _passes(SQUARE_IN_PLACE, test)
+
+
+def test_a_reference_that_works_in_place_asks_for_the_same_change() -> None:
+    ref = "def f(xs, k):\n    xs.sort()\n    xs.append(k)\n"
+    test = state_test("f", [([3, 1, 2], 9)], _values(ref), _exact)
+    assert test == "assert (lambda _a: (f(*_a), _a)[1])(([3, 1, 2], 9)) == ([1, 2, 3, 9], 9)"
+    assert _passes(ref, test)
+    assert not _passes("def f(xs, k):\n    return sorted(xs) + [k]\n", test)
+
+
+def test_dicts_and_nested_lists_count_and_plain_values_do_not() -> None:
+    ref = "def f(d):\n    return sorted(d)\n"
+    test = state_test("f", [({"b": [1], "a": [2, 3]},)], _values(ref), _exact)
+    assert test is not None and _passes(ref, test)
+    assert not _passes("def f(d):\n    d.pop('a')\n    return ['a', 'b']\n", test)
+    nothing = _values("def f(x, s):\n    return x\n")
+    assert state_test("f", [(1, "abc"), (2, (3, 4))], nothing, _exact) is None  # nothing a call can change
+    assert state_test("f", [([],)], _values("def f(xs):\n    return 0\n"), _exact) is None  # no element in it
+    assert state_test("f", [], nothing, _exact) is None
+
+
+def test_a_state_the_reference_leaves_unreadable_or_a_failing_reference_gives_no_test() -> None:
+    floats = "def f(xs):\n    xs.append(0.5)\n    return 1\n"  # a float in a container: not compared exactly
+    assert state_test("f", [([1],)], _values(floats), _exact) is None
+    assert state_test("f", [([1],)], _values("def f(xs):\n    raise ValueError\n"), _exact) is None
