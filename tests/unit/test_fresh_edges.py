@@ -166,3 +166,21 @@ def test_palindrome_edges_are_thue_morse_lines_a_64_bit_hash_calls_palindromes()
     for line, verdict in zip(lines, verdicts, strict=True):
         if verdict == "NO" and len(line) == 2048:
             assert hashed(line) == hashed(line[::-1])  # the anti-hash word: equal, though not a palindrome
+
+
+def test_primes_up_to_meets_the_square_of_a_prime_where_an_early_stopping_sieve_leaves_n_unstruck() -> None:
+    def sieve_stopping_early(n: int) -> list[int]:  # the outer loop runs while i * i < n, not <= n
+        composite = [False] * (n + 1)
+        i = 2
+        while i * i < n:
+            if not composite[i]:
+                for j in range(i * i, n + 1, i):
+                    composite[j] = True
+            i += 1
+        return [k for k in range(2, n + 1) if not composite[k]]
+
+    squares = {int(EDGE["primes_up_to"][0](random.Random(s))) for s in range(40)}
+    assert len(squares) > 10 and max(squares) <= 10000
+    for n in squares:
+        want = BY_NAME["primes_up_to"].solve(f"{n}\n").split()
+        assert str(n) not in want and [str(k) for k in sieve_stopping_early(n)] != want
