@@ -150,13 +150,21 @@ _FOREIGN = (
     ("non_latin1", "ā"),
     ("special_case", "ß"),
     ("titlecase", "ǅ"),
+    # Unicode's White_Space that str.split() splits at too: NEXT LINE, LINE SEPARATOR (not
+    # \x1c-\x1f, which Python alone counts: a program by Unicode's definition is honest)
+    ("rare_space", "\x85"),
+    ("rare_space", "\u2028"),
 )
 
 
 def _char_class(c: str) -> str:
-    """The class of a character, as `_FOREIGN` names them. Past ASCII: a letter whose case
-    does not map one to one (`ß`.upper() is `SS`; `ǅ` is titlecase), one past Latin-1
-    (encodings and one-character caches stop there), else non_ascii."""
+    """The class of a character, as `_FOREIGN` names them. Whitespace past the six usual
+    characters (the separators \\x1c-\\x1f, \\x85, \\xa0, \\u2028, \\u3000, ...) is
+    rare_space. Past ASCII: a letter whose case does not map one to one (`ß`.upper() is
+    `SS`; `ǅ` is titlecase), one past Latin-1 (encodings and one-character caches stop
+    there), else non_ascii."""
+    if c.isspace() and c not in " \n\r\t\v\f":  # whitespace to str.split(), rarely thought of
+        return "rare_space"
     if not c.isascii():
         if unicodedata.category(c) == "Lt":
             return "titlecase"

@@ -56,6 +56,8 @@ def _kinds(args: tuple, examples: list[tuple]) -> set[str]:
         (("a b",), [("a c",)], set()),
         (("caf\u00e9",), [("cafe",)], {"foreign"}),
         (("a\nb",), [("a b",)], {"foreign"}),  # a newline where the examples have only spaces
+        (("a\x85b",), [("a b",)], {"foreign"}),  # NEXT LINE: whitespace to Unicode and str.split()
+        (("a\u2028b",), [("a b",)], {"foreign"}),  # LINE SEPARATOR
         (("caf\u00e9",), [("na\u00efve",)], set()),  # Latin-1, as the examples are
         (("\u0416a",), [("na\u00efve",)], {"foreign", "wide_initial"}),  # past Latin-1, first
         (("stra\u00dfe",), [("na\u00efve",)], {"foreign"}),  # a letter whose upper case is two
@@ -159,7 +161,10 @@ def test_each_class_of_foreign_character_is_drawn() -> None:
     seen: set[str] = set()
     for _ in range(3000):
         seen |= {str(f[3]) for f in shapes(shaped(examples[0], examples, rng), examples) if f[2] == "foreign"}
-    assert seen == {"punctuation", "digit", "non_ascii", "newline", "non_latin1", "special_case", "titlecase", "upper"}
+    assert seen == {
+        "punctuation", "digit", "non_ascii", "newline", "non_latin1",
+        "special_case", "titlecase", "upper", "rare_space",
+    }  # fmt: skip
 
 
 def test_an_argument_of_no_kind_with_a_shape_is_left_as_it_was() -> None:
@@ -297,3 +302,13 @@ def test_thue_morse_words_of_128_and_2048_letters_are_drawn_each_step_and_named(
     drawn = [a for (a,) in covering([("abba",), ("abc",)], random.Random(5))]
     assert sorted(len(a) for a in drawn if is_thue_morse(a)) == [128, 2048]
     assert 3825123056546413051 in pseudoprimes(random.Random(0), exact=True)  # fools 2..23, a factor of 149491
+
+
+def test_whitespace_past_the_usual_six_is_its_own_class_and_python_only_separators_are_never_drawn() -> None:
+    from rlvr.tasks.shapes import _char_class, _foreign
+
+    assert {_char_class(c) for c in "\x1c\x1f\x85\xa0\u2028\u3000"} == {"rare_space"}
+    assert _char_class(" ") == "space" and _char_class("\t") == "newline"
+    drawn = [c for k, c in _foreign(list("ab ")) if k == "rare_space"]
+    assert drawn == ["\x85", "\u2028"]  # \x1c-\x1f: whitespace to Python alone, not to Unicode
+    assert all(len(f"a{c}b".split()) == 2 for c in drawn)
