@@ -18,6 +18,12 @@ any other assert): an equality on floats would fail honest code that sums in ano
 order. (Besides drawing, this module also serves tasks whose generator draws: see
 `rlvr.tasks.draws`.)
 
+The pool of inputs is drawn by `rlvr.rewards.draw_pool`; this module keeps those the
+reference answers, orders them by what they exercise and adds the tests beside them: at
+the reference's reach (`rlvr.rewards.reached`), the examples' half-way twins
+(`rlvr.rewards.float_twins`), the arguments' state after a call
+(`rlvr.rewards.argument_state`).
+
 `hidden_tests(task, seed=, step=)` returns the assert statements (at most max(`n`,
 `most`)), or [] where nothing can be drawn (no reference, tests of another shape,
 arguments of a kind not handled): such a task keeps its own held-out tests.
@@ -29,7 +35,6 @@ arguments of a kind not handled): such a task keeps its own held-out tests.
 from __future__ import annotations
 
 import ast
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -41,6 +46,16 @@ from typing import TYPE_CHECKING, Any
 
 from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
 from rlvr.rewards.argument_state import state_test
+from rlvr.rewards.draw_pool import (  # noqa: F401  (draw_inputs, example_calls: this module's API too)
+    DEFAULT_COUNT,
+    _signs,
+    call_args,
+    draw_candidates,
+    draw_inputs,
+    draw_seed,
+    example_calls,
+    reference_code,
+)
 from rlvr.rewards.exactness import integer_exact
 from rlvr.rewards.float_twins import float_twins
 from rlvr.rewards.input_features import HELD, features
@@ -51,204 +66,23 @@ from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: r
     WIDEN,
     NotDrawable,
     strategy_for,
-    without_local_constants,
 )
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
-from rlvr.tasks.neighbours import neighbour, nonnegative, reordered, said_nonnegative
-from rlvr.tasks.shapes import covering, shaped
 from rlvr.types import Task
 
 if TYPE_CHECKING:
     from rlvr.config import RewardConfig
 
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
-DEFAULT_COUNT = 20
 FLOAT_TOLERANCE = "rel_tol=1e-09, abs_tol=1e-09"  # a float answer: honest code may sum in another order
 KILL_SECONDS = 10.0  # one input's alternates, all of them: a timer that a busy machine never reaches
 REFERENCE_SECONDS = 0.1  # an input the reference takes longer on is not a test (bench/hidden_tests.py: worst run)
 TOP_UPS = 2  # further pools drawn while fewer than `n` inputs have the reference's value
-POOL = 3  # inputs drawn per `n`: the kept ones (all, by default) in the cover's order (rlvr.rewards.selection)
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
 _DRAWN: dict[tuple[str, str, int, int | None, int, int], list[Any]] = {}  # (task, its content, n, most, seed, step)
 _DRAWN_MAX = 4096
-
-
-def example_calls(task: Task) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """(visible argument tuples, the task's held-out argument tuples) of `assert
-    ENTRY(literal args) == literal` tests. NotDrawable when a visible test has another shape."""
-    tests = task.tests
-    if tests.get("format") != "assert" or not task.entry_point:
-        raise NotDrawable("not an assert-format function task")
-
-    def calls(lines: list[Any], strict: bool) -> list[tuple[Any, ...]]:
-        out = []
-        for line in lines:
-            args = _call_args(str(line), str(task.entry_point))
-            if args is None:
-                if strict:
-                    raise NotDrawable(f"a visible test is not ENTRY(literals) == literal: {str(line)[:60]!r}")
-                continue
-            out.append(args)
-        return out
-
-    return calls(list(tests.get("tests", [])), True), calls(list(tests.get("held_out", [])), False)
-
-
-def _call_args(line: str, entry: str) -> tuple[Any, ...] | None:
-    try:
-        tree = pyparse.parse(line.strip())
-    except SyntaxError:
-        return None
-    node = tree.body[0] if len(tree.body) == 1 else None
-    if not isinstance(node, ast.Assert) or not isinstance(node.test, ast.Compare):
-        return None
-    call = node.test.left
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == entry) or call.keywords:
-        return None
-    try:
-        return tuple(ast.literal_eval(a) for a in call.args)
-    except (ValueError, TypeError, SyntaxError, RecursionError):
-        return None
-
-
-def draw_inputs(
-    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, shaped_inputs: bool = True
-) -> list[tuple[Any, ...]]:
-    """Up to POOL * `n` new argument tuples for the task, the same for the same (seed, step, task)."""
-    return [args for args, _ in draw_candidates(task, seed=seed, step=step, n=n, shaped_inputs=shaped_inputs)]
-
-
-def draw_candidates(
-    task: Task, *, seed: int, step: int, n: int = DEFAULT_COUNT, shaped_inputs: bool = True, attempt: int = 0
-) -> list[tuple[tuple[Any, ...], int]]:
-    """Up to POOL * `n` new argument tuples, each with where it came from: the index of the
-    example (visible calls, then the task's held-out ones) it is an edit of, or -1 for a
-    fresh draw. The same for the same (seed, step, task). `shaped_inputs` False draws no
-    input of a known shape (rlvr.tasks.shapes): the draws made before shapes existed,
-    which the bundled test-writing set was generated from. One draw at a time in a
-    process: hypothesis calls `ast.parse` itself (rlvr.tasks.pyparse). `attempt` > 0 draws
-    another pool for the same step (the reference too slow on too many of the first)."""
-    with pyparse.exclusive():
-        return _draw_candidates(task, seed=seed, step=step, n=n, shaped_inputs=shaped_inputs, attempt=attempt)
-
-
-def _draw_candidates(
-    task: Task, *, seed: int, step: int, n: int, shaped_inputs: bool = True, attempt: int = 0
-) -> list[tuple[tuple[Any, ...], int]]:
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as fix_seed
-    from hypothesis import strategies as st
-
-    without_local_constants()
-    visible, held = example_calls(task)
-    if not visible:
-        raise NotDrawable("no visible calls")
-    arity = {len(a) for a in visible + held}
-    if len(arity) != 1:
-        raise NotDrawable("the calls take different numbers of arguments")
-    examples = visible + [a for a in held if len(a) == len(visible[0])]
-    need = n + len(visible) + 2
-    ranges = task.metadata.get("arg_ranges") or []
-
-    def arg_strategy(i: int) -> Any:
-        values = [a[i] for a in examples]
-        bound = ranges[i] if i < len(ranges) else None
-        if bound and all(type(v) is int for v in values):  # the task says which integers it must handle
-            return st.integers(int(bound[0]), int(bound[1]))
-        return strategy_for(values, need, exact)
-
-    # past 2**52 only where the reference is exact there (the task's word, where reading the
-    # code cannot tell), and never for the draws made before shapes existed
-    said = task.metadata.get("integer_exact")
-    exact = shaped_inputs and (said if isinstance(said, bool) else integer_exact(_reference_code(task)))
-    width = len(visible[0])
-    nonneg = _signs(task, examples) if shaped_inputs else nonnegative(examples)  # the older draws: as they were
-    fresh = st.tuples(*(arg_strategy(i) for i in range(width))).map(lambda args: (args, -1))
-    # half of the draws are near an example (rlvr.tasks.neighbours): its structure kept,
-    # one or two small edits across the boundary a rule fitted to the examples draws
-    near = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
-        lambda pair: (neighbour(examples[pair[0]], random.Random(pair[1]), nonneg), pair[0])
-    )
-    # and some are an example's elements in another order (the order an answer depends on)
-    shuffled = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
-        lambda pair: (reordered(examples[pair[0]], random.Random(pair[1]), nonneg), pair[0])
-    )
-    # and some have a shape random draws almost never take (rlvr.tasks.shapes): a square
-    # past the examples, a run of ten, a near-palindrome, brackets crossed away from their
-    # openers, a pair with a large common factor, checksum twins, a deeper nesting
-    shape = st.tuples(st.integers(0, len(examples) - 1), st.integers(0, 2**32 - 1)).map(
-        lambda pair: (shaped(examples[pair[0]], examples, random.Random(pair[1]), nonneg, exact), -1)
-    )
-    if shaped_inputs:
-        strategy = st.one_of(fresh, near, shuffled, fresh, near, shuffled, shape, shape)  # a quarter shaped
-    else:
-        strategy = fresh | near | shuffled
-    seen = {repr(a) for a in visible}
-    found: list[tuple[tuple[Any, ...], int]] = []
-
-    def in_range(args: tuple[Any, ...]) -> bool:
-        for i, bound in enumerate(ranges[:width]):
-            if bound and type(args[i]) is int and not int(bound[0]) <= args[i] <= int(bound[1]):
-                return False
-        return True
-
-    if shaped_inputs:  # one input of every shaped kind first, then Hypothesis fills the pool
-        rng = random.Random(draw_seed(task.id, seed, step, attempt) ^ 0x5EED)
-        for args in covering(examples, rng, nonneg, exact):
-            if repr(args) not in seen and in_range(args) and len(found) < n * POOL * 2 // 3:
-                seen.add(repr(args))
-                found.append((args, -1))
-
-    @fix_seed(draw_seed(task.id, seed, step, attempt))
-    @settings(
-        max_examples=n * POOL * 3,
-        database=None,
-        deadline=None,
-        derandomize=False,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy)
-    def collect(drawn: tuple[tuple[Any, ...], int]) -> None:
-        if len(found) >= n * POOL:  # also when Hypothesis replays the draw that filled it
-            raise _Full
-        args, origin = drawn
-        key = repr(args)
-        if key not in seen and in_range(args):
-            seen.add(key)
-            found.append((args, origin))
-        if len(found) >= n * POOL:
-            raise _Full
-
-    # the draws after the pool filled were thrown away anyway: stopping is the same set, sooner
-    with contextlib.suppress(_Full):
-        collect()
-    return found
-
-
-def _signs(task: Task, examples: list[tuple[Any, ...]]) -> tuple[bool, ...]:
-    """For each argument: whether drawn values stay at 0 or above. Where every example's
-    is (`nonnegative`), an integer argument stays there only if the prompt says so
-    (`said_nonnegative`) or its declared range starts at 0 or above (`metadata.arg_ranges`);
-    lists and tuples keep their examples' sign."""
-    seen = nonnegative(examples)
-    names = pyparse.parameter_names(str(task.reference or ""), str(task.entry_point))
-    said = said_nonnegative(task.prompt, names) if len(names) == len(seen) else (True,) * len(seen)
-    ranges = task.metadata.get("arg_ranges") or []
-    ranged = [i < len(ranges) and bool(ranges[i]) and int(ranges[i][0]) >= 0 for i in range(len(seen))]
-    ints = [all(type(e[i]) is int for e in examples) for i in range(len(seen))]
-    return tuple(s and (said[i] or ranged[i] or not ints[i]) for i, s in enumerate(seen))
-
-
-class _Full(Exception):
-    """Raised inside the Hypothesis loop once the pool holds enough draws."""
-
-
-def draw_seed(task_id: str, seed: int, step: int, attempt: int = 0) -> int:
-    key = f"{seed}:{step}:{task_id}" + (f":{attempt}" if attempt else "")
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
 
 
 def _exact(value: Any) -> bool:
@@ -274,7 +108,7 @@ def _exact(value: Any) -> bool:
 
 def reference_values(task: Task, calls: list[str], observe: Observer) -> list[tuple[bool, Any]]:
     """The reference's value of each call, from the cache or the sandbox."""
-    code = _reference_code(task)
+    code = reference_code(task)
     key = hashlib.sha256(code.encode()).hexdigest()
     with _LOCK:
         missing = [c for c in calls if (key, c) not in _CACHE]
@@ -285,12 +119,6 @@ def reference_values(task: Task, calls: list[str], observe: Observer) -> list[tu
                 _CACHE[(key, c)] = v
     with _LOCK:
         return [_CACHE[(key, c)] for c in calls]
-
-
-def _reference_code(task: Task) -> str:
-    prelude = task.tests.get("prelude")
-    ref = str(task.reference or "")
-    return f"{prelude.rstrip()}\n\n{ref}" if isinstance(prelude, str) and prelude.strip() else ref
 
 
 def hidden_tests(
@@ -372,7 +200,7 @@ def _reached(
     from rlvr.sandbox.api import SandboxFailure
 
     said = task.metadata.get("integer_exact")
-    exact = said if isinstance(said, bool) else integer_exact(_reference_code(task))
+    exact = said if isinstance(said, bool) else integer_exact(reference_code(task))
     fixed = tuple(bool(r) for r in task.metadata.get("arg_ranges") or [])
     rng = random.Random(draw_seed(task.id, seed, step) ^ 0x4EAC)
     try:
@@ -427,7 +255,7 @@ def _with_bug_shown(
 
     shown = [str(t) for t in task.tests.get("tests") or [] if isinstance(t, str)]
     entry = str(task.entry_point)
-    by_args = {repr(a): line for line in shown if (a := _call_args(line, entry)) is not None}
+    by_args = {repr(a): line for line in shown if (a := call_args(line, entry)) is not None}
     try:
         found = kills(task, visible, [buggy], observe)
     except SandboxFailure:
@@ -469,7 +297,7 @@ def _example_answers(task: Task, examples: list[tuple[Any, ...]]) -> dict[str, s
     out: dict[str, str] = {}
     entry = str(task.entry_point)
     for line in [*task.tests.get("tests", []), *task.tests.get("held_out", [])]:
-        args = _call_args(str(line), entry)
+        args = call_args(str(line), entry)
         if args is None:
             continue
         node = pyparse.parse(str(line).strip()).body[0]

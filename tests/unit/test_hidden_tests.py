@@ -130,9 +130,9 @@ def test_strings_use_the_examples_characters_and_lists_their_lengths() -> None:
     drawn = [s for (s,) in draw_inputs(t, seed=0, step=0, n=20)]
     # lowercase letters, or an example with one character of a class no example shows
     # (rlvr.tasks.shapes: a space, a newline, punctuation, a digit, a non-ASCII letter, one
-    # past Latin-1, a letter whose case does not map one to one, a capital), or two letters
-    # past Latin-1 as a near-palindrome's mismatched pair
-    foreign = set(" \n-!7\u00e9\u0416\u0101\u00df\u01c5ABC")
+    # past Latin-1, a letter whose case does not map one to one, a capital, whitespace past
+    # the usual six), or two letters past Latin-1 as a near-palindrome's mismatched pair
+    foreign = set(" \n-!7\u00e9\u0416\u0101\u00df\u01c5ABC\x85\u2028")
     mirrored = set("\u0416\u0101\u03a9\u0142")
     assert all(
         set(s) <= set(string.ascii_lowercase)
