@@ -149,7 +149,10 @@ class RewardConfig(_Section):
     task's tests as written."""
     hidden_tests_max: int = Field(64, ge=0, le=600)
     """How many of a function task's drawn inputs become tests (besides one for each ladder
-    of larger inputs, at the largest rung the reference answers: `rlvr.rewards.reached`): 3 x `hidden_tests` are
+    of larger inputs, at the largest rung the reference answers: `rlvr.rewards.reached`;
+    the examples' half-way twins where the statement never calls its numbers integers:
+    `rlvr.rewards.float_twins`; and the arguments' state after a call where the statement
+    says "a new list" or "in place": `rlvr.rewards.argument_state`): 3 x `hidden_tests` are
     drawn (and the task's own held-out inputs join them) and up to this many are kept, in
     the order that covers the most of what they exercise first (`rlvr.rewards.selection`:
     an edit of an example with another answer, a shape such as a square of a prime or a
@@ -159,8 +162,8 @@ class RewardConfig(_Section):
     kept ones on 2 of 10 steps. The cost is the extra asserts in the reply's one process
     (about 10 ms a reply for 60 against 20); drawing is unchanged. Tasks drawn by their
     generator (stdin/stdout: a process per case) keep `hidden_tests`; a value at or
-    below `hidden_tests` keeps every task at exactly that (the default before
-    2026-12-06)."""
+    below `hidden_tests` keeps every task at exactly that many drawn inputs (the default
+    before 2026-12-06), the tests beside them added."""
     hidden_credit: Literal["all", "share"] = "all"
     """How a reply's drawn tests (`hidden_tests`) become its completion: 'all' pays 1 when
     every drawn test and every visible test passes and 0 otherwise (a reply that fails a

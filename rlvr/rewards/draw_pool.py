@@ -143,10 +143,14 @@ def _draw_candidates(
                 return False
         return True
 
-    if shaped_inputs:  # one input of every shaped kind first, then Hypothesis fills the pool
+    # one input of every shaped kind first (all of them, up to the whole pool: two string
+    # arguments have ~50 kinds, and a cap at two thirds left the last ones, the
+    # 2,048-letter Thue-Morse words, out), then Hypothesis fills the rest of the pool
+    if shaped_inputs:
         rng = random.Random(draw_seed(task.id, seed, step, attempt) ^ 0x5EED)
+        cap = n * POOL
         for args in covering(examples, rng, nonneg, exact):
-            if repr(args) not in seen and in_range(args) and len(found) < n * POOL * 2 // 3:
+            if repr(args) not in seen and in_range(args) and len(found) < cap:
                 seen.add(repr(args))
                 found.append((args, -1))
 

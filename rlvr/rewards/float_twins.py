@@ -22,10 +22,11 @@ from typing import Any
 INTEGER_WORDS = re.compile(
     r"\b(integers?|int|ints|whole|natural|digits?|counts?|index|indices|indexes|positions?|"
     r"n-?th|times|primes?|divisors?|factors?|multiples?|divisible|even|odd|bits?|binary|"
-    r"hex|octal|base|factorial|fibonacci|gcd|lcm|modulo|remainder)\b",
+    r"hex|octal|factorial|fibonacci|gcd|lcm|modulo|remainder|round|rounded|rounding)\b",
     re.IGNORECASE,
 )
 HALF = 0.5
+FLOAT_EXACT = 2**52  # past it a half step is lost in a float: no twin
 
 
 def says_integer(prompt: str) -> bool:
@@ -45,9 +46,11 @@ def _shift(value: Any, delta: float, nonneg: bool) -> Any:
     """`value` with each whole number in it (itself, or a list's or tuple's elements) moved
     by `delta`; None where nothing moved or a move would cross below 0 where `nonneg`."""
     if _whole(value):
+        if abs(value) >= FLOAT_EXACT:
+            return None
         moved = value + delta
         return None if nonneg and moved < 0 else moved
-    if value and _all_whole(value):
+    if value and _all_whole(value) and all(abs(x) < FLOAT_EXACT for x in value):
         items = [x + delta for x in value]
         if nonneg and any(x < 0 for x in items):
             return None
@@ -55,17 +58,22 @@ def _shift(value: Any, delta: float, nonneg: bool) -> Any:
     return None
 
 
-def float_twins(prompt: str, examples: list[tuple[Any, ...]], nonneg: tuple[bool, ...]) -> list[tuple[Any, ...]]:
+def float_twins(
+    prompt: str, examples: list[tuple[Any, ...]], nonneg: tuple[bool, ...], fixed: tuple[bool, ...] = ()
+) -> list[tuple[Any, ...]]:
     """The twins of `examples` (in order, each once): for each example and each of -HALF,
     +HALF, the example with every whole number of every numeric argument moved by it; []
     where the prompt says its numbers are integers (`says_integer`), or no argument of any
     example is a whole number or a list of them. An argument that is a whole number in
-    some examples and something else in others is left alone."""
+    some examples and something else in others is left alone, and so is one with a
+    declared range (`fixed[i]`: the integers its tests may draw) and a whole number past
+    2**52 (a float cannot hold its half). `prompt`: the statement alone
+    (`rlvr.tasks.neighbours.statement`), not a repair prompt's code or failures."""
     if says_integer(prompt) or not examples:
         return []
     width = len(examples[0])
     numeric = [
-        all(_whole(e[i]) or (isinstance(e[i], list | tuple) and all(_whole(x) for x in e[i])) for e in examples)
+        all(_whole(e[i]) or _all_whole(e[i]) for e in examples) and not (i < len(fixed) and fixed[i])
         for i in range(width)
     ]
     out: list[tuple[Any, ...]] = []

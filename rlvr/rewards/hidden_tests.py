@@ -25,8 +25,9 @@ the reference's reach (`rlvr.rewards.reached`), the examples' half-way twins
 (`rlvr.rewards.argument_state`).
 
 `hidden_tests(task, seed=, step=)` returns the assert statements (at most max(`n`,
-`most`)), or [] where nothing can be drawn (no reference, tests of another shape,
-arguments of a kind not handled): such a task keeps its own held-out tests.
+`most`) drawn inputs, then the tests beside them), or [] where nothing can be drawn (no
+reference, tests of another shape, arguments of a kind not handled): such a task keeps
+its own held-out tests.
 `with_hidden_tests` puts them in a task's place of held-out tests for one step, and
 `for_step` does so as a run's reward config asks (`reward.hidden_tests`,
 `reward.hidden_tests_max`; the producer calls it as it calls the canary draw).
@@ -45,7 +46,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rlvr.rewards.alternates import alternate_programs, buggy_program, kills
-from rlvr.rewards.argument_state import state_test
+from rlvr.rewards.argument_state import is_state_test, stance, state_test
 from rlvr.rewards.draw_pool import (  # noqa: F401  (draw_inputs, example_calls: this module's API too)
     DEFAULT_COUNT,
     _signs,
@@ -69,6 +70,7 @@ from rlvr.rewards.strategies import (  # noqa: F401  (MAGNITUDE_DIGITS, WIDEN: r
 )
 from rlvr.tasks import pyparse
 from rlvr.tasks.draws import draw_cases, drawer_kind
+from rlvr.tasks.neighbours import statement
 from rlvr.types import Task
 
 if TYPE_CHECKING:
@@ -184,11 +186,13 @@ def hidden_tests(
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):
         tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
     tests += _reached(task, examples, seed=seed, step=step, observe=reach_observe, cache=observe is None)
-    twins = float_twins(task.prompt, examples, _signs(task, examples))  # halves beside the examples' integers
+    ranged = tuple(bool(r) for r in task.metadata.get("arg_ranges") or [])
+    twins = float_twins(statement(task.prompt), examples, _signs(task, examples), ranged)  # halves beside integers
     tests += [k[3] for k in _answered(task, [(a, -1) for a in twins], observe)]
     tests = _with_second_answer(tests, task)  # (the state test's value is the arguments, not an answer)
     values = lambda calls: reference_values(task, calls, observe)  # noqa: E731
-    state = state_test(str(task.entry_point), [kept[i][0] for i in picks], values, _exact)
+    said = stance(statement(task.prompt))
+    state = state_test(str(task.entry_point), [kept[i][0] for i in picks], values, _exact, said)
     return [*tests, state] if state else tests
 
 
@@ -349,11 +353,14 @@ def _one_per_answer(by_value: dict[str, list[Any]], n: int) -> list[Any]:
 
 def constant_passes(tests: list[Any]) -> bool:
     """Whether one constant answer passes every test (all expected values equal): assert
-    statements' right-hand sides, or stdin/stdout cases' outputs."""
+    statements' right-hand sides, or stdin/stdout cases' outputs; a state test
+    (`rlvr.rewards.argument_state`) is left out."""
     expected = set()
     for t in tests:
         if isinstance(t, dict):
             expected.add(_answer(t))
+            continue
+        if is_state_test(t):  # its expected value is the arguments: a constant program may pass it
             continue
         node = pyparse.parse(t).body[0]
         assert isinstance(node, ast.Assert)

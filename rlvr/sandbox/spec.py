@@ -253,12 +253,16 @@ def held_out_texts(spec: dict[str, Any]) -> list[str]:
             except (SyntaxError, ValueError):
                 continue
             for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Lambda):
                     out.add(ast.unparse(node))
                     for arg in node.args:
                         out.add(ast.unparse(arg))
                         if isinstance(arg, ast.Constant):
                             literal(arg.value)
+                        for elt in arg.elts if isinstance(arg, ast.Tuple) else ():  # a state test's arguments
+                            out.add(ast.unparse(elt))
+                            if isinstance(elt, ast.Constant):
+                                literal(elt.value)
         elif isinstance(test, dict) and "stdin" in test:
             text = str(test["stdin"])
             out.add(text.strip())

@@ -41,6 +41,13 @@ def nonnegative(examples: list[tuple[Any, ...]]) -> tuple[bool, ...]:
     return tuple(all(ok(e[i]) for e in examples if len(e) == width) for i in range(width))
 
 
+def statement(prompt: str) -> str:
+    """The part of a prompt that states what the function should do: a repair prompt's
+    "What it should do:" sentence (not its buggy code or failure messages), else all of it."""
+    m = re.search(r"What it should do:(.*?)(?:These tests fail:|\n\n|$)", prompt, re.DOTALL)
+    return m.group(1) if m else prompt
+
+
 def said_nonnegative(prompt: str, names: list[str]) -> tuple[bool, ...]:
     """For each argument name: whether the prompt says it is not negative ("a non-negative
     integer n", "the positive integers a and b", "n >= 0", "0 <= n", "n is at least",

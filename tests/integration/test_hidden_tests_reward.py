@@ -207,13 +207,12 @@ def test_the_drawers_load_without_the_generators_the_sandbox_or_the_environments
 def test_float_valued_tasks_draw_tolerance_tests_the_reference_and_other_orders_pass() -> None:
     task = next(t for t in load_tasks("bundled:python_functions") if t.id == "py/average")
     drawn = with_hidden_tests(task, 20, seed=0, step=0)
-    # 20 drawn, the example list repeated to 16,384 numbers, each example's half-way twins
-    # (a list of numbers: never called integers), and the list's state after a call
+    # 20 drawn, the example list repeated to 16,384 numbers, and each example's half-way
+    # twins (a list of numbers: never called integers); the prompt says nothing of the
+    # list's state after a call, so no test of it
     held = drawn.tests["held_out"]
-    values, state = held[:-1], held[-1]
-    assert drawn.metadata["hidden_tests"] == len(held) > 21 and all("math.isclose(average(" in t for t in values)
-    assert "] * " in values[20] and all(".5" in t for t in values[21:])
-    assert state.startswith("assert (lambda _a: (average(*_a), _a)[1])(")
+    assert drawn.metadata["hidden_tests"] == len(held) > 21 and all("math.isclose(average(" in t for t in held)
+    assert "] * " in held[20] and all(".5" in t for t in held[21:])
     cfg = RunConfig()
     assert _completion(task, str(task.reference), cfg) == 1.0
     other_order = "def average(xs):\n    return sum(sorted(xs, reverse=True)) / len(xs)\n"

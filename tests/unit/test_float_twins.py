@@ -22,6 +22,7 @@ from tests.unit.test_hidden_tests import _python_observer
         ("returns the n-th Fibonacci number.", True),
         ("returns True if n is even.", True),
         ("returns the index of the largest element.", True),
+        ("returns x / 2 rounded to the nearest whole.", True),  # a .5 twin would sit on a rounding tie
     ],
 )
 def test_a_prompt_says_integer_with_a_word_that_only_fits_whole_numbers(prompt: str, integer: bool) -> None:
@@ -52,6 +53,23 @@ def test_a_stated_sign_strings_and_mixed_arguments_are_kept() -> None:
     ]
     assert float_twins("x plus y", [("a",), ("b",)], (False,)) == []
     assert float_twins("the integer x plus y", [(1, 2)], (False, False)) == []
+    # a declared range is the integers the tests may draw; past 2**52 a float cannot hold a half
+    assert float_twins("x plus y", [(1, 2)], (False, False), (True, False)) == [(1, 1.5), (1, 2.5)]
+    assert float_twins("x plus y", [(10**400,), (2**60,)], (False,)) == []
+    assert float_twins("the sum of lst", [([1, 10**400],)], (False,)) == []
+
+
+def test_a_repair_prompt_is_read_for_its_statement_not_its_code_or_failures() -> None:
+    from rlvr.tasks.neighbours import statement
+
+    prompt = (
+        "This Python function has a bug. What it should do: `first_element(lst)` returns the first element "
+        "of the non-empty list lst. These tests fail:\n- assert first_element([5]) == 5  (IndexError: list "
+        "index out of range)\n"
+    )
+    assert "index" not in statement(prompt) and "returns the first element" in statement(prompt)
+    assert float_twins(statement(prompt), [([1, 2],)], (False,)) == [([0.5, 1.5],), ([1.5, 2.5],)]
+    assert statement("Write `f(x)` that returns x.") == "Write `f(x)` that returns x."
 
 
 def _task(prompt: str, ref: str, tests: list[str]) -> Task:

@@ -243,3 +243,17 @@ def test_held_out_texts_lists_how_inputs_may_be_printed_and_scrub_replaces_them(
     assert held_out_texts({"format": "assert", "tests": ["assert f(1) == 1"]}) == []
     err = "Traceback: got ([)] from is_balanced('([)]'); list [1, -2, 30]"
     assert scrub(err, held_out_texts(asserts)) == f"Traceback: got {HIDDEN_MARK} from {HIDDEN_MARK}; list {HIDDEN_MARK}"
+
+
+def test_a_state_tests_arguments_are_held_out_texts_too() -> None:
+    """A state test (rlvr.rewards.argument_state) calls a lambda with the argument tuple:
+    each argument is listed, as a plain call's are."""
+    from rlvr.sandbox.spec import held_out_texts
+
+    spec = {
+        "format": "assert",
+        "tests": ["assert f([1]) == [1]"],
+        "held_out": ["assert (lambda _a: (f(*_a), _a)[1])(([4, 5, 6], 'hello')) == ([4, 5, 6], 'hello')"],
+    }
+    texts = held_out_texts(spec)
+    assert "[4, 5, 6]" in texts and "'hello'" in texts and "hello" in texts

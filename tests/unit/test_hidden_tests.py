@@ -164,10 +164,9 @@ def test_a_visible_test_gives_the_second_answer_where_no_drawn_input_has_it() ->
     ref = "def f(xs):\n    return len(xs) == 0\n"
     t = _task(["assert f([1, 2]) == False", "assert f([]) == True", "assert f([5]) == False"], ref=ref)
     tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
-    # 20 drawn, one grown ([1, 2] * 512, ...), and the list's state after the call
-    assert len(tests) == 22 and not constant_passes(tests[:-1])
-    assert tests[-2] == "assert f([]) == True" and tests.count("assert f([]) == True") == 1
-    assert tests[-1].startswith("assert (lambda _a: (f(*_a), _a)[1])(")
+    # 20 drawn and one grown ([1, 2] * 512, ...); the prompt says nothing of the list's state
+    assert len(tests) == 21 and not constant_passes(tests)
+    assert tests[-1] == "assert f([]) == True" and tests.count("assert f([]) == True") == 1
     assert sum(t.endswith("== False") for t in tests) == 20
 
 
