@@ -3,28 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from rlvr.rewards.argument_state import is_state_test, stance, state_call, state_test
 from rlvr.rewards.hidden_tests import _exact
+from tests.unit.test_hidden_tests import _python_observer
 
 
-def _values(reference: str):
-    env: dict[str, Any] = {}
-    exec(reference, env)
-
-    def values(exprs: list[str]) -> list[tuple[bool, Any]]:
-        out: list[tuple[bool, Any]] = []
-        for e in exprs:
-            try:
-                out.append((True, eval(e, env)))
-            except Exception as err:
-                out.append((False, str(err)))
-        return out
-
-    return values
+def _values(reference: str) -> Callable[[list[str]], list[tuple[bool, Any]]]:
+    return lambda exprs: _python_observer(reference, exprs)
 
 
 def _passes(program: str, test: str) -> bool:
