@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rlvr.tasks.numbers import FLOAT_EXACT  # past it a half step is lost in a float: no twin
+
 INTEGER_WORDS = re.compile(
     r"\b(integers?|int|ints|whole|natural|digits?|counts?|index|indices|indexes|positions?|"
     r"n-?th|times|primes?|divisors?|factors?|multiples?|divisible|even|odd|bits?|binary|"
@@ -26,7 +28,6 @@ INTEGER_WORDS = re.compile(
     re.IGNORECASE,
 )
 HALF = 0.5
-FLOAT_EXACT = 2**52  # past it a half step is lost in a float: no twin
 
 
 def says_integer(prompt: str) -> bool:

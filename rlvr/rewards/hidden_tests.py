@@ -186,13 +186,12 @@ def hidden_tests(
     if buggy is not None and tests and not any(0 in raw[i] for i in picks):
         tests = _with_bug_shown(tests, task, buggy, visible, kill_observe)
     tests += _reached(task, examples, seed=seed, step=step, observe=reach_observe, cache=observe is None)
-    ranged = tuple(bool(r) for r in task.metadata.get("arg_ranges") or [])
-    twins = float_twins(statement(task.prompt), examples, _signs(task, examples), ranged)  # halves beside integers
+    said = statement(task.prompt)  # a repair prompt's "What it should do:", not its code
+    twins = float_twins(said, examples, _signs(task, examples), _declared(task))  # halves beside integers
     tests += [k[3] for k in _answered(task, [(a, -1) for a in twins], observe)]
     tests = _with_second_answer(tests, task)  # (the state test's value is the arguments, not an answer)
     values = lambda calls: reference_values(task, calls, observe)  # noqa: E731
-    said = stance(statement(task.prompt))
-    state = state_test(str(task.entry_point), [kept[i][0] for i in picks], values, _exact, said)
+    state = state_test(str(task.entry_point), [kept[i][0] for i in picks], values, _exact, stance(said))
     return [*tests, state] if state else tests
 
 
@@ -205,7 +204,7 @@ def _reached(
 
     said = task.metadata.get("integer_exact")
     exact = said if isinstance(said, bool) else integer_exact(reference_code(task))
-    fixed = tuple(bool(r) for r in task.metadata.get("arg_ranges") or [])
+    fixed = _declared(task)
     rng = random.Random(draw_seed(task.id, seed, step) ^ 0x4EAC)
     try:
         return reached_tests(
@@ -214,6 +213,12 @@ def _reached(
         )  # fmt: skip
     except SandboxFailure:
         return []
+
+
+def _declared(task: Task) -> tuple[bool, ...]:
+    """For each argument: whether the task declares its range (`metadata.arg_ranges`: the
+    integers its tests may draw, never grown nor moved between integers)."""
+    return tuple(bool(r) for r in task.metadata.get("arg_ranges") or [])
 
 
 def _answered(
