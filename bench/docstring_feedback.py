@@ -63,6 +63,32 @@ def has_docstring(reply: str) -> bool | None:
     return any(ast.get_docstring(f) for f in fns)
 
 
+def documented(task: dict) -> str:
+    """The task's reference with the rule's one-line docstring (the task's description):
+    the chosen side of its preference record, and a warm start's target reply."""
+    return _with(task["reference"], f'"""{_describe(task["prompt"])}"""')
+
+
+def chat_examples(tasks: list[dict], system: str, share: float = 1.0) -> list[dict]:
+    """SFT examples (chat records): the conversation a run opens with, answered by the
+    task's reference in the fenced form a run's replies take; for `share` of the tasks
+    (chosen by a hash of the task id) the documented reference, for the others the bare
+    one (no reference carries a docstring of its own)."""
+    out = []
+    for t in tasks:
+        if not t.get("reference") or "def " not in t["reference"]:
+            continue
+        reply = _fenced(documented(t) if _hashed(t["id"], "/warm") < share else t["reference"])
+        turns = [("system", system), ("user", t["prompt"]), ("assistant", reply)]
+        out.append({"messages": [{"role": r, "content": c} for r, c in turns]})
+    return out
+
+
+def _hashed(key: str, salt: str) -> float:
+    """A number in [0, 1) fixed by `key` and `salt`."""
+    return int(hashlib.sha256((key + salt).encode()).hexdigest()[:8], 16) / 16**8
+
+
 def records(tasks: list[dict], system: str | None = None) -> list[dict]:
     """One preference record per task with a reference (docs/feedback.md's schema); with
     `system`, the prompt is the conversation a run opens with (that system message, then
@@ -73,7 +99,7 @@ def records(tasks: list[dict], system: str | None = None) -> list[dict]:
         if not ref or "def " not in ref:
             continue
         text = _describe(t["prompt"])
-        good = _with(ref, f'"""{text}"""')
+        good = documented(t)
         longer = int(hashlib.sha256(t["id"].encode()).hexdigest()[:8], 16) % 2 == 0
         bad = _with(ref, f"# {text}" + ("\n# See the task for details." if longer else ""))
         flip = int(hashlib.sha256((t["id"] + "/side").encode()).hexdigest()[:8], 16) % 2 == 0

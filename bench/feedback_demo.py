@@ -21,7 +21,17 @@ only, in the conversation a run opens with. Nothing is hand-labelled.
     3. on the held-out tasks (greedy, before and after): pass@1, and the docstring rate
        (the share of replies with a parsable function whose function has a docstring)
 
+With --warm-start [SHARE], one `rlvr sft` on the training split's references (in the
+run's conversation) comes first, and every arm starts from its model: SHARE of them (by a
+hash of the task id; 1.0 without a value) carry the rule's one-line docstring, the rest
+are bare, so the policy starts writing short docstrings on some replies and passing
+replies with one exist from the first step, which the gated term needs (unwarmed, one
+seed had none and the gate paid nothing). The baseline is the same warm start followed by
+verifiable RL. --reuse-rm DIR takes the reward model (and its figures) that an earlier
+run kept in DIR (DIR/rm/reward_model, DIR/rm_figures.json) instead of training one.
+
     .venv/bin/python bench/feedback_demo.py [--seeds 0 1 2] [--arms verifiable learned judge]
+    .venv/bin/python bench/feedback_demo.py --warm-start 0.5 --seeds 0 1 2 --arms verifiable learned
     .venv/bin/python bench/feedback_demo.py --smoke       # tiny models, one step each (the test suite)
     .venv/bin/python bench/feedback_demo.py --report bench/results/feedback_demo.json
 """
@@ -43,7 +53,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from docstring_feedback import bundled_python, has_docstring, records  # noqa: E402
+from docstring_feedback import bundled_python, chat_examples, has_docstring, records  # noqa: E402
 
 SYSTEM = "You are an expert Python programmer. Answer with code only. Start each function with a one-line docstring."
 WEIGHT = 0.5
@@ -53,6 +63,9 @@ RM_KEYS = ["rm.split_by=family", "rm.held_out=0.1", "rm.batch_size=8", "rm.micro
 SMOKE = ["model.name_or_path=tiny-random", "generation.max_new_tokens=8", "eval.num_tasks=2", "train.steps=1",
          "train.prompts_per_step=2", "algo.group_size=2"]  # fmt: skip
 CRITERION = "Every function in the reply starts with a docstring."
+SFT_KEYS = ["sft.epochs=1", "sft.batch_size=8", "sft.micro_batch_size=8", "sft.lr=2e-5", "sft.warmup_steps=2",
+            "sft.schedule=cosine", "sft.held_out=0.05", "eval.before_training=false",
+            "eval.after_training=false"]  # fmt: skip
 
 
 def _rlvr(*args: str) -> subprocess.CompletedProcess[str]:
@@ -84,6 +97,29 @@ def train_reward_model(out: Path, smoke: bool, extra: list[str] | None = None) -
             "length_baseline": meta["length_baseline_accuracy"], "audit": json.loads(check.stdout)}  # fmt: skip
 
 
+def warm_start(out: Path, smoke: bool, share: float) -> dict:
+    """`rlvr sft` on the rule's style (the training split's documented references, in the
+    conversation a run opens with); its model directory and figures."""
+    from rlvr.tasks import load_tasks, split_tasks
+
+    train, _ = split_tasks(load_tasks("bundled:python_functions"), 0.2)  # the quickstart's split
+    ids = {t.id for t in train}
+    rows = chat_examples([t for t in bundled_python() if t["id"] in ids], system=SYSTEM, share=share)
+    data = out / "warm_start.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = ["model.name_or_path=tiny-random", "sft.max_steps=1"] if smoke else []
+    t0 = time.perf_counter()
+    done = _rlvr("sft", str(ROOT / "examples/quickstart.yaml"), "--plain", f"output_dir={out}", "name=warm",
+                 f"prompt.system={SYSTEM}", f"sft.data=[{data}]", *SFT_KEYS, *model)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"rlvr sft: exit {done.returncode}: {done.stderr.strip().splitlines()[-3:]}")
+    s = json.loads((out / "warm" / "summary.json").read_text())
+    documented = sum(bool(has_docstring(r["messages"][-1]["content"])) for r in rows)
+    return {"examples": len(rows), "documented": documented, "share": share, "model": s["model_dir"],
+            "wall_s": time.perf_counter() - t0,
+            **{k: s.get(k) for k in ("steps", "loss_before", "loss_after", "held_out")}}  # fmt: skip
+
+
 @contextlib.contextmanager
 def rule_judge() -> Iterator[str]:
     """A judge server applying the rule (rlvr.feedback.rule_judge): yes when the quoted reply has a docstring."""
@@ -109,7 +145,16 @@ def _rates(store: str) -> dict[str, float]:
     return out
 
 
-def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: bool, tokens: int | None = None) -> dict:
+def run_arm(
+    arm: str,
+    seed: int,
+    out: Path,
+    rm: Path,
+    judge_url: str,
+    smoke: bool,
+    tokens: int | None = None,
+    start: str | None = None,
+) -> dict:
     name = f"{arm}-{seed}"
     gated = f"weight: {WEIGHT}, gate: all_tests_pass"
     terms = {"verifiable": "[{name: completion}]",
@@ -122,7 +167,8 @@ def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: boo
                        "reward.judge.concurrency=4"]}[arm]  # fmt: skip
     args = ["train", str(ROOT / "examples/quickstart.yaml"), "--plain", f"output_dir={out}", f"name={name}",
             f"seed={seed}", f"prompt.system={SYSTEM}", f"reward.terms={terms}", *extra,
-            *(SMOKE if smoke else []), *([f"generation.max_new_tokens={tokens}"] if tokens else [])]  # fmt: skip
+            *(SMOKE if smoke else []), *([f"generation.max_new_tokens={tokens}"] if tokens else []),
+            *([f"model.name_or_path={start}"] if start else [])]  # fmt: skip
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     _rlvr(*args)
@@ -136,7 +182,7 @@ def run_arm(arm: str, seed: int, out: Path, rm: Path, judge_url: str, smoke: boo
             (after.ru_stime - before.ru_stime), "wall_s": wall}  # fmt: skip
 
 
-def report(rows: list[dict], rm: dict | None, quiet: bool = False) -> dict:
+def report(rows: list[dict], rm: dict | None, quiet: bool = False, warm: dict | None = None) -> dict:
     for r in rows:
         missing = [k for k in ("arm", "seed", "pass_before", "pass_after", "doc_before", "doc_after") if k not in r]
         if missing:
@@ -149,6 +195,11 @@ def report(rows: list[dict], rm: dict | None, quiet: bool = False) -> dict:
         print(f"reward model: held-out pair accuracy {h.get('pair_accuracy', math.nan):.3f} "
               f"(untrained {rm['held_out_before'].get('pair_accuracy', math.nan):.3f}, length-only "
               f"{rm['length_baseline']:.3f}); audit passed: {rm['audit']['passed']}")  # fmt: skip
+    if warm and not quiet:
+        documented = warm.get("documented", warm["examples"])
+        loss = f"{warm['loss_before']:.4f} -> {warm['loss_after']:.4f}"
+        print(f"warm start: rlvr sft on {warm['examples']} references ({documented} documented), {warm['steps']} "
+              f"steps, held-out loss {loss}; every arm starts from it")  # fmt: skip
     if not quiet:
         print(
             f"\n{'arm':<13} {'seed':>4} {'pass@1 before':>13} {'after':>6} {'docstrings before':>17} {'after':>6} "
@@ -157,7 +208,8 @@ def report(rows: list[dict], rm: dict | None, quiet: bool = False) -> dict:
     for r in rows if not quiet else []:
         print(f"{r['arm']:<13} {r['seed']:>4} {r['pass_before']:13.3f} {r['pass_after']:6.3f} "
               f"{r['doc_before']:17.3f} {r['doc_after']:6.3f} {r.get('cpu_s', 0):6.0f}")  # fmt: skip
-    figures: dict = {}
+    keys = ("examples", "documented", "steps", "loss_before", "loss_after")
+    figures: dict = {f"warm_start/{k}": warm.get(k) for k in keys} if warm else {}
     for arm in ARMS:
         sel = [r for r in rows if r["arm"] == arm]
         if sel:
@@ -180,13 +232,22 @@ def main() -> None:
         help="more feedback for the reward model beside the rule's (a store or .jsonl: e.g. a run's own groups, "
         "rlvr feedback import --from-run)",
     )  # fmt: skip
+    ap.add_argument(
+        "--warm-start", type=float, nargs="?", const=1.0, metavar="SHARE",
+        help="one rlvr sft on the references first (SHARE of them documented; 1.0 without a value); every arm "
+        "starts from its model",
+    )  # fmt: skip
+    ap.add_argument("--reuse-rm", metavar="DIR", help="DIR/rm/reward_model and DIR/rm_figures.json of an earlier run")
     ap.add_argument("--out", default="bench/results/feedback_demo.json")
     a = ap.parse_args()
+    if a.warm_start is not None and not 0.0 <= a.warm_start <= 1.0:
+        raise SystemExit(f"--warm-start: a share between 0 and 1, got {a.warm_start}")
     if a.report:
         saved = json.loads(Path(a.report).read_text())
-        print(json.dumps(report(saved["rows"], saved.get("reward_model"))))
+        print(json.dumps(report(saved["rows"], saved.get("reward_model"), warm=saved.get("warm_start"))))
         return
     rows: list[dict] = []
+    warm: dict | None = None
 
     def save(rm: dict, complete: bool) -> None:  # after every arm: a long run stopped early keeps what it measured
         if a.smoke:
@@ -195,21 +256,29 @@ def main() -> None:
 
         machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
         saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "max_new_tokens": a.max_new_tokens,
-                 "complete": complete, "reward_model": rm, "rows": rows,
+                 "complete": complete, "reward_model": rm, "warm_start": warm, "rows": rows,
                  "figures": report(rows, None, quiet=True) if rows else {}}  # fmt: skip
         Path(a.out).write_text(json.dumps(saved, indent=2))
 
     with tempfile.TemporaryDirectory() as tmp, rule_judge() as url:
         out = Path(tmp)
-        rm = train_reward_model(out, a.smoke, [str(Path(f).resolve()) for f in a.feedback])
+        if a.reuse_rm:
+            (out / "rm").symlink_to(Path(a.reuse_rm).resolve() / "rm")
+            rm = json.loads((Path(a.reuse_rm) / "rm_figures.json").read_text())["reward_model"]
+        else:
+            rm = train_reward_model(out, a.smoke, [str(Path(f).resolve()) for f in a.feedback])
         print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
+        if a.warm_start is not None:
+            warm = warm_start(out, a.smoke, a.warm_start)
+            print(json.dumps({"warm_start": warm}), file=sys.stderr, flush=True)
         save(rm, False)
         for seed in a.seeds:
             for arm in a.arms:
-                rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke, a.max_new_tokens))
+                rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke, a.max_new_tokens,
+                                    warm["model"] if warm else None))  # fmt: skip
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 save(rm, False)
-    figures = report(rows, rm)
+    figures = report(rows, rm, warm=warm)
     save(rm, True)
     print(json.dumps(figures))
 

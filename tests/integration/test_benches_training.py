@@ -7,6 +7,7 @@ a smoke run records nothing in bench/results."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -185,10 +186,12 @@ def test_rm_vs_trl_smoke_trains_rlvr_s_side_on_the_rule_s_pairs() -> None:
 
 
 def test_feedback_demo_smoke_trains_a_reward_model_and_runs_each_arm() -> None:
+    """With --warm-start: one rlvr sft on the documented references first, every arm from its model."""
     with records_nothing(RESULTS / "feedback_demo.json"):
-        figures = last_json(run_bench("bench/feedback_demo.py", "--smoke").stdout)
+        figures = last_json(run_bench("bench/feedback_demo.py", "--smoke", "--warm-start", "0.5").stdout)
     for arm in ("verifiable", "learned", "judge"):
         assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and figures[f"{arm}/cpu_s"] > 0
+    assert figures["warm_start/steps"] == 1 and 0 < figures["warm_start/documented"] < figures["warm_start/examples"]
 
 
 def test_rm_rerank_smoke_imports_a_run_trains_and_reranks() -> None:
@@ -244,6 +247,18 @@ def test_feedback_demo_reads_the_run_with_a_reward_model_of_both_sources() -> No
     for arm in ("verifiable", "learned_open"):
         assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and 0.0 <= figures[f"{arm}/doc_after"] <= 1.0
     assert "reward model data: the rule's" in done.stdout
+
+
+def test_feedback_demo_reads_the_warm_started_runs() -> None:
+    """bench/results/feedback_demo_warm*.json: the arms after one rlvr sft on the references
+    (all of them documented, then half), each stopped by hand after seed 0 and saying so."""
+    for name, documented in (("feedback_demo_warm_full.json", 248), ("feedback_demo_warm.json", 130)):
+        saved = json.loads((RESULTS / name).read_text())
+        assert saved["complete"] is False and "stopped by hand" in saved["note"]
+        done = run_bench("bench/feedback_demo.py", "--report", f"bench/results/{name}")
+        figures = last_json(done.stdout)
+        assert figures["warm_start/documented"] == documented and f"({documented} documented)" in done.stdout
+        assert 0.0 <= figures["verifiable/doc_after"] <= 1.0
 
 
 def test_warm_start_reads_its_recorded_results() -> None:
