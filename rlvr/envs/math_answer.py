@@ -10,7 +10,7 @@ Task tests: `{"format": "answer", "answer": "115/28"}`."""
 from __future__ import annotations
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
-from rlvr.rewards.commitment import hedge, unasked_percent, unasked_rounding, unasked_scale
+from rlvr.rewards.commitment import bound, hedge, unasked_percent, unasked_rounding, unasked_scale
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -60,6 +60,7 @@ class MathAnswerEnv:
             value, details["unit"] = 0.0, unit
         if value:
             reason = hedge(reply, answer, expected, lambda c: math_reward(c, expected).value >= 1.0)
+            reason = reason or bound(answer, expected)
             if reason:
                 value, details["hedged"] = 0.0, reason
         return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)

@@ -29,7 +29,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, opening_messages, register_env
-from rlvr.rewards.commitment import extra_numbers, hedge, lookalike
+from rlvr.rewards.commitment import bound, extra_numbers, hedge, lookalike
 from rlvr.rewards.extract import extract_final_answer
 from rlvr.types import RewardBreakdown, Task
 
@@ -143,7 +143,8 @@ class ReasoningGymEnv:
         value = 1.0 if raw == 1.0 else 0.0
         if value:
             reason = hedge(reply, answer, str(entry["answer"]), lambda c: judge(score, c, entry)[0] == 1.0)
-            reason = reason or extra_numbers(answer, str(entry["answer"])) or lookalike(answer, str(entry["answer"]))
+            expected = str(entry["answer"])
+            reason = reason or extra_numbers(answer, expected) or lookalike(answer, expected) or bound(answer, expected)
             if reason:
                 value, details["hedged"] = 0.0, reason
         return StepResult([], RewardBreakdown(value, {"completion": value}, details), done=True)

@@ -16,6 +16,10 @@ A reply *hedges* when it holds a right candidate beside a wrong one:
   reads the fields it wants and drops the rest (`12:10:52:12:11:52` for a duration,
   `11:10:06.387:±1s`, `71,59` read as 7159).
 
+A bound is not a value (`bound`): a final answer that states a relation other than
+equality (`\\geq 543`, `> 12`, `36/7 \\text{ or more}`, "at least 5") where the expected
+answer states none commits to no number, though math-verify reads the number beside it.
+
 Not a hedge but refused beside them (`unasked_percent`, for math): a final answer that is
 a percentage (`54\\%`) of the expected plain number where the prompt never asks for a
 percentage, a unit game that math-verify, comparing the numbers alone, would pay.
@@ -115,6 +119,23 @@ def hedge(reply: str, answer: str, expected: str, is_right: Callable[[str], bool
         if any(verdicts) and not all(verdicts):
             shown = " | ".join(p[:30] for p in parts[:4])
             return f"its answer holds {len(parts)} candidates ({shown}), right and wrong"
+    return None
+
+
+_BOUND = re.compile(
+    r"\\(?:geq?|leq?|geqslant|leqslant|gt|lt|gtrsim|lesssim|succeq?|preceq?)(?![a-zA-Z])|[<>≥≤≦≧⩾⩽]"
+    r"|\b(?:at\s+(?:least|most)|or\s+(?:more|less|fewer|greater|higher|lower|above|below|so)|(?:more|less|fewer|greater)"
+    r"\s+than|up\s+to|no\s+(?:more|less|fewer)\s+than)\b",
+    re.IGNORECASE,
+)
+
+
+def bound(answer: str, expected: str) -> str | None:
+    """Why a final answer states a bound instead of a value, or None: a relation other than
+    equality (`\\geq`, `<`, "or more", "at least", ...) that the expected answer lacks."""
+    m = _BOUND.search(answer)
+    if m and not _BOUND.search(expected):
+        return f"its answer states a bound ({m.group(0).strip()!r}), not a value"
     return None
 
 

@@ -132,3 +132,25 @@ def test_a_decimal_that_only_rounds_to_the_expected_fraction_is_refused_unless_r
     assert unasked_rounding("176/19", "176/19") is None and unasked_rounding("543", "543") is None
     assert unasked_rounding("9.2 or 9.3", "176/19") is None  # two numbers: the hedge rule's case
     assert unasked_rounding("0.5", "\\frac{1}{2}") is None  # not written plainly: math-verify's call
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "refused"),
+    [
+        ("\\geq 543", "543", True),  # blind set 7: a lower bound, read as 543 by math-verify
+        ("\\frac{36}{7} \\text{ or more}", "36/7", True),
+        ("at least 5", "5", True),
+        ("more than 7", "7", True),
+        ("\\ge 3", "3", True),
+        ("< 12", "12", True),
+        ("≥ 12", "12", True),
+        ("543", "543", False),
+        ("x < 3", "x < 3", False),  # the answer itself is a relation
+        ("\\text{leftover } 5", "5", False),  # a word holding "over" states no bound
+        ("\\gets 3", "3", False),  # a macro that only starts like \\ge
+    ],
+)
+def test_a_bound_is_not_a_value(answer: str, expected: str, refused: bool) -> None:
+    from rlvr.rewards.commitment import bound
+
+    assert (bound(answer, expected) is not None) is refused
