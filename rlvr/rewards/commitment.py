@@ -122,20 +122,37 @@ def hedge(reply: str, answer: str, expected: str, is_right: Callable[[str], bool
     return None
 
 
-_BOUND = re.compile(
-    r"\\(?:geq?|leq?|geqslant|leqslant|gt|lt|gtrsim|lesssim|succeq?|preceq?)(?![a-zA-Z])|[<>≥≤≦≧⩾⩽]"
-    r"|\b(?:at\s+(?:least|most)|or\s+(?:more|less|fewer|greater|higher|lower|above|below|so)|(?:more|less|fewer|greater)"
-    r"\s+than|up\s+to|no\s+(?:more|less|fewer)\s+than)\b",
+_RELATION = (
+    r"\\(?:geqq?|leqq?|geqslant|leqslant|ge|le|gt|lt|gg|ll|gtrsim|lesssim|succ(?:eq)?|prec(?:eq)?|ngtr|nless)"
+    r"(?![a-zA-Z])|[<>≥≤≦≧⩾⩽≳≲≫≪]|\b(?:at\s+(?:least|most)|(?:no\s+)?(?:more|less|fewer|greater)\s+than|up\s*to"
+    r"|upwards\s+of|over|above|under|below|minimum|maximum|min|max)\b"
+)
+_NUM = r"[-+−]?(?:\d|\.\d|\\[dt]?frac)"
+# a relation right before the answer's number (an optional one-letter variable before
+# it: `x \geq 5`), or a qualifier right after it (`36/7 or more`, `543+`)
+_BOUND_BEFORE = re.compile(rf"^(?:[a-zA-Z]\s*)?({_RELATION})\s*=?\s*{_NUM}", re.IGNORECASE)
+_BOUND_AFTER = re.compile(
+    r"(?:\d|\})\s*(or\s+(?:more|less|fewer|greater|higher|lower|above|below|over|under|so)\b"
+    r"|and\s+(?:up|above|over|more)\b|\^\s*\+|\+(?!\s*[\w(\\]))",
     re.IGNORECASE,
 )
+_WRAPPERS = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname)\s*\{|[{}$]|\\[ ,;:!]|~")
+
+
+def _relation(text: str) -> str | None:
+    flat = " ".join(_WRAPPERS.sub(" ", text).split())
+    m = _BOUND_BEFORE.search(flat) or _BOUND_AFTER.search(flat)
+    return m.group(1).strip() if m else None
 
 
 def bound(answer: str, expected: str) -> str | None:
-    """Why a final answer states a bound instead of a value, or None: a relation other than
-    equality (`\\geq`, `<`, "or more", "at least", ...) that the expected answer lacks."""
-    m = _BOUND.search(answer)
-    if m and not _BOUND.search(expected):
-        return f"its answer states a bound ({m.group(0).strip()!r}), not a value"
+    """Why a final answer states a bound instead of a value, or None: a relation other
+    than equality right before its number (`\\geq 543`, `x < 12`, "at least 5") or a
+    qualifier right after it (`36/7 or more`, `543+`), where the expected answer has no
+    such bound. A relation elsewhere (an arrow `A -> C`, "adds up to 543") is not one."""
+    found = _relation(answer)
+    if found and not _relation(expected):
+        return f"its answer states a bound ({found!r}), not a value"
     return None
 
 

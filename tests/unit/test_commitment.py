@@ -148,6 +148,19 @@ def test_a_decimal_that_only_rounds_to_the_expected_fraction_is_refused_unless_r
         ("x < 3", "x < 3", False),  # the answer itself is a relation
         ("\\text{leftover } 5", "5", False),  # a word holding "over" states no bound
         ("\\gets 3", "3", False),  # a macro that only starts like \\ge
+        ("\\geqq 543", "543", True),
+        ("\\succ 543", "543", True),
+        ("over 543", "543", True),
+        ("543+", "543", True),
+        ("543^{+}", "543", True),
+        ("\\mathrm{at\\ least}\\ 543", "543", True),
+        ("x \\geq 5", "5", True),
+        ("A -> C -> A -> B", "A → C → A → B", False),  # an arrow between moves (quantum_lock)
+        ("F+1 -> K+1", "None", False),
+        ("Altogether the cards add up to 543.", "543", False),
+        ("8 \\text{ (rounded up to whole boxes)}", "8", False),
+        ("543 <- total cards", "543", False),
+        ("543+2", "545", False),
     ],
 )
 def test_a_bound_is_not_a_value(answer: str, expected: str, refused: bool) -> None:

@@ -228,3 +228,28 @@ def test_a_fraction_answer_is_one_fraction_and_a_duration_has_the_asked_fraction
     assert seconds_as_asked("11:10:06.0387", {"answer": "11:10:06.387"}) == 0.0  # read as 6.387 s
     assert seconds_as_asked("12:10:51.1000", {"answer": "12:10:52"}) == 0.0  # read as 52 s
     assert seconds_as_asked("90 days, 19:40:00", {"answer": "90 days, 19:40:00"}) == 1.0
+
+
+def test_a_bound_earns_nothing_and_an_arrow_or_a_phrase_around_the_number_keeps_its_credit() -> None:
+    """Blind set 7's `\\geq 543` and "36/7 or more" were paid as 543 and 36/7; a relation
+    elsewhere in a right answer (quantum_lock's moves typed `A -> C`, "adds up to 543")
+    is not a bound."""
+    from rlvr.tasks.reasoning_catalogue import entries, task_of
+
+    math = Task(id="m/1", domain="math", prompt="How many cards?", tests={"format": "answer", "answer": "543"})
+    for reply, value in [
+        ("269 + 274 = 543.\n\n\\boxed{\\geq 543}", 0.0),
+        ("\\boxed{543 \\text{ or more}}", 0.0),
+        ("\\boxed{543}", 1.0),
+        ("Altogether the cards add up to 543.", 1.0),
+    ]:
+        (r,) = _episode(math, [reply])
+        assert r.reward.total == value, (reply, r.reward.details)
+    (r,) = _episode(math, ["\\boxed{\\geq 543}"])
+    assert "bound" in r.reward.details["hedged"]
+    entry = entries("quantum_lock", 2, 17)[0]
+    task = task_of("quantum_lock", 0, entry, domain="reasoning/quantum_lock", id_prefix="t")
+    arrows = str(entry["answer"]).replace("→", "->")
+    assert "->" in arrows
+    (r,) = _episode(task, [f"<answer>{arrows}</answer>"])
+    assert r.reward.total == 1.0, r.reward.details
