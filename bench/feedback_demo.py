@@ -27,8 +27,9 @@ hash of the task id; 1.0 without a value) carry the rule's one-line docstring, t
 are bare, so the policy starts writing short docstrings on some replies and passing
 replies with one exist from the first step, which the gated term needs (unwarmed, one
 seed had none and the gate paid nothing). The baseline is the same warm start followed by
-verifiable RL. --reuse-rm DIR takes the reward model (and its figures) that an earlier
-run kept in DIR (DIR/rm/reward_model, DIR/rm_figures.json) instead of training one.
+verifiable RL (results: bench/results/feedback_demo_warm.json unless --out says).
+--keep-rm DIR keeps the reward model and its figures (DIR/rm, DIR/rm_figures.json);
+--reuse-rm DIR takes them from there instead of training one.
 
     .venv/bin/python bench/feedback_demo.py [--seeds 0 1 2] [--arms verifiable learned judge]
     .venv/bin/python bench/feedback_demo.py --warm-start 0.5 --seeds 0 1 2 --arms verifiable learned
@@ -44,12 +45,15 @@ import json
 import math
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -176,7 +180,8 @@ def run_arm(
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     s = json.loads((out / name / "summary.json").read_text())
     rates = _rates(str(out / name / "traces"))
-    return {"arm": arm, "seed": seed, "pass_before": s["eval_before"]["pass_at_1"],
+    started = yaml.safe_load((out / name / "config.yaml").read_text())["model"]["name_or_path"]
+    return {"arm": arm, "seed": seed, "model": started, "pass_before": s["eval_before"]["pass_at_1"],
             "pass_after": s["eval_after"]["pass_at_1"], "doc_before": rates.get("before", math.nan),
             "doc_after": rates.get("after", math.nan), "cpu_s": (after.ru_utime - before.ru_utime) +
             (after.ru_stime - before.ru_stime), "wall_s": wall}  # fmt: skip
@@ -215,6 +220,8 @@ def report(rows: list[dict], rm: dict | None, quiet: bool = False, warm: dict | 
         if sel:
             for k in ("pass_before", "pass_after", "doc_before", "doc_after", "cpu_s"):
                 figures[f"{arm}/{k}"] = sum(r.get(k, 0.0) for r in sel) / len(sel)
+            if warm and all("model" in r for r in sel):  # every run of the arm started from the warm start
+                figures[f"{arm}/from_warm_start"] = all(r["model"] == warm["model"] for r in sel)
     return figures
 
 
@@ -237,9 +244,14 @@ def main() -> None:
         help="one rlvr sft on the references first (SHARE of them documented; 1.0 without a value); every arm "
         "starts from its model",
     )  # fmt: skip
-    ap.add_argument("--reuse-rm", metavar="DIR", help="DIR/rm/reward_model and DIR/rm_figures.json of an earlier run")
-    ap.add_argument("--out", default="bench/results/feedback_demo.json")
+    ap.add_argument("--keep-rm", metavar="DIR", help="keep the reward model and its figures in DIR for --reuse-rm")
+    ap.add_argument("--reuse-rm", metavar="DIR", help="the reward model and figures an earlier --keep-rm DIR kept")
+    ap.add_argument("--out", help="the results file (default: bench/results/feedback_demo.json, or "
+                    "feedback_demo_warm.json with --warm-start)")  # fmt: skip
     a = ap.parse_args()
+    a.out = a.out or f"bench/results/feedback_demo{'_warm' if a.warm_start is not None else ''}.json"
+    if a.reuse_rm and (a.feedback or a.keep_rm):
+        raise SystemExit("--reuse-rm takes a kept reward model: it trains none, so --feedback and --keep-rm do nothing")
     if a.warm_start is not None and not 0.0 <= a.warm_start <= 1.0:
         raise SystemExit(f"--warm-start: a share between 0 and 1, got {a.warm_start}")
     if a.report:
@@ -257,7 +269,7 @@ def main() -> None:
         machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
         saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "max_new_tokens": a.max_new_tokens,
                  "complete": complete, "reward_model": rm, "warm_start": warm, "rows": rows,
-                 "figures": report(rows, None, quiet=True) if rows else {}}  # fmt: skip
+                 "figures": report(rows, None, quiet=True, warm=warm) if rows else {}}  # fmt: skip
         Path(a.out).write_text(json.dumps(saved, indent=2))
 
     with tempfile.TemporaryDirectory() as tmp, rule_judge() as url:
@@ -267,6 +279,10 @@ def main() -> None:
             rm = json.loads((Path(a.reuse_rm) / "rm_figures.json").read_text())["reward_model"]
         else:
             rm = train_reward_model(out, a.smoke, [str(Path(f).resolve()) for f in a.feedback])
+            if a.keep_rm:
+                keep = Path(a.keep_rm)
+                shutil.copytree(out / "rm", keep / "rm", symlinks=True)
+                (keep / "rm_figures.json").write_text(json.dumps({"reward_model": rm}, indent=2))
         print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
         if a.warm_start is not None:
             warm = warm_start(out, a.smoke, a.warm_start)

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -185,13 +186,18 @@ def test_rm_vs_trl_smoke_trains_rlvr_s_side_on_the_rule_s_pairs() -> None:
     assert 0.0 <= figures["length_baseline_accuracy"] <= 1.0
 
 
-def test_feedback_demo_smoke_trains_a_reward_model_and_runs_each_arm() -> None:
-    """With --warm-start: one rlvr sft on the documented references first, every arm from its model."""
-    with records_nothing(RESULTS / "feedback_demo.json"):
-        figures = last_json(run_bench("bench/feedback_demo.py", "--smoke", "--warm-start", "0.5").stdout)
+def test_feedback_demo_smoke_trains_a_reward_model_and_runs_each_arm(tmp_path: Path) -> None:
+    """With --warm-start: one rlvr sft on the documented references first, every arm from
+    its model; --keep-rm keeps the reward model for a later --reuse-rm."""
+    with records_nothing(RESULTS / "feedback_demo_warm.json"):
+        done = run_bench("bench/feedback_demo.py", "--smoke", "--warm-start", "0.5", "--keep-rm", str(tmp_path))
+        figures = last_json(done.stdout)
+    kept = json.loads((tmp_path / "rm_figures.json").read_text())["reward_model"]
+    assert (tmp_path / "rm" / "reward_model" / "rlvr_reward_model.json").is_file() and kept["records"] > 200
     for arm in ("verifiable", "learned", "judge"):
         assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and figures[f"{arm}/cpu_s"] > 0
     assert figures["warm_start/steps"] == 1 and 0 < figures["warm_start/documented"] < figures["warm_start/examples"]
+    assert all(figures[f"{arm}/from_warm_start"] for arm in ("verifiable", "learned", "judge"))
 
 
 def test_rm_rerank_smoke_imports_a_run_trains_and_reranks() -> None:
@@ -247,6 +253,11 @@ def test_feedback_demo_reads_the_run_with_a_reward_model_of_both_sources() -> No
     for arm in ("verifiable", "learned_open"):
         assert 0.0 <= figures[f"{arm}/pass_after"] <= 1.0 and 0.0 <= figures[f"{arm}/doc_after"] <= 1.0
     assert "reward model data: the rule's" in done.stdout
+
+
+def test_feedback_demo_refuses_a_reused_reward_model_with_flags_it_would_ignore() -> None:
+    done = run_bench("bench/feedback_demo.py", "--reuse-rm", "kept", "--feedback", "more.jsonl", ok=False)
+    assert "--reuse-rm takes a kept reward model" in done.stderr
 
 
 def test_feedback_demo_reads_the_warm_started_runs() -> None:
