@@ -79,15 +79,21 @@ def _rlvr(*args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
+def _training_tasks() -> list[dict]:
+    """The bundled python tasks of the quickstart's training split (its held-out tasks are
+    what the arms are evaluated on)."""
+    from rlvr.tasks import load_tasks, split_tasks
+
+    train, _ = split_tasks(load_tasks("bundled:python_functions"), 0.2)
+    ids = {t.id for t in train}
+    return [t for t in bundled_python() if t["id"] in ids]
+
+
 def train_reward_model(out: Path, smoke: bool, extra: list[str] | None = None) -> dict:
     """The rule's feedback on the training split's references (with `extra`: more
     feedback sources, stores or .jsonl files, beside it), a reward model trained on it,
     and its audit; the figures of both."""
-    from rlvr.tasks import load_tasks, split_tasks
-
-    train, _ = split_tasks(load_tasks("bundled:python_functions"), 0.2)  # the quickstart's split
-    ids = {t.id for t in train}
-    rows = records([t for t in bundled_python() if t["id"] in ids], system=SYSTEM)
+    rows = records(_training_tasks(), system=SYSTEM)
     fb = out / "feedback.jsonl"
     fb.write_text("".join(json.dumps(r) + "\n" for r in rows))
     model = ["model.name_or_path=tiny-random", "rm.max_steps=2"] if smoke else []
@@ -102,13 +108,9 @@ def train_reward_model(out: Path, smoke: bool, extra: list[str] | None = None) -
 
 
 def warm_start(out: Path, smoke: bool, share: float) -> dict:
-    """`rlvr sft` on the rule's style (the training split's documented references, in the
-    conversation a run opens with); its model directory and figures."""
-    from rlvr.tasks import load_tasks, split_tasks
-
-    train, _ = split_tasks(load_tasks("bundled:python_functions"), 0.2)  # the quickstart's split
-    ids = {t.id for t in train}
-    rows = chat_examples([t for t in bundled_python() if t["id"] in ids], system=SYSTEM, share=share)
+    """`rlvr sft` on the training split's references in the conversation a run opens with,
+    `share` of them carrying the rule's docstring; its model directory and figures."""
+    rows = chat_examples(_training_tasks(), system=SYSTEM, share=share)
     data = out / "warm_start.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     model = ["model.name_or_path=tiny-random", "sft.max_steps=1"] if smoke else []

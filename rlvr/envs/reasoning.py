@@ -142,8 +142,8 @@ class ReasoningGymEnv:
             details["raw_score"] = raw  # partial credit the dataset would give: not paid
         value = 1.0 if raw == 1.0 else 0.0
         if value:
-            reason = hedge(reply, answer, str(entry["answer"]), lambda c: judge(score, c, entry)[0] == 1.0)
             expected = str(entry["answer"])
+            reason = hedge(reply, answer, expected, lambda c: judge(score, c, entry)[0] == 1.0)
             reason = reason or extra_numbers(answer, expected) or lookalike(answer, expected) or bound(answer, expected)
             if reason:
                 value, details["hedged"] = 0.0, reason

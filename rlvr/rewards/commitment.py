@@ -129,10 +129,11 @@ _RELATION = (
 )
 _NUM = r"[-+−]?(?:\d|\.\d|\\[dt]?frac)"
 # a relation right before the answer's number (an optional one-letter variable before
-# it: `x \geq 5`), or a qualifier right after it (`36/7 or more`, `543+`)
+# it: `x \geq 5`), or a qualifier right after a digit (`36/7 or more`, `543+`); both read
+# the answer with its LaTeX wrappers and braces taken out (_WRAPPERS)
 _BOUND_BEFORE = re.compile(rf"^(?:[a-zA-Z]\s*)?({_RELATION})\s*=?\s*{_NUM}", re.IGNORECASE)
 _BOUND_AFTER = re.compile(
-    r"(?:\d|\})\s*(or\s+(?:more|less|fewer|greater|higher|lower|above|below|over|under|so)\b"
+    r"\d\s*(or\s+(?:more|less|fewer|greater|higher|lower|above|below|over|under|so)\b"
     r"|and\s+(?:up|above|over|more)\b|\^\s*\+|\+(?!\s*[\w(\\]))",
     re.IGNORECASE,
 )
