@@ -283,6 +283,34 @@ def test_repo_agent_smoke_solves_a_fixture_repository_through_the_tools(tmp_path
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "missing" in done.stderr
 
 
+def test_repos_learning_smoke_evaluates_every_arm_on_held_out_tasks(
+    tmp_path: Path, toolz_repo: tuple[Path, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's repository learning figure (bench/results/repos_learning.json): the base
+    model, SFT on reference episodes, and RL after it, each evaluated on the same held-out
+    tasks with their tool use read from the run's traces. Here toolz's shipped tasks,
+    two of them relabelled held out, on the session's toolz build; nothing recorded."""
+    cache, _ = toolz_repo
+    monkeypatch.setenv("RLVR_REPOS_CACHE", str(cache))
+    rows = [json.loads(line) for line in (ROOT / "rlvr/tasks/data/repos.jsonl").open()]
+    toolz = [r for r in rows if r["tests"]["repo"] == "toolz-1.2.0"]
+    held = [r for r in toolz if r["tests"]["tier"] == 0][:2]
+    for r in held:
+        r["metadata"]["split"] = "eval"
+    source = tmp_path / "tasks.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in toolz))
+    args = ["--smoke", "--source", str(source), "--train-tasks", "3", "--eval-tasks", "2", "--rl-steps", "1",
+            "--work", str(tmp_path / "runs")]  # fmt: skip
+    with records_nothing(RESULTS / "repos_learning.json"):
+        r = last_json(run_bench("bench/repos_learning.py", *args).stdout)
+    assert set(r) == {"base", "sft", "sft+rl"}
+    assert all(a["episodes"] == 2 and 0.0 <= a["valid_call_share"] <= 1.0 and a["pass_at_1"] == 0.0 for a in r.values())
+    picked = [json.loads(line) for line in (tmp_path / "runs" / "tasks.jsonl").open()]
+    assert [p["id"] for p in picked[3:]] and {p["id"] for p in picked[3:]} == {h["id"] for h in held}
+    done = run_bench("bench/repos_learning.py", *args[:-2], "--eval-tasks", "3", "--work", str(tmp_path), ok=False)
+    assert done.returncode == 1 and "only 2 held-out tasks at tier 0; --eval-tasks 3" in done.stderr
+
+
 def test_long_context_smoke_measures_memory_per_context_length(tmp_path: Path) -> None:
     """docs/repos.md's memory per context length (bench/results/long_context.json)."""
     out = tmp_path / "lc.json"
