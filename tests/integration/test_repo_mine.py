@@ -193,6 +193,28 @@ def test_the_reward_pays_the_failing_share_only_while_nothing_else_breaks(
     assert gone.status == "refused"
 
 
+def test_a_task_that_fails_the_oracle_check_is_dropped_with_its_reason(
+    fixture_repo: tuple[Path, Repo, Baseline], pool: SandboxPool
+) -> None:
+    """Fail closed: a task whose FAIL_TO_PASS names a test the mutant does not break, or
+    whose mutant breaks a test it does not name, is left out of what is saved, and the
+    reason is reported (the filter `rlvr repos mine` and `import` save through)."""
+    from dataclasses import replace
+
+    from rlvr.cli.repos import _checked
+
+    _, repo, base = fixture_repo
+    good = _task(repo)
+    passes_anyway = replace(
+        good, id="calc/double-names-test_version", fail_to_pass=[*good.fail_to_pass, F + "test_version"]
+    )
+    breaks_more = replace(good, id="calc/double-hides-test_quad", fail_to_pass=[F + "test_double"])
+    kept, failed = _checked(repo, pool, base, [good, passes_anyway, breaks_more])
+    assert [t.id for t in kept] == [good.id]
+    assert "the unfixed tree passes 1 of 3 failing tests" in failed[passes_anyway.id]
+    assert f"breaks tests outside FAIL_TO_PASS: ['{F}test_quad']" in failed[breaks_more.id]
+
+
 def test_rlvr_repos_mine_saves_only_oracle_checked_tasks(fixture_repo: tuple[Path, Repo, Baseline]) -> None:
     cache = fixture_repo[0]
     cmd = [sys.executable, "-m", "rlvr.cli", "repos", "mine", "calc", "--cache", str(cache), "--cap", "0.5", "--json"]
