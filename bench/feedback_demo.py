@@ -248,12 +248,22 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--keep-rm", metavar="DIR", help="keep the reward model and its figures in DIR for --reuse-rm")
     ap.add_argument("--reuse-rm", metavar="DIR", help="the reward model and figures an earlier --keep-rm DIR kept")
+    ap.add_argument(
+        "--keep-warm", metavar="DIR", help="keep the warm start's model and figures in DIR for --reuse-warm"
+    )
+    ap.add_argument("--reuse-warm", metavar="DIR", help="start every arm from the warm start an earlier --keep-warm "
+                    "DIR kept (its share with it)")  # fmt: skip
     ap.add_argument("--out", help="the results file (default: bench/results/feedback_demo.json, or "
-                    "feedback_demo_warm.json with --warm-start)")  # fmt: skip
+                    "feedback_demo_warm.json with a warm start)")  # fmt: skip
     a = ap.parse_args()
-    a.out = a.out or f"bench/results/feedback_demo{'_warm' if a.warm_start is not None else ''}.json"
+    warmed = a.warm_start is not None or a.reuse_warm
+    a.out = a.out or f"bench/results/feedback_demo{'_warm' if warmed else ''}.json"
     if a.reuse_rm and (a.feedback or a.keep_rm):
         raise SystemExit("--reuse-rm takes a kept reward model: it trains none, so --feedback and --keep-rm do nothing")
+    if a.reuse_warm and (a.warm_start is not None or a.keep_warm):
+        raise SystemExit("--reuse-warm takes a kept warm start and its share: --warm-start and --keep-warm do nothing")
+    if a.keep_warm and a.warm_start is None:
+        raise SystemExit("--keep-warm keeps the warm start: give --warm-start [SHARE]")
     if a.warm_start is not None and not 0.0 <= a.warm_start <= 1.0:
         raise SystemExit(f"--warm-start: a share between 0 and 1, got {a.warm_start}")
     if a.report:
@@ -286,8 +296,19 @@ def main() -> None:
                 shutil.copytree(out / "rm", keep / "rm", symlinks=True)
                 (keep / "rm_figures.json").write_text(json.dumps({"reward_model": rm}, indent=2))
         print(json.dumps({"reward_model": rm}), file=sys.stderr, flush=True)
-        if a.warm_start is not None:
+        if a.reuse_warm:
+            kept = Path(a.reuse_warm).resolve()
+            warm = {
+                **json.loads((kept / "warm_figures.json").read_text())["warm_start"],
+                "model": str(kept / "warm" / "model"),
+            }
+        elif a.warm_start is not None:
             warm = warm_start(out, a.smoke, a.warm_start)
+            if a.keep_warm:
+                keep = Path(a.keep_warm)
+                shutil.copytree(out / "warm" / "model", keep / "warm" / "model")
+                (keep / "warm_figures.json").write_text(json.dumps({"warm_start": warm}, indent=2))
+        if warm is not None:
             print(json.dumps({"warm_start": warm}), file=sys.stderr, flush=True)
         save(rm, False)
         for seed in a.seeds:

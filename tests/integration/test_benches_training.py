@@ -188,10 +188,19 @@ def test_rm_vs_trl_smoke_trains_rlvr_s_side_on_the_rule_s_pairs() -> None:
 
 def test_feedback_demo_smoke_trains_a_reward_model_and_runs_each_arm(tmp_path: Path) -> None:
     """With --warm-start: one rlvr sft on the documented references first, every arm from
-    its model; --keep-rm keeps the reward model for a later --reuse-rm."""
+    its model; --keep-rm and --keep-warm keep the reward model and the warm start for a
+    later --reuse-rm and --reuse-warm, which train neither again."""
+    warm = tmp_path / "warm"
     with records_nothing(RESULTS / "feedback_demo_warm.json"):
-        done = run_bench("bench/feedback_demo.py", "--smoke", "--warm-start", "0.5", "--keep-rm", str(tmp_path))
+        done = run_bench("bench/feedback_demo.py", "--smoke", "--warm-start", "0.5", "--keep-rm", str(tmp_path),
+                         "--keep-warm", str(warm))  # fmt: skip
         figures = last_json(done.stdout)
+        again = run_bench("bench/feedback_demo.py", "--smoke", "--reuse-warm", str(warm), "--reuse-rm", str(tmp_path),
+                          "--arms", "learned")  # fmt: skip
+    reused = last_json(again.stdout)
+    assert reused["learned/from_warm_start"] and "verifiable/pass_after" not in reused
+    assert reused["warm_start/documented"] == figures["warm_start/documented"]
+    assert (warm / "warm" / "model" / "config.json").is_file()
     kept = json.loads((tmp_path / "rm_figures.json").read_text())["reward_model"]
     assert (tmp_path / "rm" / "reward_model" / "rlvr_reward_model.json").is_file() and kept["records"] > 200
     for arm in ("verifiable", "learned", "judge"):
@@ -258,6 +267,10 @@ def test_feedback_demo_reads_the_run_with_a_reward_model_of_both_sources() -> No
 def test_feedback_demo_refuses_a_reused_reward_model_with_flags_it_would_ignore() -> None:
     done = run_bench("bench/feedback_demo.py", "--reuse-rm", "kept", "--feedback", "more.jsonl", ok=False)
     assert "--reuse-rm takes a kept reward model" in done.stderr
+    done = run_bench("bench/feedback_demo.py", "--reuse-warm", "kept", "--warm-start", "0.5", ok=False)
+    assert "--reuse-warm takes a kept warm start and its share" in done.stderr
+    done = run_bench("bench/feedback_demo.py", "--keep-warm", "kept", ok=False)
+    assert "--keep-warm keeps the warm start: give --warm-start" in done.stderr
 
 
 def test_feedback_demo_reads_the_warm_started_runs() -> None:
