@@ -253,6 +253,8 @@ def main() -> None:
     )
     ap.add_argument("--reuse-warm", metavar="DIR", help="start every arm from the warm start an earlier --keep-warm "
                     "DIR kept (its share with it)")  # fmt: skip
+    ap.add_argument("--work", metavar="DIR", help="keep the runs (traces, trajectories) in DIR (default: a temporary "
+                    "directory, removed at the end)")  # fmt: skip
     ap.add_argument("--out", help="the results file (default: bench/results/feedback_demo.json, or "
                     "feedback_demo_warm.json with a warm start)")  # fmt: skip
     a = ap.parse_args()
@@ -262,6 +264,8 @@ def main() -> None:
         raise SystemExit("--reuse-rm takes a kept reward model: it trains none, so --feedback and --keep-rm do nothing")
     if a.reuse_warm and (a.warm_start is not None or a.keep_warm):
         raise SystemExit("--reuse-warm takes a kept warm start and its share: --warm-start and --keep-warm do nothing")
+    if a.work and Path(a.work).exists() and any(Path(a.work).iterdir()):
+        raise SystemExit(f"--work {a.work}: not empty (a run there would mix with what it holds)")
     if a.keep_warm and a.warm_start is None:
         raise SystemExit("--keep-warm keeps the warm start: give --warm-start [SHARE]")
     if a.warm_start is not None and not 0.0 <= a.warm_start <= 1.0:
@@ -284,8 +288,10 @@ def main() -> None:
                  "figures": report(rows, None, quiet=True, warm=warm) if rows else {}}  # fmt: skip
         Path(a.out).write_text(json.dumps(saved, indent=2))
 
-    with tempfile.TemporaryDirectory() as tmp, rule_judge() as url:
+    work = contextlib.nullcontext(a.work) if a.work else tempfile.TemporaryDirectory()
+    with work as tmp, rule_judge() as url:
         out = Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
         if a.reuse_rm:
             (out / "rm").symlink_to(Path(a.reuse_rm).resolve() / "rm")
             rm = json.loads((Path(a.reuse_rm) / "rm_figures.json").read_text())["reward_model"]

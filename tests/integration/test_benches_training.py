@@ -271,6 +271,8 @@ def test_feedback_demo_refuses_a_reused_reward_model_with_flags_it_would_ignore(
     assert "--reuse-warm takes a kept warm start and its share" in done.stderr
     done = run_bench("bench/feedback_demo.py", "--keep-warm", "kept", ok=False)
     assert "--keep-warm keeps the warm start: give --warm-start" in done.stderr
+    done = run_bench("bench/feedback_demo.py", "--work", "bench", ok=False)
+    assert "--work bench: not empty" in done.stderr
 
 
 def test_feedback_demo_reads_the_warm_started_runs() -> None:
@@ -283,6 +285,21 @@ def test_feedback_demo_reads_the_warm_started_runs() -> None:
         figures = last_json(done.stdout)
         assert figures["warm_start/documented"] == documented and f"({documented} documented)" in done.stdout
         assert 0.0 <= figures["verifiable/doc_after"] <= 1.0
+
+
+def test_feedback_demo_reads_the_three_seed_run_after_a_55_percent_warm_start() -> None:
+    """bench/results/feedback_demo_warm55.json, the README's demonstration table: 143 of
+    248 references documented, both arms on seeds 0-2 from that one warm start."""
+    saved = json.loads((RESULTS / "feedback_demo_warm55.json").read_text())
+    assert saved["complete"] is True and "rebuilt from the bench's own printed lines" in saved["note"]
+    assert sorted((r["arm"], r["seed"]) for r in saved["rows"]) == [
+        (a, s) for a in ("learned", "verifiable") for s in (0, 1, 2)
+    ]
+    figures = last_json(
+        run_bench("bench/feedback_demo.py", "--report", "bench/results/feedback_demo_warm55.json").stdout
+    )
+    assert figures["warm_start/documented"] == 143 and figures == saved["figures"]
+    assert figures["learned/from_warm_start"] and figures["verifiable/from_warm_start"]
 
 
 def test_warm_start_reads_its_recorded_results() -> None:
