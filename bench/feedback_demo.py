@@ -264,6 +264,11 @@ def main() -> None:
         raise SystemExit("--reuse-rm takes a kept reward model: it trains none, so --feedback and --keep-rm do nothing")
     if a.reuse_warm and (a.warm_start is not None or a.keep_warm):
         raise SystemExit("--reuse-warm takes a kept warm start and its share: --warm-start and --keep-warm do nothing")
+    if a.reuse_warm and not (Path(a.reuse_warm) / "warm_figures.json").is_file():
+        raise SystemExit(f"--reuse-warm {a.reuse_warm}: no warm_figures.json there (keep one with --keep-warm)")
+    if a.keep_warm and (Path(a.keep_warm) / "warm").exists():
+        raise SystemExit(f"--keep-warm {a.keep_warm}: it already holds a warm start")
+    a.work = str(Path(a.work).resolve()) if a.work else None  # the arms run rlvr from the checkout's root
     if a.work and Path(a.work).exists() and any(Path(a.work).iterdir()):
         raise SystemExit(f"--work {a.work}: not empty (a run there would mix with what it holds)")
     if a.keep_warm and a.warm_start is None:

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from machine import cpu_name
+from machine import cpu_kind, cpu_name
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "examples" / "repos.yaml"
@@ -82,26 +82,45 @@ def _rlvr(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def episode_use(turns: list[dict], finish_reason: str | None) -> dict[str, object]:
-    """One episode's tool use from its turns: replies, how many were a valid tool call
-    (the environment answered with a tool's result, or it was the closing submit), the
-    tools that ran, and whether it submitted (a budget cut ends it without one)."""
+    """One episode's tool use from its turns: replies; how many were a valid tool call, by
+    the environment's own reading (a first call naming one of its tools: the same test
+    for a last reply the episode's end left unanswered); the tools that ran without an
+    error (an `Error:` answer, e.g. a file that does not exist, is a valid call that did
+    nothing) and the errors by tool; whether it submitted (a budget cut ends it without)."""
+    from rlvr.algos.filtering import BUDGET_CUTS
+    from rlvr.repos.agent import TOOL_NAMES, tool_calls
+
     replies = valid = 0
     ran: list[str] = []
+    errors: dict[str, int] = {}
+    first = ""
     for i, t in enumerate(turns):
         if t["role"] != "assistant":
             continue
         replies += 1
-        after = (turns[i + 1]["content"] or "") if i + 1 < len(turns) else None
-        if after is None:
-            continue
-        if any(b in after for b in BAD_CALL):
+        calls, _ = tool_calls(t["content"] or "")
+        first = str(calls[0].get("tool")) if calls else ""
+        if first not in TOOL_NAMES:
             continue
         valid += 1
-        ran.append(after.split("]", 1)[0].lstrip("[") if after.startswith("[") else "")
-    last = next((t["content"] or "" for t in reversed(turns) if t["role"] == "assistant"), "")
-    submitted = finish_reason != "budget" and bool(turns) and turns[-1]["role"] == "assistant" and '"submit"' in last
-    valid += submitted  # submit ends the episode: no observation follows it
-    return {"replies": replies, "valid": valid, "tools": ran, "submitted": submitted}
+        after = (turns[i + 1]["content"] or "") if i + 1 < len(turns) else None
+        if after is None or first == "submit":
+            continue
+        if _errored(after):
+            errors[first] = errors.get(first, 0) + 1
+        else:
+            ran.append(first)
+    submitted = first == "submit" and finish_reason not in BUDGET_CUTS
+    return {"replies": replies, "valid": valid, "tools": ran, "errors": errors, "submitted": submitted}
+
+
+def _errored(observation: str) -> bool:
+    """The tool's answer (after its `[name]` line and any note that only the first of
+    several calls ran) is an error: `Error: ...` (rlvr.repos.agent)."""
+    body = observation.split("\n")[1:]
+    if body and body[0].startswith("[one tool call a reply"):
+        body = body[1:]
+    return bool(body) and body[0].startswith("Error:")
 
 
 def tool_use(store: Path, phase: str) -> dict[str, float]:
@@ -116,11 +135,16 @@ def tool_use(store: Path, phase: str) -> dict[str, float]:
     used = [episode_use(r["turns"] or [], r["finish_reason"]) for r in rows]
     n, replies = max(1, len(used)), sum(int(u["replies"]) for u in used)  # type: ignore[call-overload]
     share = lambda f: sum(bool(f(u)) for u in used) / n  # noqa: E731
+    errors: dict[str, int] = {}
+    for u in used:
+        for k, v in u["errors"].items():  # type: ignore[attr-defined]
+            errors[k] = errors.get(k, 0) + v
     return {"episodes": len(used), "replies": replies,
             "valid_call_share": sum(int(u["valid"]) for u in used) / max(1, replies),  # type: ignore[call-overload]
+            "read_share": share(lambda u: "read" in u["tools"]),
             "edited_share": share(lambda u: "edit" in u["tools"]),
             "tested_share": share(lambda u: "run_tests" in u["tools"]),
-            "submitted_share": share(lambda u: u["submitted"])}  # fmt: skip
+            "submitted_share": share(lambda u: u["submitted"]), "tool_errors": errors}  # fmt: skip
 
 
 def _figures(ev: dict | None, use: dict) -> dict:
@@ -137,8 +161,9 @@ def run(args: argparse.Namespace) -> dict:
     tasks.write_text("".join(json.dumps(r) + "\n" for r in picked))
     common = [f"output_dir={out}", f"tasks.source={tasks}", f"eval.num_tasks={args.eval_tasks}",
               f"seed={args.seed}", *(SMOKE if args.smoke else [])]  # fmt: skip
-    result: dict = {"cpu": cpu_name(), "train_tasks": args.train_tasks, "eval_tasks": args.eval_tasks,
-                    "tier": args.tier, "rl_steps": args.rl_steps, "seed": args.seed, "arms": {}}  # fmt: skip
+    result: dict = {"cpu": cpu_name(), "cpu_kind": cpu_kind(), "train_tasks": args.train_tasks,
+                    "eval_tasks": args.eval_tasks, "tier": args.tier, "sft_epochs": args.sft_epochs,
+                    "rl_steps": args.rl_steps, "seed": args.seed, "arms": {}}  # fmt: skip
     usage = lambda: resource.getrusage(resource.RUSAGE_CHILDREN)  # noqa: E731
 
     t0, u0 = time.perf_counter(), usage()
@@ -158,14 +183,29 @@ def run(args: argparse.Namespace) -> dict:
     for arm, start in starts:
         t0, u0 = time.perf_counter(), usage()
         name = arm.replace("+", "_")
+        # from the SFT model, evaluated again before RL: the same weights reloaded from disk
+        # (the `sft (reloaded)` row), so a difference from the `sft` row is the evaluation's own
+        reloaded = bool(start)
         _rlvr("train", str(CONFIG), "--plain", f"name={name}", *common, f"train.steps={args.rl_steps}",
-              "eval.before_training=false", "eval.after_training=true",
+              f"eval.before_training={str(reloaded).lower()}", "eval.after_training=true",
               *([f"model.name_or_path={start}"] if start else []), *(SMOKE_RL if args.smoke else []))  # fmt: skip
         t = json.loads((out / name / "summary.json").read_text())
+        if reloaded:
+            result["arms"]["sft (reloaded)"] = _figures(t["eval_before"], tool_use(out / name / "traces", "before"))
+            print(_line("sft (reloaded)", result["arms"]["sft (reloaded)"]), flush=True)
         result["arms"][arm] = {**_figures(t["eval_after"], tool_use(out / name / "traces", "after")),
-                               "wall_s": time.perf_counter() - t0, "cpu_s": _cpu(u0, usage())}  # fmt: skip
+                               "wall_s": time.perf_counter() - t0, "cpu_s": _cpu(u0, usage()),
+                               "steps": rl_steps(out / name)}  # fmt: skip
         print(_line(arm, result["arms"][arm]), flush=True)
     return result
+
+
+def rl_steps(run: Path) -> list[dict]:
+    """Each RL step's mean reward, gradient norm, budget-cut share and weights fingerprint
+    (metrics.jsonl): whether the policy had anything to learn from, and whether it moved."""
+    keys = ("reward/mean", "train/grad_norm", "rollout/budget_cut_frac", "weights_fingerprint")
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    return [{"step": r["step"], **{k: r.get(k) for k in keys}} for r in rows if r.get("event") == "step"]
 
 
 def _cpu(a: resource.struct_rusage, b: resource.struct_rusage) -> float:
@@ -174,7 +214,7 @@ def _cpu(a: resource.struct_rusage, b: resource.struct_rusage) -> float:
 
 def _line(arm: str, f: dict) -> str:
     num = lambda k: f"{f[k]:.3f}" if isinstance(f.get(k), (int, float)) else "-"  # noqa: E731
-    return (f"{arm:<7} solved {num('pass_at_1'):>6}  reward {num('mean_reward'):>6}  valid calls "
+    return (f"{arm:<14} solved {num('pass_at_1'):>6}  reward {num('mean_reward'):>6}  valid calls "
             f"{num('valid_call_share'):>6}  edited {num('edited_share'):>6}  tested {num('tested_share'):>6}  "
             f"submitted {num('submitted_share'):>6}")  # fmt: skip
 
@@ -211,6 +251,8 @@ def main() -> None:
     if a.report:
         report(json.loads(Path(a.report).read_text()))
         return
+    if Path(a.work).exists() and any(Path(a.work).iterdir()):
+        raise SystemExit(f"--work {a.work}: not empty (the runs there would mix with these)")
     result = run(a)
     if not a.smoke:
         Path(a.out).write_text(json.dumps(result, indent=2) + "\n")

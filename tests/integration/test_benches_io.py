@@ -303,12 +303,15 @@ def test_repos_learning_smoke_evaluates_every_arm_on_held_out_tasks(
             "--work", str(tmp_path / "runs")]  # fmt: skip
     with records_nothing(RESULTS / "repos_learning.json"):
         r = last_json(run_bench("bench/repos_learning.py", *args).stdout)
-    assert set(r) == {"base", "sft", "sft+rl"}
+    assert set(r) == {"base", "sft", "sft (reloaded)", "sft+rl"}
     assert all(a["episodes"] == 2 and 0.0 <= a["valid_call_share"] <= 1.0 and a["pass_at_1"] == 0.0 for a in r.values())
     picked = [json.loads(line) for line in (tmp_path / "runs" / "tasks.jsonl").open()]
     assert [p["id"] for p in picked[3:]] and {p["id"] for p in picked[3:]} == {h["id"] for h in held}
-    done = run_bench("bench/repos_learning.py", *args[:-2], "--eval-tasks", "3", "--work", str(tmp_path), ok=False)
+    again = ["--work", str(tmp_path / "again")]
+    done = run_bench("bench/repos_learning.py", *args[:-2], "--eval-tasks", "3", *again, ok=False)
     assert done.returncode == 1 and "only 2 held-out tasks at tier 0; --eval-tasks 3" in done.stderr
+    done = run_bench("bench/repos_learning.py", *args, ok=False)
+    assert done.returncode == 1 and "not empty" in done.stderr
 
 
 def test_long_context_smoke_measures_memory_per_context_length(tmp_path: Path) -> None:

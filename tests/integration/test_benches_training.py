@@ -272,7 +272,9 @@ def test_feedback_demo_refuses_a_reused_reward_model_with_flags_it_would_ignore(
     done = run_bench("bench/feedback_demo.py", "--keep-warm", "kept", ok=False)
     assert "--keep-warm keeps the warm start: give --warm-start" in done.stderr
     done = run_bench("bench/feedback_demo.py", "--work", "bench", ok=False)
-    assert "--work bench: not empty" in done.stderr
+    assert "bench: not empty" in done.stderr
+    done = run_bench("bench/feedback_demo.py", "--reuse-warm", "bench", ok=False)
+    assert "--reuse-warm bench: no warm_figures.json there" in done.stderr
 
 
 def test_feedback_demo_reads_the_warm_started_runs() -> None:

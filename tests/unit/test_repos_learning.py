@@ -47,23 +47,41 @@ def _turns(*pairs: str) -> list[dict]:
 
 
 def test_an_episode_that_reads_edits_tests_and_submits() -> None:
-    turns = _turns('{"tool": "read"}', "[read]\n1 x\n[29 tool calls left]",
-                   '{"tool": "edit"}', "[edit]\nedited\n[28 tool calls left]",
+    turns = _turns('{"tool": "read", "path": "m.py"}', "[read]\n1 x\n[29 tool calls left]",
+                   '{"tool": "edit", "path": "m.py", "old": "a", "new": "b"}', "[edit]\nedited\n[28 tool calls left]",
                    '{"tool": "run_tests"}', "[run_tests]\n1 passed\n[27 tool calls left]",
                    '{"tool": "submit"}')  # fmt: skip
-    got = episode_use(turns, "stop")
-    assert got == {"replies": 4, "valid": 4, "tools": ["read", "edit", "run_tests"], "submitted": True}
+    got = episode_use(turns, "eos")
+    assert got == {"replies": 4, "valid": 4, "tools": ["read", "edit", "run_tests"], "errors": {}, "submitted": True}
 
 
 def test_replies_that_are_no_tool_call_or_an_unknown_tool_are_not_valid() -> None:
     turns = _turns("let me think", '[no tool]\nNo tool call found. Reply with one JSON object\n[29 tool calls left]',
                    '{"tool": "fix"}', "[fix]\nUnknown tool 'fix'; the tools are list, read\n[28 tool calls left]",
                    '{"tool": "list"}', "[list]\nsetup.py\n[27 tool calls left]")  # fmt: skip
-    got = episode_use(turns, "stop")
-    assert got == {"replies": 3, "valid": 1, "tools": ["list"], "submitted": False}
+    got = episode_use(turns, "turns")
+    assert got == {"replies": 3, "valid": 1, "tools": ["list"], "errors": {}, "submitted": False}
 
 
-def test_an_episode_cut_by_its_budget_did_not_submit() -> None:
-    turns = _turns('{"tool": "read"}', "[read]\nx\n[0 tool calls left]", '{"tool": "submit"}')
-    assert episode_use(turns, "budget")["submitted"] is False
-    assert episode_use(turns, "stop")["submitted"] is True
+def test_a_call_answered_with_an_error_is_valid_but_did_nothing() -> None:
+    """A read or edit of a file that does not exist is a well-formed call: counted valid,
+    never as a tool that ran (the bench's edited share counts edits that applied)."""
+    turns = _turns('{"tool": "read", "path": "src/pkg/pkg.py"}',
+                   "[read]\nError: no file or directory src/pkg/pkg.py\n[29 tool calls left]",
+                   '{"tool": "edit", "path": "src/pkg/pkg.py", "old": "a", "new": "b"}',
+                   "[edit]\n[one tool call a reply: ran the first of 2]\nError: no file src/pkg/pkg.py in the "
+                   "repository\n[28 tool calls left]")  # fmt: skip
+    got = episode_use(turns, "turns")
+    assert got == {"replies": 2, "valid": 2, "tools": [], "errors": {"read": 1, "edit": 1}, "submitted": False}
+
+
+def test_a_last_reply_the_episode_s_end_left_unanswered_is_judged_by_its_call() -> None:
+    """An episode ended by its turns or context stores no answer to its last reply: a
+    well-formed call there is still valid, a submit there is cut (no verdict), and prose
+    is not valid."""
+    opened = _turns('{"tool": "list"}', "[list]\nsetup.py\n[29 tool calls left]")
+    for last, valid in (('{"tool": "run_tests"}', 2), ("I will now fix it", 1)):
+        got = episode_use([*opened, {"role": "assistant", "content": last}], "turns")
+        assert got["replies"] == 2 and got["valid"] == valid and got["tools"] == ["list"]
+    cut = episode_use([*opened, {"role": "assistant", "content": '{"tool": "submit"}'}], "context")
+    assert cut["valid"] == 2 and cut["submitted"] is False
