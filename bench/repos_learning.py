@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, TypedDict
 
 from machine import cpu_kind, cpu_name
 
@@ -59,7 +60,8 @@ def pick_tasks(rows: list[dict], train: int, held_out: int, tier: int) -> list[d
         by_repo: dict[str, list[dict]] = {}
         for r in sorted(sel, key=lambda r: _digest(r["id"])):
             by_repo.setdefault(r["tests"]["repo"], []).append(r)
-        queues, out = [by_repo[k] for k in sorted(by_repo)], []
+        queues = [by_repo[k] for k in sorted(by_repo)]
+        out: list[dict] = []
         while len(out) < n and any(queues):
             for q in queues:
                 if q and len(out) < n:
@@ -81,7 +83,15 @@ def _rlvr(*args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def episode_use(turns: list[dict], finish_reason: str | None) -> dict[str, object]:
+class EpisodeUse(TypedDict):
+    replies: int
+    valid: int
+    tools: list[str]
+    errors: dict[str, int]
+    submitted: bool
+
+
+def episode_use(turns: list[dict], finish_reason: str | None) -> EpisodeUse:
     """One episode's tool use from its turns: replies; how many were a valid tool call, by
     the environment's own reading (a first call naming one of its tools: the same test
     for a last reply the episode's end left unanswered); the tools that ran without an
@@ -123,7 +133,7 @@ def _errored(observation: str) -> bool:
     return bool(body) and body[0].startswith("Error:")
 
 
-def tool_use(store: Path, phase: str) -> dict[str, float]:
+def tool_use(store: Path, phase: str) -> dict[str, Any]:
     """How the evaluation's episodes used the tools (`phase`: before or after)."""
     from rlvr.trace.parquet import read_table
 
@@ -133,14 +143,14 @@ def tool_use(store: Path, phase: str) -> dict[str, float]:
     step = evals[-1]["step"]
     rows = [r for r in read_table(str(store), "eval_trajectories").to_pylist() if r["step"] == step]
     used = [episode_use(r["turns"] or [], r["finish_reason"]) for r in rows]
-    n, replies = max(1, len(used)), sum(int(u["replies"]) for u in used)  # type: ignore[call-overload]
+    n, replies = max(1, len(used)), sum(u["replies"] for u in used)
     share = lambda f: sum(bool(f(u)) for u in used) / n  # noqa: E731
     errors: dict[str, int] = {}
     for u in used:
-        for k, v in u["errors"].items():  # type: ignore[attr-defined]
+        for k, v in u["errors"].items():
             errors[k] = errors.get(k, 0) + v
     return {"episodes": len(used), "replies": replies,
-            "valid_call_share": sum(int(u["valid"]) for u in used) / max(1, replies),  # type: ignore[call-overload]
+            "valid_call_share": sum(u["valid"] for u in used) / max(1, replies),
             "read_share": share(lambda u: "read" in u["tools"]),
             "edited_share": share(lambda u: "edit" in u["tools"]),
             "tested_share": share(lambda u: "run_tests" in u["tools"]),
