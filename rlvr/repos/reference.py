@@ -1,27 +1,54 @@
 """A repository task's reference fix as the episode an agent plays through the tools:
-for each changed region of each broken file, a `read` of the lines around it and an
-`edit` that restores the pristine text, then `run_tests` and `submit`. The supervised
-stage trains on it (rlvr.sft.data: the environment's turns between the calls are context,
-not trained), so a policy sees the tool format and a whole repair before RL.
+first it finds the broken file from what the episode has shown, then, for each changed
+region of each broken file, a `read` of the lines around it and an `edit` that restores
+the pristine text, then `run_tests` and `submit`. The supervised stage trains on it
+(rlvr.sft.data: the environment's turns between the calls are context, not trained), so a
+policy sees the tool format and a whole repair before RL.
+
+Every path the episode reads was shown to it first, so a policy trained on it learns to
+look before it names a file rather than to guess one (a policy trained on episodes that
+opened the right file at once read invented paths). Where it looks, in order
+(`locate`):
+
+- **prompt**: a tier-0 prompt shows the visible failing tests' tracebacks; the deepest
+  frame in a library file the fix changes is read first, around its line.
+- **tests**: otherwise `run_tests` first; its failures (the same excerpts, longer) name
+  the frame the same way. The task's mined failure messages say statically what that run
+  shows.
+- **search**: no such frame (a wrong value caught only by an assertion): `run_tests`, then
+  a `search` for the definition of the function the bug is in, read from its line.
+- **list**: no function known (a change mined from history): `run_tests`, then `list`
+  the files down to the broken file's depth.
 
 Edits are computed from the broken and the pristine files (a line diff), not from how the
 task was made, so mutated, mined-from-history and user tasks all get one; each edit's
 `old` is widened by whole lines until it occurs exactly once in the file as it stands at
-that point of the episode, as the `edit` tool requires. Nothing runs here: the files are
-read from the repository's cached tree.
+that point of the episode, as the `edit` tool requires. A region the first read already
+showed is not read again. Nothing runs here: the files are read from the repository's
+cached tree.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rlvr.envs.toolcalls import parse_tool_calls
+from rlvr.repos.coverage import is_library_file
 from rlvr.repos.mine import RepoTask
 from rlvr.repos.store import show
+from rlvr.repos.tools import failure_excerpt
 
 CONTEXT = 6
 """Lines shown on each side of a changed region by the reference's `read`."""
+AROUND = 12
+"""Lines shown on each side of the frame (or definition) the episode located the bug by."""
+PROMPT_LINES, RUN_LINES = 6, 12
+"""The failure excerpt's length in a tier-0 prompt and in `run_tests`' answer (rlvr.repos.agent, tools)."""
+_FRAME = re.compile(r"^([\w./-]+\.py):(\d+):", re.MULTILINE)
 
 
 def line_edits(broken: str, pristine: str) -> list[tuple[int, int, str, str]]:
@@ -51,10 +78,52 @@ def line_edits(broken: str, pristine: str) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def reference_calls(task: RepoTask, tree: Path, unfixed: dict[str, str]) -> list[dict[str, Any]] | None:
-    """The reference episode's tool calls, or None when an edit cannot express the fix
-    (a file the fix creates or deletes, or an empty broken file)."""
-    calls: list[dict[str, Any]] = []
+def deepest_frame(messages: Sequence[str], files: Sequence[str], lines: int) -> tuple[str, int] | None:
+    """(path, line) of the innermost traceback frame in one of `files` that the failure
+    excerpts of `messages` show (`lines` long, as the agent sees them); None without one."""
+    for message in messages:
+        frames = [(f, int(n)) for f, n in _FRAME.findall(failure_excerpt(message, lines)) if is_library_file(f)]
+        if frames and frames[-1][0] in files:
+            return frames[-1]
+    return None
+
+
+def locate(
+    task: RepoTask, tier: int, held_out: Sequence[str], broken: dict[str, str]
+) -> tuple[str, list[dict[str, Any]]]:
+    """How the reference finds the bug from what it has been shown: (how, the calls),
+    the calls ending with a read of a file some earlier answer named (module docstring)."""
+    files = task.changed_files()
+    visible = [task.messages[t] for t in task.fail_to_pass if t not in set(held_out) and task.messages.get(t)]
+    if tier == 0 and (hit := deepest_frame(visible, files, PROMPT_LINES)):
+        return "prompt", [_read(hit[0], hit[1] - AROUND, hit[1] + AROUND, broken)]
+    first: list[dict[str, Any]] = [{"tool": "run_tests"}]
+    if hit := deepest_frame(visible, files, RUN_LINES):
+        return "tests", [*first, _read(hit[0], hit[1] - AROUND, hit[1] + AROUND, broken)]
+    function = next((str(m.get("function") or "") for m in task.mutations if m.get("function")), "")
+    name = function.split(".")[-1]
+    if name and task.file in broken:
+        at = re.search(rf"^[ \t]*(?:async[ \t]+)?def {re.escape(name)}\b", broken[task.file], re.MULTILINE)
+        if at:
+            line = broken[task.file].count("\n", 0, at.start()) + 1
+            found = {"tool": "search", "pattern": rf"def {name}\b", "path": "."}
+            return "search", [*first, found, _read(task.file, line, line + 2 * AROUND, broken)]
+    path = files[0]
+    return "list", [*first, {"tool": "list", "depth": path.count("/") + 1}, _read(path, 1, 2 * AROUND + 1, broken)]
+
+
+def _read(path: str, start: int, end: int, broken: dict[str, str]) -> dict[str, Any]:
+    last = max(1, broken.get(path, "").count("\n"))
+    return {"tool": "read", "path": path, "start": max(1, min(start, last)), "end": max(1, min(end, last))}
+
+
+def reference_calls(
+    task: RepoTask, tree: Path, unfixed: dict[str, str], tier: int = 1, held_out: Sequence[str] = ()
+) -> list[dict[str, Any]] | None:
+    """The reference episode's tool calls for a task shown at `tier` with `held_out`
+    tests never named, or None when an edit cannot express the fix (a file the fix
+    creates or deletes, or an empty broken file)."""
+    regions: list[tuple[str, int, int, str, str]] = []
     for path in task.changed_files():
         pristine_path = tree / path
         if path not in unfixed or not pristine_path.is_file() or not unfixed[path]:
@@ -62,10 +131,17 @@ def reference_calls(task: RepoTask, tree: Path, unfixed: dict[str, str]) -> list
         for first, last, old, new in line_edits(unfixed[path], pristine_path.read_text(encoding="utf-8")):
             if not old:
                 return None
-            calls.append({"tool": "read", "path": path, "start": max(1, first - CONTEXT), "end": last + CONTEXT})
-            calls.append({"tool": "edit", "path": path, "old": old, "new": new})
-    if not calls:
+            regions.append((path, first, last, old, new))
+    if not regions:
         return None
+    _, calls = locate(task, tier, held_out, unfixed)
+    seen = calls[-1]  # the located read: its line numbers hold until its file is first edited
+    for path, first, last, old, new in regions:
+        if not (path == seen["path"] and seen["start"] <= first and last <= seen["end"]):
+            calls.append({"tool": "read", "path": path, "start": max(1, first - CONTEXT), "end": last + CONTEXT})
+        calls.append({"tool": "edit", "path": path, "old": old, "new": new})
+        if path == seen["path"]:
+            seen = {"path": ""}
     return [*calls, {"tool": "run_tests"}, {"tool": "submit"}]
 
 
@@ -74,4 +150,22 @@ def reference_episode(spec: dict[str, Any]) -> list[dict[str, Any]] | None:
     cached tree (RepoError when it is not built here)."""
     repo = show(str(spec["repo"]), Path(spec["cache"]) if spec.get("cache") else None)
     task = RepoTask.from_dict(spec["task"])
-    return reference_calls(task, Path(repo.tree), task.unfixed(Path(repo.tree)))
+    tree = Path(repo.tree)
+    return reference_calls(task, tree, task.unfixed(tree), int(spec.get("tier", 0)), list(spec.get("held_out", [])))
+
+
+def unseen_paths(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """The paths an episode's tool calls read or edited before any earlier message (the
+    prompt, a tool's answer) had shown them: a policy could only have guessed those."""
+    shown: list[str] = []
+    out: list[str] = []
+    for m in messages:
+        if m["role"] != "assistant":
+            shown.append(str(m["content"]))
+            continue
+        calls, _ = parse_tool_calls(str(m["content"]))
+        for call in calls[:1]:  # the environment runs the first call of a reply
+            path = call.get("path")
+            if call.get("tool") in ("read", "edit") and isinstance(path, str) and not any(path in s for s in shown):
+                out.append(path)
+    return out

@@ -314,6 +314,29 @@ def test_repos_learning_smoke_evaluates_every_arm_on_held_out_tasks(
     assert done.returncode == 1 and "not empty" in done.stderr
 
 
+def test_repos_reference_plays_grounded_reference_episodes_the_environment_pays(
+    tmp_path: Path, toolz_repo: tuple[Path, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's reference-episode figure (bench/results/repos_reference.json): toolz's
+    shipped tasks' reference episodes played in the sandbox on the session's toolz build,
+    each paid in full and naming no file before a message showed it; the baseline (the
+    old episodes, which opened the broken file at once) is grounded only where the prompt
+    named the file."""
+    cache, _ = toolz_repo
+    monkeypatch.setenv("RLVR_REPOS_CACHE", str(cache))
+    rows = [json.loads(line) for line in (ROOT / "rlvr/tasks/data/repos.jsonl").open()]
+    source = tmp_path / "tasks.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows if r["tests"]["repo"] == "toolz-1.2.0"))
+    out = tmp_path / "ref.json"
+    done = run_bench("bench/repos_reference.py", "--tasks", "4", "--source", str(source), "--out", str(out))
+    r = json.loads(out.read_text())
+    assert r["tasks"] == 4 and set(r["by_how"]) <= {"prompt", "tests", "search", "list"}
+    total = {k: sum(c.get(k, 0) for c in r["by_how"].values()) for k in ("tasks", "paid", "grounded")}
+    assert total == {"tasks": 4, "paid": 4, "grounded": 4}, r
+    assert all(c.get("baseline_grounded", 0) == 0 for how, c in r["by_how"].items() if how != "prompt")
+    assert "located by" in done.stdout and "all" in run_bench("bench/repos_reference.py", "--report", str(out)).stdout
+
+
 def test_long_context_smoke_measures_memory_per_context_length(tmp_path: Path) -> None:
     """docs/repos.md's memory per context length (bench/results/long_context.json)."""
     out = tmp_path / "lc.json"

@@ -351,28 +351,41 @@ def test_rlvr_train_runs_tool_episodes_on_the_repository(shop: tuple[Path, Repo,
     assert step["rollout/budget_cut_frac"] == sum(r["finish_reason"] in ("turns", "budget") for r in rows) / len(rows)
 
 
-@pytest.mark.parametrize("make", [discount_task, tax_task], ids=["assertion-only", "traceback"])
+@pytest.mark.parametrize(
+    ("make", "located"),
+    [(discount_task, ["run_tests", "search"]), (tax_task, ["run_tests"])],
+    ids=["assertion-only", "traceback"],
+)
 def test_the_reference_is_an_episode_of_tool_calls_the_environment_pays_in_full(  # type: ignore[no-untyped-def]
-    shop: tuple[Path, Repo, Baseline], make
+    shop: tuple[Path, Repo, Baseline], make, located
 ) -> None:
     """What the supervised stage trains on for a repository task (rlvr.sft.data): the
-    reference fix read, edited, tested and submitted, one call a reply, checked in the
-    sandbox; with one turn there is no reference to train on, and the count says why."""
-    from rlvr.repos.agent import TOOL_SCHEMAS
+    broken file found from what the episode was shown (the failures of a test run, whose
+    text the task's mined messages predict; a search for the function where they name no
+    library frame), then read, edited, tested and submitted, one call a reply, checked in
+    the sandbox; with one turn there is no reference to train on, and the count says why."""
+    from rlvr.repos.agent import TOOL_SCHEMAS, resources
+    from rlvr.repos.reference import unseen_paths
+    from rlvr.repos.suite import run_suite
     from rlvr.sft.data import Loaded, task_examples
 
     cache, repo, _ = shop
-    task = episode_task(repo, make(repo), tier=1, cache=str(cache))
+    rt = make(repo)
+    _, _, pool = resources(repo.slug, str(cache))
+    mined = run_suite(repo, pool, tests=rt.covering, files=rt.unfixed(Path(repo.tree)))  # as mining records them
+    rt.messages = {t: mined.verdicts[t].message for t in rt.fail_to_pass}
+    task = episode_task(repo, rt, tier=1, cache=str(cache))
     out = Loaded()
     (ex,) = task_examples([task], EnvSettings(), check=True, out=out, max_turns=8)
     assert out.left_out == {} and ex.tools == TOOL_SCHEMAS
     calls = [json.loads(m["content"]) for m in ex.messages if m["role"] == "assistant"]
-    assert [c["tool"] for c in calls] == ["read", "edit", "run_tests", "submit"]
-    assert calls[0]["path"] == calls[1]["path"] == make(repo).file
+    assert [c["tool"] for c in calls] == [*located, "read", "edit", "run_tests", "submit"]
+    assert calls[-3]["path"] == calls[-4]["path"] == rt.file
+    assert unseen_paths(ex.messages) == []  # the file was named by a test run or a search before it was read
     assert "passed" in ex.messages[-2]["content"]  # run_tests' answer, before the submit
     one = Loaded()
     assert task_examples([task], EnvSettings(), check=True, out=one, max_turns=1) == []
     assert one.left_out == {"references played over turns, with rollout.max_turns 1 (repo_agent)": 1}
     short = Loaded()  # too few turns to submit: the check finds it unpaid and leaves it out
-    assert task_examples([task], EnvSettings(), check=True, out=short, max_turns=3) == []
+    assert task_examples([task], EnvSettings(), check=True, out=short, max_turns=len(calls) - 1) == []
     assert short.left_out == {"references their environment does not pay in full (repo_agent)": 1}

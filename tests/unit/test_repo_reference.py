@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlvr.repos.mine import RepoTask
-from rlvr.repos.reference import line_edits, reference_calls
+from rlvr.repos.reference import line_edits, locate, reference_calls, unseen_paths
 
 
 def _replay(broken: str, pristine: str) -> list[tuple[int, int, str, str]]:
@@ -50,15 +50,63 @@ def _task(**kw: object) -> RepoTask:
     return RepoTask.from_dict({**base, **kw})
 
 
-def test_calls_read_around_each_edit_then_test_and_submit(tmp_path: Path) -> None:
+_TRACE = "tests/test_m.py:3: in test_f\n    f()\npkg/m.py:10: in f\n    raise ValueError\nE   ValueError: bad"
+
+
+def test_the_file_is_found_from_the_prompts_traceback_at_tier_0_and_a_test_run_above(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     pristine = "".join(f"v{i} = {i}\n" for i in range(1, 21))
     (tmp_path / "pkg/m.py").write_text(pristine)
-    broken = pristine.replace("v10 = 10\n", "v10 = 11\n")
+    broken = {"pkg/m.py": pristine.replace("v10 = 10\n", "v10 = 11\n")}
+    task = _task(messages={"tests/test_m.py::test_f": _TRACE})
+    edit = {"tool": "edit", "path": "pkg/m.py", "old": "v10 = 11\n", "new": "v10 = 10\n"}
+    around = {"tool": "read", "path": "pkg/m.py", "start": 1, "end": 20}  # line 10 +-12, within the file's 20
+    end = [{"tool": "run_tests"}, {"tool": "submit"}]
+    assert reference_calls(task, tmp_path, broken, tier=0) == [around, edit, *end]  # the region was in that read
+    assert reference_calls(task, tmp_path, broken, tier=1) == [{"tool": "run_tests"}, around, edit, *end]
+    # the frame is in a held-out test's failure only: never shown, so not used; no function known: list
+    held = _task(
+        fail_to_pass=["tests/test_m.py::test_f", "tests/test_m.py::test_g"],
+        messages={"tests/test_m.py::test_g": _TRACE},
+    )
+    how, calls = locate(held, 0, ["tests/test_m.py::test_g"], broken)
+    assert how == "list" and calls == [{"tool": "run_tests"}, {"tool": "list", "depth": 2}, around]
+    assert reference_calls(held, tmp_path, broken, 0, ["tests/test_m.py::test_g"]) == [*calls, edit, *end]
+
+
+def test_an_assertion_only_failure_searches_for_the_broken_functions_definition(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    pristine = (
+        "".join(f"v{i} = {i}\n" for i in range(1, 5))
+        + "def f():\n"
+        + "".join(f"    v{i} = {i}\n" for i in range(6, 41))
+    )
+    (tmp_path / "pkg/m.py").write_text(pristine)
+    broken = {"pkg/m.py": pristine.replace("v30 = 30\n", "v30 = 31\n")}
+    task = _task(mutations=[{"function": "m.f", "line": 30}], messages={"tests/test_m.py::test_f": "E   assert 1 == 2"})
+    assert reference_calls(task, tmp_path, broken, tier=0) == [
+        {"tool": "run_tests"},
+        {"tool": "search", "pattern": "def f\\b", "path": "."},
+        {"tool": "read", "path": "pkg/m.py", "start": 5, "end": 29},  # from the definition down
+        {"tool": "read", "path": "pkg/m.py", "start": 24, "end": 36},  # the region lies below that read
+        {"tool": "edit", "path": "pkg/m.py", "old": "    v30 = 31\n", "new": "    v30 = 30\n"},
+        {"tool": "run_tests"},
+        {"tool": "submit"},
+    ]
+
+
+def test_calls_read_around_each_edit_then_test_and_submit(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    pristine = "".join(f"v{i} = {i}\n" for i in range(1, 41))
+    (tmp_path / "pkg/m.py").write_text(pristine)
+    broken = pristine.replace("v30 = 30\n", "v30 = 31\n")
     calls = reference_calls(_task(), tmp_path, {"pkg/m.py": broken})
     assert calls == [
-        {"tool": "read", "path": "pkg/m.py", "start": 4, "end": 16},
-        {"tool": "edit", "path": "pkg/m.py", "old": "v10 = 11\n", "new": "v10 = 10\n"},
+        {"tool": "run_tests"},
+        {"tool": "list", "depth": 2},
+        {"tool": "read", "path": "pkg/m.py", "start": 1, "end": 25},
+        {"tool": "read", "path": "pkg/m.py", "start": 24, "end": 36},
+        {"tool": "edit", "path": "pkg/m.py", "old": "v30 = 31\n", "new": "v30 = 30\n"},
         {"tool": "run_tests"},
         {"tool": "submit"},
     ]
@@ -66,3 +114,22 @@ def test_calls_read_around_each_edit_then_test_and_submit(tmp_path: Path) -> Non
     assert reference_calls(_task(broken={"pkg/new.py": "x = 1\n"}), tmp_path, {"pkg/new.py": "x = 1\n"}) is None
     assert reference_calls(_task(), tmp_path, {}) is None
     assert reference_calls(_task(), tmp_path, {"pkg/m.py": pristine}) is None  # nothing to fix
+
+
+def test_unseen_paths_are_those_no_earlier_message_showed() -> None:
+    def said(role: str, content: str) -> dict[str, str]:
+        return {"role": role, "content": content}
+
+    messages = [
+        said("system", "tools"),
+        said("user", "pkg/m.py:3: in f"),
+        said("assistant", '{"tool": "read", "path": "pkg/m.py"}'),
+        said("user", "[read] ..."),
+        said(
+            "assistant",
+            'look: {"tool": "edit", "path": "pkg/other.py", "old": "a", "new": "b"} {"tool": "read", "path": "x.py"}',
+        ),
+        said("user", "pkg/late.py"),
+        said("assistant", '{"tool": "read", "path": "pkg/late.py"}'),
+    ]
+    assert unseen_paths(messages) == ["pkg/other.py"]  # only a reply's first call runs
