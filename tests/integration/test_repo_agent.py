@@ -269,6 +269,27 @@ def test_an_episode_out_of_tool_calls_is_cut_not_scored(shop: tuple[Path, Repo, 
         RepoAgentEnv.check_task(episode_task(repo, discount_task(repo), budget={"turns": 2}))
 
 
+def test_an_episode_past_its_wall_time_is_cut_and_long_or_empty_answers_say_so(
+    shop: tuple[Path, Repo, Baseline],
+) -> None:
+    """The wall budget counts from reset (generation included), so a step after it ends
+    the episode unscored; an answer over the observation budget is cut with a note that
+    says how long it was, and an empty one says it is empty rather than showing nothing."""
+    cache, repo, _ = shop
+    env = _env(
+        episode_task(repo, discount_task(repo), budget={"wall_s": 60.0, "observation_chars": 200}, cache=str(cache))
+    )
+    first = asyncio.run(env.step('{"tool": "read", "path": "shop/pricing.py"}'))
+    assert not first.done
+    body = first.messages[0]["content"].split("\n[cut at 200 characters of ")
+    assert len(body) == 2 and len(body[0]) == len("[read]\n") + 200, first.messages[0]["content"]
+    assert "ask for less" in body[1] and "[29 tool calls left]" in body[1]
+    assert env._observation("read", " \n") == "[read]\n(the tool printed nothing)\n[29 tool calls left]"
+    env.started -= 61.0  # a minute has passed since reset
+    late = asyncio.run(env.step('{"tool": "list"}'))
+    assert late.done and late.info["cut"] == "wall" and late.reward is not None and late.reward.total == 0.0
+
+
 @pytest.mark.parametrize("make", [discount_task, tax_task], ids=["assertion-only", "traceback"])
 def test_the_scripted_policy_solves_tasks_through_the_tools(shop: tuple[Path, Repo, Baseline], make) -> None:  # type: ignore[no-untyped-def]
     cache, repo, _ = shop
