@@ -101,12 +101,15 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=40, help="bundled tasks played (spread over projects and tiers)")
     ap.add_argument("--max-turns", type=int, default=12, help="the episode's turns (examples/repos.yaml: 12)")
     ap.add_argument("--source", default=str(ROOT / "rlvr/tasks/data/repos.jsonl"))
-    ap.add_argument("--out", default="bench/results/repos_reference.json")
+    ap.add_argument("--out", default=str(ROOT / "bench/results/repos_reference.json"))
     ap.add_argument("--report", metavar="RESULTS", help="print a results file and stop")
     a = ap.parse_args()
     if a.report:
         report(json.loads(Path(a.report).read_text()))
         return 0
+    if not Path(a.out).resolve().parent.is_dir():
+        print(f"repos_reference: --out {a.out}: no such directory", file=sys.stderr)
+        return 2
     result = run(a)
     Path(a.out).write_text(json.dumps(result, indent=2) + "\n")
     report(result)
