@@ -89,6 +89,8 @@ class EpisodeUse(TypedDict):
     tools: list[str]
     errors: dict[str, int]
     submitted: bool
+    path_calls: int
+    unseen: int
 
 
 def episode_use(turns: list[dict], finish_reason: str | None) -> EpisodeUse:
@@ -96,11 +98,14 @@ def episode_use(turns: list[dict], finish_reason: str | None) -> EpisodeUse:
     the environment's own reading (a first call naming one of its tools: the same test
     for a last reply the episode's end left unanswered); the tools that ran without an
     error (an `Error:` answer, e.g. a file that does not exist, is a valid call that did
-    nothing) and the errors by tool; whether it submitted (a budget cut ends it without)."""
+    nothing) and the errors by tool; whether it submitted (a budget cut ends it without);
+    its read and edit calls, and how many of them named a path no earlier message had
+    shown (rlvr.repos.reference.unseen_paths: a guessed file)."""
     from rlvr.algos.filtering import BUDGET_CUTS
     from rlvr.repos.agent import TOOL_NAMES, tool_calls
+    from rlvr.repos.reference import unseen_paths
 
-    replies = valid = 0
+    replies = valid = path_calls = 0
     ran: list[str] = []
     errors: dict[str, int] = {}
     first = ""
@@ -113,6 +118,7 @@ def episode_use(turns: list[dict], finish_reason: str | None) -> EpisodeUse:
         if first not in TOOL_NAMES:
             continue
         valid += 1
+        path_calls += first in ("read", "edit")
         after = (turns[i + 1]["content"] or "") if i + 1 < len(turns) else None
         if after is None or first == "submit":
             continue
@@ -121,7 +127,9 @@ def episode_use(turns: list[dict], finish_reason: str | None) -> EpisodeUse:
         else:
             ran.append(first)
     submitted = first == "submit" and finish_reason not in BUDGET_CUTS
-    return {"replies": replies, "valid": valid, "tools": ran, "errors": errors, "submitted": submitted}
+    unseen = len(unseen_paths([{"role": t["role"], "content": t["content"] or ""} for t in turns]))
+    return {"replies": replies, "valid": valid, "tools": ran, "errors": errors, "submitted": submitted,
+            "path_calls": path_calls, "unseen": unseen}  # fmt: skip
 
 
 def _errored(observation: str) -> bool:
@@ -154,7 +162,9 @@ def tool_use(store: Path, phase: str) -> dict[str, Any]:
             "read_share": share(lambda u: "read" in u["tools"]),
             "edited_share": share(lambda u: "edit" in u["tools"]),
             "tested_share": share(lambda u: "run_tests" in u["tools"]),
-            "submitted_share": share(lambda u: u["submitted"]), "tool_errors": errors}  # fmt: skip
+            "submitted_share": share(lambda u: u["submitted"]), "tool_errors": errors,
+            "path_calls": sum(u["path_calls"] for u in used),
+            "unseen_paths": sum(u["unseen"] for u in used)}  # fmt: skip
 
 
 def _figures(ev: dict | None, use: dict) -> dict:
@@ -226,7 +236,7 @@ def _line(arm: str, f: dict) -> str:
     num = lambda k: f"{f[k]:.3f}" if isinstance(f.get(k), (int, float)) else "-"  # noqa: E731
     return (f"{arm:<14} solved {num('pass_at_1'):>6}  reward {num('mean_reward'):>6}  valid calls "
             f"{num('valid_call_share'):>6}  edited {num('edited_share'):>6}  tested {num('tested_share'):>6}  "
-            f"submitted {num('submitted_share'):>6}")  # fmt: skip
+            f"submitted {num('submitted_share'):>6}  guessed paths {f.get('unseen_paths', '-')}/{f.get('path_calls', '-')}")  # fmt: skip
 
 
 def report(result: dict) -> None:

@@ -155,9 +155,12 @@ def reference_episode(spec: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 
 def unseen_paths(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """The paths an episode's tool calls read or edited before any earlier message (the
-    prompt, a tool's answer) had shown them: a policy could only have guessed those."""
+    """The paths an episode's tool calls read or edited, where first named, before any
+    earlier message (the prompt, a tool's answer) had shown them: a policy could only have
+    guessed those. A path is counted once: an answer that echoes a guess back (an error
+    naming the missing file) does not make the guess a look."""
     shown: list[str] = []
+    named: set[str] = set()
     out: list[str] = []
     for m in messages:
         if m["role"] != "assistant":
@@ -166,6 +169,9 @@ def unseen_paths(messages: Sequence[dict[str, Any]]) -> list[str]:
         calls, _ = parse_tool_calls(str(m["content"]))
         for call in calls[:1]:  # the environment runs the first call of a reply
             path = call.get("path")
-            if call.get("tool") in ("read", "edit") and isinstance(path, str) and not any(path in s for s in shown):
+            if call.get("tool") not in ("read", "edit") or not isinstance(path, str) or path in named:
+                continue
+            named.add(path)
+            if not any(path in s for s in shown):
                 out.append(path)
     return out

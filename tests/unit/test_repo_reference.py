@@ -129,7 +129,9 @@ def test_unseen_paths_are_those_no_earlier_message_showed() -> None:
             "assistant",
             'look: {"tool": "edit", "path": "pkg/other.py", "old": "a", "new": "b"} {"tool": "read", "path": "x.py"}',
         ),
+        said("user", "Error: no file pkg/other.py"),  # the guess echoed back
+        said("assistant", '{"tool": "read", "path": "pkg/other.py"}'),
         said("user", "pkg/late.py"),
         said("assistant", '{"tool": "read", "path": "pkg/late.py"}'),
     ]
-    assert unseen_paths(messages) == ["pkg/other.py"]  # only a reply's first call runs
+    assert unseen_paths(messages) == ["pkg/other.py"]  # once; only a reply's first call runs

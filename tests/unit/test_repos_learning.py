@@ -42,7 +42,7 @@ def test_asking_for_more_held_out_tasks_than_the_tier_has_is_one_line() -> None:
 
 def _turns(*pairs: str) -> list[dict]:
     roles = ["system", "user"] + ["assistant", "user"] * len(pairs)
-    texts = ["sys", "the task", *pairs]
+    texts = ["sys", "the task: m.py fails", *pairs]
     return [{"role": r, "content": t} for r, t in zip(roles, texts, strict=False)]
 
 
@@ -52,7 +52,8 @@ def test_an_episode_that_reads_edits_tests_and_submits() -> None:
                    '{"tool": "run_tests"}', "[run_tests]\n1 passed\n[27 tool calls left]",
                    '{"tool": "submit"}')  # fmt: skip
     got = episode_use(turns, "eos")
-    assert got == {"replies": 4, "valid": 4, "tools": ["read", "edit", "run_tests"], "errors": {}, "submitted": True}
+    assert got == {"replies": 4, "valid": 4, "tools": ["read", "edit", "run_tests"], "errors": {}, "submitted": True,
+                   "path_calls": 2, "unseen": 0}  # fmt: skip
 
 
 def test_replies_that_are_no_tool_call_or_an_unknown_tool_are_not_valid() -> None:
@@ -60,7 +61,8 @@ def test_replies_that_are_no_tool_call_or_an_unknown_tool_are_not_valid() -> Non
                    '{"tool": "fix"}', "[fix]\nUnknown tool 'fix'; the tools are list, read\n[28 tool calls left]",
                    '{"tool": "list"}', "[list]\nsetup.py\n[27 tool calls left]")  # fmt: skip
     got = episode_use(turns, "turns")
-    assert got == {"replies": 3, "valid": 1, "tools": ["list"], "errors": {}, "submitted": False}
+    assert got == {"replies": 3, "valid": 1, "tools": ["list"], "errors": {}, "submitted": False, "path_calls": 0,
+                   "unseen": 0}  # fmt: skip
 
 
 def test_a_call_answered_with_an_error_is_valid_but_did_nothing() -> None:
@@ -71,8 +73,9 @@ def test_a_call_answered_with_an_error_is_valid_but_did_nothing() -> None:
                    '{"tool": "edit", "path": "src/pkg/pkg.py", "old": "a", "new": "b"}',
                    "[edit]\n[one tool call a reply: ran the first of 2]\nError: no file src/pkg/pkg.py in the "
                    "repository\n[28 tool calls left]")  # fmt: skip
-    got = episode_use(turns, "turns")
-    assert got == {"replies": 2, "valid": 2, "tools": [], "errors": {"read": 1, "edit": 1}, "submitted": False}
+    got = episode_use(turns, "turns")  # one guessed path, named twice: unseen once
+    assert got == {"replies": 2, "valid": 2, "tools": [], "errors": {"read": 1, "edit": 1}, "submitted": False,
+                   "path_calls": 2, "unseen": 1}  # fmt: skip
 
 
 def test_a_last_reply_the_episode_s_end_left_unanswered_is_judged_by_its_call() -> None:
