@@ -236,7 +236,8 @@ def _line(arm: str, f: dict) -> str:
     num = lambda k: f"{f[k]:.3f}" if isinstance(f.get(k), (int, float)) else "-"  # noqa: E731
     return (f"{arm:<14} solved {num('pass_at_1'):>6}  reward {num('mean_reward'):>6}  valid calls "
             f"{num('valid_call_share'):>6}  edited {num('edited_share'):>6}  tested {num('tested_share'):>6}  "
-            f"submitted {num('submitted_share'):>6}  guessed paths {f.get('unseen_paths', '-')}/{f.get('path_calls', '-')}")  # fmt: skip
+            f"submitted {num('submitted_share'):>6}  "
+            f"guessed paths {f.get('unseen_paths', '-')}/{f.get('path_calls', '-')}")  # fmt: skip
 
 
 def report(result: dict) -> None:
