@@ -304,6 +304,20 @@ def test_feedback_demo_reads_the_three_seed_run_after_a_55_percent_warm_start() 
     assert figures["learned/from_warm_start"] and figures["verifiable/from_warm_start"]
 
 
+def test_feedback_demo_reads_the_judge_arm_from_the_same_warm_start() -> None:
+    """bench/results/feedback_demo_warm55_judge.json, the demonstration table's judge rows:
+    seeds 0-2 from the 55% warm start, the term gated all_tests_pass."""
+    saved = json.loads((RESULTS / "feedback_demo_warm55_judge.json").read_text())
+    assert saved["complete"] is True and sorted((r["arm"], r["seed"]) for r in saved["rows"]) == [
+        ("judge", s) for s in (0, 1, 2)
+    ]
+    figures = last_json(
+        run_bench("bench/feedback_demo.py", "--report", "bench/results/feedback_demo_warm55_judge.json").stdout
+    )
+    assert figures["warm_start/documented"] == 143 and figures == saved["figures"] and figures["judge/from_warm_start"]
+    assert all(r["doc_before"] == 0.0 and r["doc_after"] == 1.0 for r in saved["rows"])
+
+
 def test_warm_start_reads_its_recorded_results() -> None:
     figures = last_json(run_bench("bench/warm_start.py", "--report", "bench/results/warm_start.json").stdout)
     for domain in ("json", "trading"):
