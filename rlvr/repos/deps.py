@@ -1,7 +1,8 @@
 """What a repository's test suite needs installed, read from the files a project keeps it
 in: pyproject.toml (`project.dependencies`, the test/dev extras, PEP 735 dependency
 groups), setup.cfg (`install_requires`, `extras_require`), a literal setup.py call,
-tox.ini's `[testenv] deps`, and requirements files named for tests or development
+tox.ini's `[testenv] deps`, noxfile.py's test sessions (the literal arguments of their
+`session.install` calls), and requirements files named for tests or development
 (following `-r` includes). Markers are evaluated for this interpreter, the project's own
 name is dropped (a `pkg[test]` self-reference names its extra, which is read directly),
 and rlvr's own tools are added when nothing names them (pytest runs the suite, coverage
@@ -38,6 +39,8 @@ REQUIREMENT_FILES = (
 )
 
 RLVR_TOOLS = ("pytest", "coverage")
+NOX_TEST_SESSIONS = ("test", "unit", "pytest")
+"""A nox session runs the suite when its name has one of these in it."""
 
 
 @dataclass
@@ -108,6 +111,7 @@ def suite_requirements(tree: Path, extra: list[str] | None = None) -> Found:
             else:  # factor-conditional lines `py3: pkg` apply to every env here
                 raw.append(("tox.ini", line.split(":", 1)[1].strip() if ":" in line.split("[")[0] else line))
 
+    raw += _nox(tree, found)
     for pattern in REQUIREMENT_FILES:
         for path in sorted(tree.glob(pattern)):
             raw += _requirements_file(tree, path, found, set())
@@ -165,6 +169,74 @@ def _requirements_file(tree: Path, path: Path, found: Found, seen: set[Path]) ->
         else:
             out.append((where, line))
     return out
+
+
+def _nox(tree: Path, found: Found) -> list[tuple[str, str]]:
+    """What noxfile.py's test sessions install: the literal arguments of each
+    `session.install(...)` in a function decorated as a session whose name (or `name=`)
+    says it tests (NOX_TEST_SESSIONS); names bound to literals at module level are
+    followed (`*TEST_DEPS` too), `-r FILE` is read as a requirements file, and the project
+    itself (`.`, `-e .`, `.[extra]`, a local path) is left out. Anything computed is not read."""
+    path = tree / "noxfile.py"
+    if not path.is_file():
+        return []
+    try:
+        module = parse(path.read_text(errors="replace"))
+    except SyntaxError:
+        found.skipped.append("noxfile.py: not valid Python")
+        return []
+    names: dict[str, object] = {}
+    for node in module.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            with contextlib.suppress(ValueError):
+                names[node.targets[0].id] = ast.literal_eval(node.value)
+    args: list[str] = []
+    for fn in module.body:
+        if isinstance(fn, ast.FunctionDef) and any(t in _session_name(fn).lower() for t in NOX_TEST_SESSIONS):
+            for call in ast.walk(fn):
+                if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "install":
+                    args += [a for arg in call.args for a in _literal_strings(arg, names)]
+    out: list[tuple[str, str]] = []
+    it = iter(args)
+    for a in it:
+        if a in ("-r", "--requirement"):
+            out += _requirements_file(tree, (tree / next(it, "")).resolve(), found, set())
+        elif a.startswith(("-r", "--requirement=")):
+            out += _requirements_file(tree, (tree / a.split("=", 1)[-1].removeprefix("-r")).resolve(), found, set())
+        elif a in ("-e", "--editable", "-c", "--constraint"):
+            next(it, None)
+        elif not a.startswith(("-", ".", "/")):
+            out.append(("noxfile.py", a))
+    return out
+
+
+def _session_name(fn: ast.FunctionDef) -> str:
+    """A nox session's name (its decorator's `name=`, else the function's), or "" when
+    the function is not decorated as a session."""
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if getattr(target, "attr", getattr(target, "id", None)) == "session":
+            for kw in d.keywords if isinstance(d, ast.Call) else []:
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    return kw.value.value
+            return fn.name
+    return ""
+
+
+def _literal_strings(node: ast.expr, names: dict[str, object]) -> list[str]:
+    value: object = None
+    if isinstance(node, ast.Starred):
+        node = node.value
+    if isinstance(node, ast.Name):
+        value = names.get(node.id)
+    else:
+        with contextlib.suppress(ValueError):
+            value = ast.literal_eval(node)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, str)]
+    return []
 
 
 def _group(groups: dict[str, Any], key: str, seen: set[str]) -> list[str]:

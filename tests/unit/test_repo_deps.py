@@ -75,6 +75,45 @@ def test_setup_cfg_setup_py_tox_and_requirement_files_with_includes(tmp_path: Pa
     assert "numpy" not in found.requirements  # extra 'x' is not a test extra
 
 
+NOXFILE = """
+import nox
+TEST_DEPS = ["pytest-xdist", "freezegun>=1"]
+
+@nox.session(python=["3.10", "3.11"])
+def tests(session):
+    session.install("-e", ".[test]")
+    session.install(*TEST_DEPS, "hypothesis")
+    session.install("-r", "requirements/ci.txt")
+    session.run("pytest")
+
+@nox.session(name="unit-fast")
+def fast(session):
+    session.install("-rrequirements/extra.txt", "--upgrade", "mock", ".")
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+
+def helper(session):
+    session.install("not-a-session")
+"""
+
+
+def test_noxfile_test_sessions_install_what_their_literal_calls_name(tmp_path: Path) -> None:
+    """Sessions named for tests (by function or `name=`) are read, lint sessions and
+    plain functions are not; `*NAME` follows a module-level list, `-r` (either spelling)
+    a requirements file, and the project itself (`-e .[test]`, `.`) is left out."""
+    write(tmp_path, {"noxfile.py": NOXFILE, "requirements/ci.txt": "requests\n", "requirements/extra.txt": "attrs\n"})
+    found = suite_requirements(tmp_path)
+    assert found.requirements == [
+        "attrs", "coverage", "freezegun>=1", "hypothesis", "mock", "pytest", "pytest-xdist", "requests",
+    ]  # fmt: skip
+    assert found.sources["noxfile.py"] == ["pytest-xdist", "freezegun>=1", "hypothesis", "mock"]
+    assert found.sources["requirements/ci.txt"] == ["requests"] and found.skipped == []
+    write(tmp_path, {"noxfile.py": "def tests(session:\n"})
+    assert suite_requirements(tmp_path).skipped == ["noxfile.py: not valid Python"]
+
+
 def test_pytest_and_coverage_are_added_when_nothing_names_them_and_a_missing_include_is_said(tmp_path: Path) -> None:
     write(tmp_path, {"requirements-dev.txt": "-r missing.txt\n"})
     found = suite_requirements(tmp_path)
