@@ -288,7 +288,11 @@ def main() -> None:
         from machine import cpu_kind, cpu_name
 
         machine = {"cpu": cpu_name(), "kind": cpu_kind(), "cores": os.cpu_count()}
-        saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "max_new_tokens": a.max_new_tokens,
+        import yaml
+
+        # the generation budget the arms ran with: the flag, else the quickstart's own
+        quick = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())["generation"]["max_new_tokens"]
+        saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "max_new_tokens": a.max_new_tokens or quick,
                  "complete": complete, "reward_model": rm, "warm_start": warm, "rows": rows,
                  "figures": report(rows, None, quiet=True, warm=warm) if rows else {}}  # fmt: skip
         Path(a.out).write_text(json.dumps(saved, indent=2))

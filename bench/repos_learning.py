@@ -100,7 +100,7 @@ def episode_use(turns: list[dict], finish_reason: str | None) -> EpisodeUse:
     error (an `Error:` answer, e.g. a file that does not exist, is a valid call that did
     nothing) and the errors by tool; whether it submitted (a budget cut ends it without);
     its read and edit calls, and how many of them named a path no earlier message had
-    shown (rlvr.repos.reference.unseen_paths: a guessed file)."""
+    shown (rlvr.repos.reference.unseen_paths, the environment's own reading: a guess)."""
     from rlvr.algos.filtering import BUDGET_CUTS
     from rlvr.repos.agent import TOOL_NAMES, tool_calls
     from rlvr.repos.reference import unseen_paths
@@ -237,7 +237,7 @@ def _line(arm: str, f: dict) -> str:
     return (f"{arm:<14} solved {num('pass_at_1'):>6}  reward {num('mean_reward'):>6}  valid calls "
             f"{num('valid_call_share'):>6}  edited {num('edited_share'):>6}  tested {num('tested_share'):>6}  "
             f"submitted {num('submitted_share'):>6}  "
-            f"guessed paths {f.get('unseen_paths', '-')}/{f.get('path_calls', '-')}")  # fmt: skip
+            f"reads+edits of unseen paths {f.get('unseen_paths', '-')}/{f.get('path_calls', '-')}")  # fmt: skip
 
 
 def report(result: dict) -> None:

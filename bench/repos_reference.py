@@ -70,8 +70,8 @@ def run(args: argparse.Namespace) -> dict:
         c["baseline_grounded"] += all(p in task.prompt for p in rt.changed_files())
         out = Loaded()
         examples = task_examples([task], EnvSettings(), check=True, out=out, max_turns=args.max_turns)
-        if not examples:
-            c["unpaid"] += 1
+        if not examples:  # not paid in full, or refused (a file named before an answer showed it)
+            c.update({f"left out: {why}": n for why, n in out.left_out.items()})
             continue
         (ex,) = examples
         c["paid"] += 1

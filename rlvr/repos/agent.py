@@ -37,7 +37,7 @@ from rlvr.envs.base import EnvSettings, StepResult, register_env
 from rlvr.envs.toolcalls import parse_tool_calls
 from rlvr.repos import tools
 from rlvr.repos.mine import RepoTask
-from rlvr.repos.reference import reference_episode
+from rlvr.repos.reference import reference_episode, unseen_paths
 from rlvr.repos.reward import score, unfixed_files
 from rlvr.repos.source import RepoError
 from rlvr.repos.store import Repo, show
@@ -259,6 +259,12 @@ class RepoAgentEnv:
         one-reply reference, so the task check has none to score."""
         calls = reference_episode(task.tests)
         return [json.dumps(c) for c in calls] if calls else None
+
+    @staticmethod
+    def reference_problem(messages: list[dict[str, Any]]) -> str:
+        """Why a played reference episode must not be trained on ("" when it may): one
+        that reads or edits a file no earlier message showed teaches guessing paths."""
+        return "that name a file before any answer showed it" if unseen_paths(messages) else ""
 
     @staticmethod
     def preflight(tasks: list[Task]) -> None:

@@ -171,12 +171,19 @@ def _requirements_file(tree: Path, path: Path, found: Found, seen: set[Path]) ->
     return out
 
 
+PIP_VALUE_OPTIONS = ("-c", "--constraint", "-e", "--editable", "-f", "--find-links", "-i", "--index-url",
+                     "--extra-index-url", "--trusted-host", "--target", "-t", "--prefix", "--root")  # fmt: skip
+"""pip options that take the next argument as their value (never a requirement)."""
+
+
 def _nox(tree: Path, found: Found) -> list[tuple[str, str]]:
     """What noxfile.py's test sessions install: the literal arguments of each
     `session.install(...)` in a function decorated as a session whose name (or `name=`)
     says it tests (NOX_TEST_SESSIONS); names bound to literals at module level are
-    followed (`*TEST_DEPS` too), `-r FILE` is read as a requirements file, and the project
-    itself (`.`, `-e .`, `.[extra]`, a local path) is left out. Anything computed is not read."""
+    followed (`*TEST_DEPS` too), `-r FILE` is read as a requirements file (inside the
+    tree), the values of pip's options are not requirements, and the project itself (`.`,
+    `-e .`, `.[extra]`, a local path) is left out. A computed argument is not read, and
+    an option whose value is computed takes nothing else with it."""
     path = tree / "noxfile.py"
     if not path.is_file():
         return []
@@ -188,25 +195,41 @@ def _nox(tree: Path, found: Found) -> list[tuple[str, str]]:
     names: dict[str, object] = {}
     for node in module.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, TypeError):
                 names[node.targets[0].id] = ast.literal_eval(node.value)
-    args: list[str] = []
+    out: list[tuple[str, str]] = []
     for fn in module.body:
         if isinstance(fn, ast.FunctionDef) and any(t in _session_name(fn).lower() for t in NOX_TEST_SESSIONS):
             for call in ast.walk(fn):
                 if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "install":
-                    args += [a for arg in call.args for a in _literal_strings(arg, names)]
+                    out += _install_args([a for arg in call.args for a in _literal_strings(arg, names)], tree, found)
+    return out
+
+
+def _install_args(args: list[str | None], tree: Path, found: Found) -> list[tuple[str, str]]:
+    """One `session.install` call's arguments (None: computed) as requirement lines."""
     out: list[tuple[str, str]] = []
     it = iter(args)
     for a in it:
+        if a is None or a.startswith((".", "/")):
+            continue
         if a in ("-r", "--requirement"):
-            out += _requirements_file(tree, (tree / next(it, "")).resolve(), found, set())
-        elif a.startswith(("-r", "--requirement=")):
-            out += _requirements_file(tree, (tree / a.split("=", 1)[-1].removeprefix("-r")).resolve(), found, set())
-        elif a in ("-e", "--editable", "-c", "--constraint"):
-            next(it, None)
-        elif not a.startswith(("-", ".", "/")):
-            out.append(("noxfile.py", a))
+            file = next(it, None)
+        elif a.startswith("--requirement="):
+            file = a.split("=", 1)[1]
+        elif a.startswith("-r"):
+            file = a[2:]
+        else:
+            if a in PIP_VALUE_OPTIONS:
+                next(it, None)
+            elif not a.startswith("-"):
+                out.append(("noxfile.py", a))
+            continue
+        target = (tree / file).resolve() if file else None
+        if target is None or not target.is_relative_to(tree.resolve()):
+            found.skipped.append(f"noxfile.py: {a} {file or ''}".strip() + ": not a requirements file in the tree")
+        else:
+            out += _requirements_file(tree, target, found, set())
     return out
 
 
@@ -223,20 +246,22 @@ def _session_name(fn: ast.FunctionDef) -> str:
     return ""
 
 
-def _literal_strings(node: ast.expr, names: dict[str, object]) -> list[str]:
+def _literal_strings(node: ast.expr, names: dict[str, object]) -> list[str | None]:
+    """An install argument's strings: a literal, or a module-level name bound to one
+    (a list or tuple spread by `*`); [None] for anything computed."""
     value: object = None
     if isinstance(node, ast.Starred):
         node = node.value
     if isinstance(node, ast.Name):
         value = names.get(node.id)
     else:
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, TypeError):
             value = ast.literal_eval(node)
     if isinstance(value, str):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [v for v in value if isinstance(v, str)]
-    return []
+        return [v if isinstance(v, str) else None for v in value]
+    return [None]
 
 
 def _group(groups: dict[str, Any], key: str, seen: set[str]) -> list[str]:

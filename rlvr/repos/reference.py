@@ -5,10 +5,13 @@ the pristine text, then `run_tests` and `submit`. The supervised stage trains on
 (rlvr.sft.data: the environment's turns between the calls are context, not trained), so a
 policy sees the tool format and a whole repair before RL.
 
-Every path the episode reads was shown to it first, so a policy trained on it learns to
-look before it names a file rather than to guess one (a policy trained on episodes that
-opened the right file at once read invented paths). Where it looks, in order
-(`locate`):
+Every path the episode reads is meant to have been shown to it first, so a policy
+trained on it learns to look before it names a file rather than to guess one (a policy
+trained on episodes that opened the right file at once read invented paths). What is
+computed here cannot see the tools' caps (a search's match limit, an answer cut by the
+observation budget), so the supervised stage plays each episode and leaves out one that
+still names a file before an answer showed it (`unseen_paths`, the environment's
+`reference_problem`). Where it looks, in order (`locate`):
 
 - **prompt**: a tier-0 prompt shows the visible failing tests' tracebacks; the deepest
   frame in a library file the fix changes is read first, around its line.
@@ -18,7 +21,10 @@ opened the right file at once read invented paths). Where it looks, in order
 - **search**: no such frame (a wrong value caught only by an assertion): `run_tests`, then
   a `search` for the definition of the function the bug is in, read from its line.
 - **list**: no function known (a change mined from history): `run_tests`, then `list`
-  the files down to the broken file's depth.
+  the files down to the deepest changed file's depth.
+
+A fix that changes a file the located read did not name gets a `list` first (down to the
+deepest changed file), so that every file it reads has been shown.
 
 Edits are computed from the broken and the pristine files (a line diff), not from how the
 task was made, so mutated, mined-from-history and user tasks all get one; each edit's
@@ -36,7 +42,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rlvr.envs.toolcalls import parse_tool_calls
 from rlvr.repos.coverage import is_library_file
 from rlvr.repos.mine import RepoTask
 from rlvr.repos.store import show
@@ -53,8 +58,8 @@ _FRAME = re.compile(r"^([\w./-]+\.py):(\d+):", re.MULTILINE)
 
 def line_edits(broken: str, pristine: str) -> list[tuple[int, int, str, str]]:
     """The edits that turn `broken` into `pristine`, in the order they are applied:
-    (first line, last line) of the region a `read` should show (1-based, in the file as
-    it stands before that edit), `old` (unique in that text) and `new`."""
+    (first line, last line) of `old`, the lines a `read` should show (1-based, in the file
+    as it stands before that edit), `old` (unique in that text) and `new`."""
     src, dst = broken.splitlines(keepends=True), pristine.splitlines(keepends=True)
     current = list(src)
     out: list[tuple[int, int, str, str]] = []
@@ -72,7 +77,7 @@ def line_edits(broken: str, pristine: str) -> list[tuple[int, int, str, str]]:
                 break
             up += 1
         new = "".join(current[lo:a] + repl + current[b:hi])
-        out.append((a + 1, max(a + 1, b), old, new))
+        out.append((lo + 1, max(lo + 1, hi), old, new))
         current[a:b] = repl
         shift += len(repl) - (i2 - i1)
     return out
@@ -103,13 +108,19 @@ def locate(
     function = next((str(m.get("function") or "") for m in task.mutations if m.get("function")), "")
     name = function.split(".")[-1]
     if name and task.file in broken:
-        at = re.search(rf"^[ \t]*(?:async[ \t]+)?def {re.escape(name)}\b", broken[task.file], re.MULTILINE)
-        if at:
-            line = broken[task.file].count("\n", 0, at.start()) + 1
+        text = broken[task.file]
+        defs = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(_def(name), text, re.MULTILINE)]
+        bug = min((int(m.get("line") or 0) for m in task.mutations), default=0)
+        line = max((d for d in defs if d <= bug), default=defs[0] if defs else 0)  # the def the bug is in
+        if line:
             found = {"tool": "search", "pattern": rf"def {name}\b", "path": "."}
             return "search", [*first, found, _read(task.file, line, line + 2 * AROUND, broken)]
-    path = files[0]
-    return "list", [*first, {"tool": "list", "depth": path.count("/") + 1}, _read(path, 1, 2 * AROUND + 1, broken)]
+    deepest = max(f.count("/") for f in files) + 1
+    return "list", [*first, {"tool": "list", "depth": deepest}, _read(files[0], 1, 2 * AROUND + 1, broken)]
+
+
+def _def(name: str) -> str:
+    return rf"^[ \t]*(?:async[ \t]+)?def {re.escape(name)}\b"
 
 
 def _read(path: str, start: int, end: int, broken: dict[str, str]) -> dict[str, Any]:
@@ -136,6 +147,9 @@ def reference_calls(
         return None
     _, calls = locate(task, tier, held_out, unfixed)
     seen = calls[-1]  # the located read: its line numbers hold until its file is first edited
+    if any(path != seen["path"] for path, *_ in regions) and not any(c["tool"] == "list" for c in calls):
+        # the fix changes files no answer has named yet: a listing down to the deepest shows them
+        calls.append({"tool": "list", "depth": max(path.count("/") for path, *_ in regions) + 1})
     for path, first, last, old, new in regions:
         if not (path == seen["path"] and seen["start"] <= first and last <= seen["end"]):
             calls.append({"tool": "read", "path": path, "start": max(1, first - CONTEXT), "end": last + CONTEXT})
@@ -155,23 +169,34 @@ def reference_episode(spec: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 
 def unseen_paths(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """The paths an episode's tool calls read or edited, where first named, before any
-    earlier message (the prompt, a tool's answer) had shown them: a policy could only have
-    guessed those. A path is counted once: an answer that echoes a guess back (an error
-    naming the missing file) does not make the guess a look."""
-    shown: list[str] = []
-    named: set[str] = set()
+    """The path of each read or edit call (as the environment reads a reply: its first
+    call) that no earlier message had shown: a policy could only have guessed it. The
+    answer to a call naming a path does not show that path (an error echoing a guess back
+    is not a look), and a path counts as shown only as a whole (`m.py` is not shown by
+    `pkg/m.py`; `./m.py` is `m.py`)."""
+    from rlvr.repos.agent import tool_calls  # the environment's own reading (agent imports this module)
+
+    shown: list[tuple[str, str]] = []  # (text, the path the call it answers named)
+    asked = ""
     out: list[str] = []
     for m in messages:
         if m["role"] != "assistant":
-            shown.append(str(m["content"]))
+            shown.append((str(m["content"]), asked))
             continue
-        calls, _ = parse_tool_calls(str(m["content"]))
-        for call in calls[:1]:  # the environment runs the first call of a reply
-            path = call.get("path")
-            if call.get("tool") not in ("read", "edit") or not isinstance(path, str) or path in named:
-                continue
-            named.add(path)
-            if not any(path in s for s in shown):
-                out.append(path)
+        calls, _ = tool_calls(str(m["content"]))
+        call = calls[0] if calls else {}
+        path = call.get("path")
+        asked = _plain(path) if isinstance(path, str) and call.get("tool") in ("read", "edit") else ""
+        if asked and not any(echo != asked and _names(text, asked) for text, echo in shown):
+            out.append(asked)
     return out
+
+
+def _plain(path: str) -> str:
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def _names(text: str, path: str) -> bool:
+    return re.search(rf"(?<![\w./-]){re.escape(path)}(?![\w/-])", text) is not None

@@ -232,7 +232,9 @@ def task_examples(
     call a reply: rlvr.repos.reference); after each, the environment's answer (a
     tool's results, a shell's output) follows; an episode the reference leaves open is
     ended by the environment's `closing_reply` (`{"tool": "done"}`, a reply without
-    commands), so the policy learns to stop as well as what to do. The environment's
+    commands), so the policy learns to stop as well as what to do. An environment's
+    `reference_problem(messages)` may refuse a played episode it must not teach (the
+    repository agent: one that names a file before an answer showed it), counted. The environment's
     turns are context, never trained. An environment's tool schemas (`tools`) go with
     its examples, rendered as a rollout renders them."""
     examples = []
@@ -255,6 +257,10 @@ def task_examples(
             messages, total = _episode(task, turns, settings, closing, max_turns)
             if check and total < 1.0 - 1e-9:
                 out.leave_out(f"references their environment does not pay in full ({task.domain})")
+                continue
+            judge = getattr(cls, "reference_problem", None)  # what a played episode must not teach
+            if callable(judge) and (why := judge(messages)):
+                out.leave_out(f"references {why} ({task.domain})")
                 continue
         else:
             messages = [*opening_messages(task, settings), {"role": "assistant", "content": reply}]

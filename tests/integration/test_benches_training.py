@@ -318,6 +318,27 @@ def test_feedback_demo_reads_the_judge_arm_from_the_same_warm_start() -> None:
     assert all(r["doc_before"] == 0.0 and r["doc_after"] == 1.0 for r in saved["rows"])
 
 
+def test_eval_changes_reads_a_runs_evaluations_before_and_after(tmp_path: Path) -> None:
+    """bench/eval_changes.py on a tiny run with both evaluations: the counts it reports are
+    the run's own (summary.json), and a directory without traces is one line, exit 2."""
+    done = subprocess.run(
+        [str(ROOT / ".venv/bin/rlvr"), "train", "examples/quickstart.yaml", "--plain", "model.name_or_path=tiny-random",
+         "generation.max_new_tokens=8", "train.steps=1", "eval.num_tasks=4", "eval.before_training=true",
+         "eval.after_training=true", f"output_dir={tmp_path}", "name=r"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = tmp_path / "changes.json"
+    printed = run_bench("bench/eval_changes.py", str(tmp_path / "r"), "--out", str(out)).stdout
+    (c,) = json.loads(out.read_text())
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert c["tasks"] == 4 and c["solved_after"] == round(summary["eval_after"]["pass_at_1"] * 4)
+    assert c["solved_before"] == round(summary["eval_before"]["pass_at_1"] * 4)
+    assert len(c["lost"]) - len(c["won"]) == c["solved_before"] - c["solved_after"] and "solved" in printed
+    bad = run_bench("bench/eval_changes.py", str(tmp_path), ok=False)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "no trace store" in bad.stderr
+
+
 def test_warm_start_reads_its_recorded_results() -> None:
     figures = last_json(run_bench("bench/warm_start.py", "--report", "bench/results/warm_start.json").stdout)
     for domain in ("json", "trading"):

@@ -410,3 +410,26 @@ def test_the_reference_is_an_episode_of_tool_calls_the_environment_pays_in_full(
     short = Loaded()  # too few turns to submit: the check finds it unpaid and leaves it out
     assert task_examples([task], EnvSettings(), check=True, out=short, max_turns=len(calls) - 1) == []
     assert short.left_out == {"references their environment does not pay in full (repo_agent)": 1}
+
+
+def test_a_reference_that_reads_a_file_no_answer_named_is_not_trained_on(
+    shop: tuple[Path, Repo, Baseline], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paid in full but reading the broken file at once, as the first reference episodes
+    did: a policy trained on it learns to guess paths, so the supervised stage leaves it
+    out and counts why."""
+    from rlvr.sft.data import Loaded, task_examples
+
+    cache, repo, _ = shop
+    rt = discount_task(repo)
+    task = episode_task(repo, rt, tier=1, cache=str(cache))
+    assert rt.file not in task.prompt
+    pristine = (Path(repo.tree) / rt.file).read_text()
+    broken = rt.unfixed(Path(repo.tree))[rt.file]
+    old = next(a for a, b in zip(broken.splitlines(True), pristine.splitlines(True), strict=True) if a != b)
+    fix = {"tool": "edit", "path": rt.file, "old": old, "new": old.replace("+", "-")}
+    blind = [{"tool": "read", "path": rt.file}, fix, {"tool": "submit"}]
+    monkeypatch.setattr(RepoAgentEnv, "reference_turns", staticmethod(lambda t: [json.dumps(c) for c in blind]))
+    out = Loaded()
+    assert task_examples([task], EnvSettings(), check=True, out=out, max_turns=8) == []
+    assert out.left_out == {"references that name a file before any answer showed it (repo_agent)": 1}

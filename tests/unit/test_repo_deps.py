@@ -114,6 +114,32 @@ def test_noxfile_test_sessions_install_what_their_literal_calls_name(tmp_path: P
     assert suite_requirements(tmp_path).skipped == ["noxfile.py: not valid Python"]
 
 
+def test_nox_options_take_their_values_and_computed_arguments_take_nothing_with_them(tmp_path: Path) -> None:
+    """A computed constraint file leaves the package after it a package; the values of
+    pip's options are not requirements; a requirements file outside the tree, or a `-r`
+    with nothing after it, is refused with a line; an unhashable literal is no crash."""
+    noxfile = """
+from nox import session
+ODD = {[1]: 2}  # unhashable: literal_eval raises TypeError
+
+@session
+def test(s):
+    s.install("-c", f"constraints-{s.python}.txt", "pytest-mock")
+    s.install("--find-links", "dist", "-i", "https://mirror.example/simple", "--requirement=req.txt")
+    s.install("-r", "../outside.txt", "six")
+    s.install("toml", "-r")
+"""
+    write(tmp_path / "repo", {"noxfile.py": noxfile, "req.txt": "idna\n"})
+    write(tmp_path, {"outside.txt": "evil\n"})
+    found = suite_requirements(tmp_path / "repo")
+    assert found.sources["noxfile.py"] == ["pytest-mock", "six", "toml"]
+    assert "idna" in found.requirements and "dist" not in found.requirements and "evil" not in found.requirements
+    assert found.skipped == [
+        "noxfile.py: -r ../outside.txt: not a requirements file in the tree",
+        "noxfile.py: -r: not a requirements file in the tree",
+    ]
+
+
 def test_pytest_and_coverage_are_added_when_nothing_names_them_and_a_missing_include_is_said(tmp_path: Path) -> None:
     write(tmp_path, {"requirements-dev.txt": "-r missing.txt\n"})
     found = suite_requirements(tmp_path)

@@ -27,12 +27,12 @@ def test_one_changed_line() -> None:
 
 def test_a_line_found_twice_is_widened_until_unique() -> None:
     got = _replay("x = 1\ny = 2\nx = 1\nz\n", "x = 1\ny = 2\nx = 0\nz\n")
-    assert got == [(3, 3, "y = 2\nx = 1\nz\n", "y = 2\nx = 0\nz\n")]
+    assert got == [(2, 4, "y = 2\nx = 1\nz\n", "y = 2\nx = 0\nz\n")]  # the lines of `old`, widened
 
 
 def test_insertions_take_a_line_of_context_and_later_lines_follow_the_earlier_edits() -> None:
     got = _replay("a\nc\nd\nf\n", "a\nb\nc\nd\ne\nf\n")
-    assert got == [(2, 2, "a\nc\n", "a\nb\nc\n"), (5, 5, "d\nf\n", "d\ne\nf\n")]
+    assert got == [(1, 2, "a\nc\n", "a\nb\nc\n"), (4, 5, "d\nf\n", "d\ne\nf\n")]
 
 
 def test_deletions_and_many_regions() -> None:
@@ -95,6 +95,42 @@ def test_an_assertion_only_failure_searches_for_the_broken_functions_definition(
     ]
 
 
+def test_a_fix_in_two_files_lists_them_before_reading_the_one_no_answer_named(tmp_path: Path) -> None:
+    """A test run names pkg/a.py; the fix also changes pkg/sub/b.py, which no answer has
+    named, so a listing down to its depth comes first. A second region of a file is read
+    again after the file's first edit (the located read's line numbers no longer hold)."""
+    (tmp_path / "pkg/sub").mkdir(parents=True)
+    a = "".join(f"v{i} = {i}\n" for i in range(1, 21))
+    b = "".join(f"w{i} = {i}\n" for i in range(1, 6))
+    (tmp_path / "pkg/a.py").write_text(a)
+    (tmp_path / "pkg/sub/b.py").write_text(b)
+    broken = {"pkg/a.py": a.replace("v10 = 10\n", "v10 = 11\n").replace("v14 = 14\n", "v14 = 15\n"),
+              "pkg/sub/b.py": b.replace("w3 = 3\n", "w3 = 4\n")}  # fmt: skip
+    task = _task(broken=broken, messages={"tests/test_m.py::test_f": "pkg/a.py:10: in f\nE   ValueError"})
+    assert reference_calls(task, tmp_path, broken, tier=1) == [
+        {"tool": "run_tests"},
+        {"tool": "read", "path": "pkg/a.py", "start": 1, "end": 20},
+        {"tool": "list", "depth": 3},
+        {"tool": "edit", "path": "pkg/a.py", "old": "v10 = 11\n", "new": "v10 = 10\n"},
+        {"tool": "read", "path": "pkg/a.py", "start": 8, "end": 20},
+        {"tool": "edit", "path": "pkg/a.py", "old": "v14 = 15\n", "new": "v14 = 14\n"},
+        {"tool": "read", "path": "pkg/sub/b.py", "start": 1, "end": 9},
+        {"tool": "edit", "path": "pkg/sub/b.py", "old": "w3 = 4\n", "new": "w3 = 3\n"},
+        {"tool": "run_tests"},
+        {"tool": "submit"},
+    ]
+
+
+def test_the_search_reads_the_definition_the_bug_is_in(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    pristine = "class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 2\n"
+    (tmp_path / "pkg/m.py").write_text(pristine)
+    broken = {"pkg/m.py": pristine.replace("return 2", "return 3")}
+    task = _task(mutations=[{"function": "B.f", "line": 7}])
+    how, calls = locate(task, 1, [], broken)
+    assert how == "search" and calls[-1] == {"tool": "read", "path": "pkg/m.py", "start": 6, "end": 7}
+
+
 def test_calls_read_around_each_edit_then_test_and_submit(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     pristine = "".join(f"v{i} = {i}\n" for i in range(1, 41))
@@ -123,15 +159,20 @@ def test_unseen_paths_are_those_no_earlier_message_showed() -> None:
     messages = [
         said("system", "tools"),
         said("user", "pkg/m.py:3: in f"),
-        said("assistant", '{"tool": "read", "path": "pkg/m.py"}'),
+        said("assistant", '{"tool": "read", "path": "./pkg/m.py"}'),  # the same path
         said("user", "[read] ..."),
         said(
             "assistant",
             'look: {"tool": "edit", "path": "pkg/other.py", "old": "a", "new": "b"} {"tool": "read", "path": "x.py"}',
         ),
-        said("user", "Error: no file pkg/other.py"),  # the guess echoed back
+        said("user", "Error: no file pkg/other.py"),  # the guess echoed back shows nothing
         said("assistant", '{"tool": "read", "path": "pkg/other.py"}'),
         said("user", "pkg/late.py"),
         said("assistant", '{"tool": "read", "path": "pkg/late.py"}'),
+        said("user", "[read] ..."),
+        said("assistant", '{"tool": "edit", "path": "pkg/late.py", "old": "a", "new": "b"}'),  # shown before: still
+        said("user", "[edit] ..."),
+        said("assistant", '{"tool": "read", "path": "m.py"}'),  # only a part of pkg/m.py: not shown
+        said("assistant", '{"name": "read", "arguments": {"path": "y.py"}}'),  # the function-call shape too
     ]
-    assert unseen_paths(messages) == ["pkg/other.py"]  # once; only a reply's first call runs
+    assert unseen_paths(messages) == ["pkg/other.py", "pkg/other.py", "m.py", "y.py"]  # only a reply's first call runs

@@ -73,9 +73,9 @@ def test_a_call_answered_with_an_error_is_valid_but_did_nothing() -> None:
                    '{"tool": "edit", "path": "src/pkg/pkg.py", "old": "a", "new": "b"}',
                    "[edit]\n[one tool call a reply: ran the first of 2]\nError: no file src/pkg/pkg.py in the "
                    "repository\n[28 tool calls left]")  # fmt: skip
-    got = episode_use(turns, "turns")  # one guessed path, named twice: unseen once
+    got = episode_use(turns, "turns")  # a guessed path named twice: its error echo shows nothing
     assert got == {"replies": 2, "valid": 2, "tools": [], "errors": {"read": 1, "edit": 1}, "submitted": False,
-                   "path_calls": 2, "unseen": 1}  # fmt: skip
+                   "path_calls": 2, "unseen": 2}  # fmt: skip
 
 
 def test_a_last_reply_the_episode_s_end_left_unanswered_is_judged_by_its_call() -> None:
