@@ -129,7 +129,7 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=8, help="test replies a task")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--report", metavar="RESULTS", help="print the figures of a recorded result")
-    ap.add_argument("--out", default="bench/results/codet.json")
+    ap.add_argument("--out", default=str(ROOT / "bench/results/codet.json"))
     a = ap.parse_args()
     if a.report:
         print(json.dumps(report(json.loads(Path(a.report).read_text())["rows"])))

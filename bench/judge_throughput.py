@@ -211,7 +211,7 @@ def main() -> None:
     ap.add_argument("--run", type=Path, help="a finished run: its training replies' cache hit rate")
     ap.add_argument("--smoke", action="store_true", help="4 replies, a scripted judge server, nothing recorded")
     ap.add_argument("--report", metavar="RESULTS")
-    ap.add_argument("--out", default="bench/results/judge_throughput.json")
+    ap.add_argument("--out", default=str(ROOT / "bench/results/judge_throughput.json"))
     a = ap.parse_args()
     if a.report:
         print(json.dumps(report(json.loads(Path(a.report).read_text()))))

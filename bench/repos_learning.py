@@ -266,7 +266,7 @@ def main() -> None:
     )
     ap.add_argument("--smoke", action="store_true", help="tiny model, one step each, nothing recorded")
     ap.add_argument("--work", default="runs/bench_repos_learning", help="where the runs go")
-    ap.add_argument("--out", default="bench/results/repos_learning.json")
+    ap.add_argument("--out", default=str(ROOT / "bench/results/repos_learning.json"))
     ap.add_argument("--report", metavar="RESULTS", help="print a results file and stop")
     a = ap.parse_args()
     if a.report:

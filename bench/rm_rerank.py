@@ -153,7 +153,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--report", metavar="RESULTS")
-    ap.add_argument("--out", default="bench/results/rm_rerank.json")
+    ap.add_argument("--out", default=str(ROOT / "bench/results/rm_rerank.json"))
     ap.add_argument("--reuse", type=Path, metavar="DIR", help="the run and reward model an earlier --keep DIR left")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the run, its feedback and reward model in DIR")
     a = ap.parse_args()

@@ -280,7 +280,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep --out's parts and train rows of the same steps")
     ap.add_argument("--tasks", type=int, help="held-out tasks for cost and corpus (default: all)")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--out", default="bench/results/test_writing.json")
+    ap.add_argument("--out", default=str(ROOT / "bench/results/test_writing.json"))
     a = ap.parse_args()
     if a.smoke and a.keep:
         ap.error("--smoke keeps nothing: drop --keep")

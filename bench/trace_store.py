@@ -38,6 +38,8 @@ import pyarrow.parquet as pq
 
 from rlvr.trace.parquet import TraceStore
 from rlvr.trace.query import connect, query
+
+ROOT = Path(__file__).resolve().parents[1]
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, TestResult, TestStatus, Trajectory, Turn
 
 RLVR = Path(sys.executable).parent / "rlvr"
@@ -286,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-step", type=int, default=1000, help="trajectories per step (a multiple of 8)")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--store", help="where to write the store (default: a temporary folder, removed after)")
-    p.add_argument("--json", default="bench/results/trace_store.json", help="result file ('-': stdout)")
+    p.add_argument("--json", default=str(ROOT / "bench/results/trace_store.json"), help="result file ('-': stdout)")
     p.add_argument("--smoke", action="store_true", help="3 steps x 16 trajectories, once each; JSON on the last line")
     args = p.parse_args(argv)
     if args.smoke:

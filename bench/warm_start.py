@@ -114,7 +114,7 @@ def main() -> None:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--smoke", action="store_true", help="tiny model, one step of each arm, nothing recorded")
     ap.add_argument("--report", metavar="RESULTS")
-    ap.add_argument("--out", default="bench/results/warm_start.json")
+    ap.add_argument("--out", default=str(ROOT / "bench/results/warm_start.json"))
     a = ap.parse_args()
     if a.report:
         print(json.dumps(report(json.loads(Path(a.report).read_text())["rows"])))
