@@ -38,10 +38,9 @@ import pyarrow.parquet as pq
 
 from rlvr.trace.parquet import TraceStore
 from rlvr.trace.query import connect, query
-
-ROOT = Path(__file__).resolve().parents[1]
 from rlvr.types import ExecutionResult, RewardBreakdown, RunStatus, TestResult, TestStatus, Trajectory, Turn
 
+ROOT = Path(__file__).resolve().parents[1]
 RLVR = Path(sys.executable).parent / "rlvr"
 DOMAINS = [("python", 0.45), ("cpp", 0.15), ("javascript", 0.1), ("math", 0.2), ("json", 0.1)]
 CODE = {"python", "cpp", "javascript"}
