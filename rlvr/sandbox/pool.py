@@ -49,6 +49,54 @@ def server_environ(environ: Mapping[str, str]) -> dict[str, str]:
     return {**env, "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0"}
 
 
+STALE_S = 600.0
+"""A pool directory this old whose server no longer listens is left from a process that
+died without closing its pool (killed): `sweep_stale` removes it."""
+
+
+def sweep_stale(base: str | None = None, older_than_s: float = STALE_S) -> list[str]:
+    """Remove this user's `rlvr-sandbox-*` directories under `base` (the temporary
+    directory) whose server socket refuses connections and that are older than
+    `older_than_s` (a pool being started has no socket yet, and is young); the paths
+    removed. A live pool's server listens, so it is never touched."""
+    base = base or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(base) if n.startswith("rlvr-sandbox-") and n != "rlvr-sandbox-uids"]
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.geteuid():
+            continue
+        if now - st.st_mtime < older_than_s or _listening(os.path.join(path, "server.sock")):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _listening(sock_path: str) -> bool:
+    """Whether a server may still own the socket: only a refused connection (or no
+    socket at all) says none does; a busy one (a full backlog, a timeout) counts as live."""
+    if not os.path.exists(sock_path):
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(1.0)
+        try:
+            s.connect(sock_path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            return False
+        except OSError:
+            return True
+    return True
+
+
 class SandboxPool:
     """`show`: directories (beside the system and the interpreter) that this pool's jail
     shows read-only, as RLVR_SANDBOX_SHOW does: a repository's tree and environment."""
@@ -71,6 +119,9 @@ class SandboxPool:
         with self._lock:
             if self._proc is not None and self._proc.poll() is None:
                 return self
+            if self._dir:  # a server that died: its directory goes before a new one is made
+                shutil.rmtree(self._dir, ignore_errors=True)
+            sweep_stale()  # what killed processes left behind
             self._dir = tempfile.mkdtemp(prefix="rlvr-sandbox-")
             os.chmod(self._dir, 0o700)
             self._proc = subprocess.Popen(

@@ -334,3 +334,22 @@ def test_a_set_of_strings_iterates_in_one_order_in_every_fresh_sandbox() -> None
         [sys.executable, "-c", code + "print(list(WORDS))"], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True
     ).stdout.strip()
     assert orders[0] == orders[1] and str(orders[0]) == here
+
+
+def test_a_pool_whose_server_died_starts_another_and_removes_the_dead_ones_directory() -> None:
+    """A killed fork server is started again at the next run; its directory (socket,
+    template) goes with it instead of staying in the temporary directory."""
+    import os
+
+    from rlvr.sandbox.executor import Limits as RunLimits
+    from rlvr.sandbox.pool import SandboxPool
+
+    with SandboxPool(max_concurrency=1) as pool:
+        first = pool._dir
+        assert first and os.path.isdir(first) and pool._proc is not None
+        pool._proc.kill()
+        pool._proc.wait()
+        got = pool.run("print(1)", [], RunLimits())
+        assert "sandbox_error" not in got, got
+        assert pool._dir != first and not os.path.exists(first) and os.path.isdir(pool._dir or "")
+    assert pool._dir is None
