@@ -86,3 +86,35 @@ def _split_chain(line: str) -> list[str]:
         i += 1
     parts.append(cur)
     return [p.strip() for p in parts if p.strip()]
+
+
+def tool_calls(reply: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reply's calls: `{"tool": NAME, ...arguments}` objects, or where there are none,
+    the function-call shape chat templates teach (`{"name": NAME, "arguments": {...}}`,
+    arguments possibly a JSON string, inside <tool_call> tags or not), made the same."""
+    calls, problems = parse_tool_calls(reply)
+    if calls:
+        return calls, problems
+    found: list[dict[str, Any]] = []
+    shaped: list[str] = []  # problems with calls of the function shape
+    decoder = json.JSONDecoder()
+    i = reply.find("{")
+    while i >= 0:
+        try:
+            value, end = decoder.raw_decode(reply, i)
+        except json.JSONDecodeError:
+            i = reply.find("{", i + 1)
+            continue
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            args = value.get("arguments", value.get("parameters", {}))
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError:
+                    args = None
+            if isinstance(args, dict):
+                found.append({**args, "tool": value["name"]})
+            else:
+                shaped.append(f"the arguments of {value['name']!r} are not a JSON object")
+        i = reply.find("{", end)
+    return (found, shaped) if found or shaped else ([], problems)

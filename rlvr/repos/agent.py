@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.envs.base import EnvSettings, StepResult, register_env
-from rlvr.envs.toolcalls import parse_tool_calls
+from rlvr.envs.toolcalls import tool_calls
 from rlvr.repos import tools
 from rlvr.repos.mine import RepoTask
 from rlvr.repos.reference import reference_episode, unseen_paths
@@ -82,38 +82,6 @@ TOOL_SCHEMAS = [
 ]  # fmt: skip
 """The tools as function schemas, for a chat template that renders tools (the runner
 passes them); the JSON format in SYSTEM is the same calls written by hand."""
-
-
-def tool_calls(reply: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The reply's calls: `{"tool": NAME, ...arguments}` objects, or where there are none,
-    the function-call shape chat templates teach (`{"name": NAME, "arguments": {...}}`,
-    arguments possibly a JSON string, inside <tool_call> tags or not), made the same."""
-    calls, problems = parse_tool_calls(reply)
-    if calls:
-        return calls, problems
-    found: list[dict[str, Any]] = []
-    shaped: list[str] = []  # problems with calls of the function shape
-    decoder = json.JSONDecoder()
-    i = reply.find("{")
-    while i >= 0:
-        try:
-            value, end = decoder.raw_decode(reply, i)
-        except json.JSONDecodeError:
-            i = reply.find("{", i + 1)
-            continue
-        if isinstance(value, dict) and isinstance(value.get("name"), str):
-            args = value.get("arguments", value.get("parameters", {}))
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args)
-                except json.JSONDecodeError:
-                    args = None
-            if isinstance(args, dict):
-                found.append({**args, "tool": value["name"]})
-            else:
-                shaped.append(f"the arguments of {value['name']!r} are not a JSON object")
-        i = reply.find("{", end)
-    return (found, shaped) if found or shaped else ([], problems)
 
 
 @dataclass(frozen=True)

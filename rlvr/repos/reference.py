@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rlvr.envs.toolcalls import tool_calls
 from rlvr.repos.coverage import is_library_file
 from rlvr.repos.mine import RepoTask
 from rlvr.repos.store import show
@@ -174,8 +175,6 @@ def unseen_paths(messages: Sequence[dict[str, Any]]) -> list[str]:
     answer to a call naming a path does not show that path (an error echoing a guess back
     is not a look), and a path counts as shown only as a whole (`m.py` is not shown by
     `pkg/m.py`; `./m.py` is `m.py`)."""
-    from rlvr.repos.agent import tool_calls  # the environment's own reading (agent imports this module)
-
     shown: list[tuple[str, str]] = []  # (text, the path the call it answers named)
     asked = ""
     out: list[str] = []
