@@ -300,7 +300,7 @@ def run_tests(
     verdicts = {t: v for t, v in run.verdicts.items() if t not in hidden}
     if run.status != "ok":
         tail = "\n".join(line for line in run.output.splitlines()[-15:] if not any(h in line for h in hidden))
-        return f"the tests could not run ({run.error or run.status}):\n{tail}", run
+        return stable_text(f"the tests could not run ({run.error or run.status}):\n{tail}"), run
     if not verdicts:
         return "no test ran: check the test ids (path::name, as pytest names them)", run
     counts: dict[str, int] = {}
@@ -310,7 +310,18 @@ def run_tests(
     for t, v in verdicts.items():
         if v.outcome in ("failed", "error"):
             lines.append(f"{v.outcome.upper()} {t}\n{failure_excerpt(v.message)}")
-    return "\n".join(lines), run
+    return stable_text("\n".join(lines)), run
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
+def stable_text(text: str) -> str:
+    """A test run's text without what changes from one run of the same code to the next:
+    the memory addresses in object reprs (`<function f at 0x7efc16f896c0>`). The agent
+    reads it as context, so two evaluations of the same weights would otherwise diverge
+    (greedy decoding follows the text) and an episode could not be replayed."""
+    return _ADDRESS.sub(" at 0x...>", text)
 
 
 _FRAME_LINE = re.compile(r"^[\w./-]+\.py:\d+:")

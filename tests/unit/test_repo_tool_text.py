@@ -1,0 +1,22 @@
+"""What the repository agent's `run_tests` shows (rlvr.repos.tools): a failure's
+informative lines, and nothing that changes between two runs of the same code."""
+
+from __future__ import annotations
+
+from rlvr.repos.tools import failure_excerpt, stable_text
+
+# pytest's short traceback of a failure whose assertion shows a function's repr, as two
+# runs of the same test print it (xmltodict's test_streaming, seen in an evaluation)
+RUN_A = (
+    "tests/test_x.py:160: in test_streaming\n    assert cb.count == 3\n"
+    "E   assert 0 == 3\nE    +  where 0 = <function test_streaming.<locals>.cb at 0x7efc16f896c0>.count"
+)
+RUN_B = RUN_A.replace("0x7efc16f896c0", "0x7feb8d6316c0")
+
+
+def test_two_runs_of_the_same_failure_read_the_same() -> None:
+    a, b = stable_text(failure_excerpt(RUN_A)), stable_text(failure_excerpt(RUN_B))
+    assert a == b and "0x7e" not in a and "<function test_streaming.<locals>.cb at 0x...>.count" in a
+    assert a.splitlines()[0] == "tests/test_x.py:160: in test_streaming"  # the frame stays, the source line goes
+    # a hex number the test itself prints is not an address and stays
+    assert stable_text("E   assert 0x1f == 31") == "E   assert 0x1f == 31"
