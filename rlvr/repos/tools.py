@@ -313,15 +313,16 @@ def run_tests(
     return stable_text("\n".join(lines)), run
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+_ADDRESS = re.compile(r"( at 0x|\.\.\.)[0-9a-fA-F]{6,}>")
 
 
 def stable_text(text: str) -> str:
     """A test run's text without what changes from one run of the same code to the next:
-    the memory addresses in object reprs (`<function f at 0x7efc16f896c0>`). The agent
-    reads it as context, so two evaluations of the same weights would otherwise diverge
-    (greedy decoding follows the text) and an episode could not be replayed."""
-    return _ADDRESS.sub(" at 0x...>", text)
+    the memory addresses in object reprs (`<function f at 0x7efc16f896c0>`, or the tail
+    pytest leaves of one in a shortened repr, `...07d2468ba0>`). The agent reads it as
+    context, so two evaluations of the same weights would otherwise diverge (greedy
+    decoding follows the text) and an episode could not be replayed."""
+    return _ADDRESS.sub(lambda m: m.group(1) + ("..." if m.group(1) == " at 0x" else "") + ">", text)
 
 
 _FRAME_LINE = re.compile(r"^[\w./-]+\.py:\d+:")
