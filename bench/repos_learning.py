@@ -235,8 +235,8 @@ def _cpu(a: resource.struct_rusage, b: resource.struct_rusage) -> float:
 def _line(arm: str, f: dict) -> str:
     num = lambda k: f"{f[k]:.3f}" if isinstance(f.get(k), (int, float)) else "-"  # noqa: E731
     return (f"{arm:<14} solved {num('pass_at_1'):>6}  reward {num('mean_reward'):>6}  valid calls "
-            f"{num('valid_call_share'):>6}  edited {num('edited_share'):>6}  tested {num('tested_share'):>6}  "
-            f"submitted {num('submitted_share'):>6}  "
+            f"{num('valid_call_share'):>6}  read {num('read_share'):>6}  edited {num('edited_share'):>6}  "
+            f"tested {num('tested_share'):>6}  submitted {num('submitted_share'):>6}  "
             f"reads+edits of unseen paths {f.get('unseen_paths', '-')}/{f.get('path_calls', '-')}")  # fmt: skip
 
 
