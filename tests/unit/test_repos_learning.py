@@ -88,3 +88,23 @@ def test_a_last_reply_the_episode_s_end_left_unanswered_is_judged_by_its_call() 
         assert got["replies"] == 2 and got["valid"] == valid and got["tools"] == ["list"]
     cut = episode_use([*opened, {"role": "assistant", "content": '{"tool": "submit"}'}], "context")
     assert cut["valid"] == 2 and cut["submitted"] is False
+
+
+def test_the_grounded_run_reads_back_with_its_reloaded_row(capsys) -> None:  # type: ignore[no-untyped-def]
+    """bench/results/repos_learning_grounded.json (docs/repos.md's second table): the
+    base, SFT and reloaded rows, the reloaded evaluation agreeing with the in-process one
+    on every share, and the figures the docs quote."""
+    import json
+    from pathlib import Path
+
+    from repos_learning import report
+
+    saved = json.loads((Path(__file__).parents[2] / "bench/results/repos_learning_grounded.json").read_text())
+    arms = saved["arms"]
+    assert set(arms) == {"base", "sft", "sft (reloaded)"} and saved["rl_steps"] == 0
+    shares = ("valid_call_share", "read_share", "edited_share", "tested_share", "submitted_share")
+    assert all(arms["sft"][k] == arms["sft (reloaded)"][k] for k in shares)
+    assert arms["sft"]["read_share"] == 6 / 16 and arms["sft"]["edited_share"] == 1 / 16
+    assert (arms["sft"]["unseen_paths"], arms["sft"]["path_calls"]) == (12, 62)
+    report(saved)
+    assert "sft (reloaded)" in capsys.readouterr().out
