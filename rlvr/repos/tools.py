@@ -309,20 +309,25 @@ def run_tests(
     lines = [", ".join(f"{n} {k}" for k, n in sorted(counts.items()))]
     for t, v in verdicts.items():
         if v.outcome in ("failed", "error"):
-            lines.append(f"{v.outcome.upper()} {t}\n{failure_excerpt(v.message)}")
-    return stable_text("\n".join(lines)), run
+            lines.append(f"{v.outcome.upper()} {t}\n{failure_excerpt(stable_text(v.message))}")
+    return "\n".join(lines), run
 
 
-_ADDRESS = re.compile(r"( at 0x|\.\.\.)[0-9a-fA-F]{6,}>")
+_ADDRESS = re.compile(
+    r"(?P<hex>(?:\bat|\bthread|\bid=) ?0x)[0-9a-fA-F]{6,16}\b"  # <f at 0x7efc16f896c0>, Current thread 0x00007f...
+    r"|(?P<dec>\bid=')\d{6,}(?=')"  # <MagicMock id='140234567890123'>
+    r"|(?P<tail>\.\.\.)(?=[0-9a-f]{0,15}\d)[0-9a-f]{6,16}(?=>)"  # pytest's shortened repr: ...07d2468ba0>
+    r"|(?P<took>\bin )\d+\.\d+s\b"  # a run's duration: 1 failed in 0.12s
+)
 
 
 def stable_text(text: str) -> str:
     """A test run's text without what changes from one run of the same code to the next:
-    the memory addresses in object reprs (`<function f at 0x7efc16f896c0>`, or the tail
-    pytest leaves of one in a shortened repr, `...07d2468ba0>`). The agent reads it as
-    context, so two evaluations of the same weights would otherwise diverge (greedy
-    decoding follows the text) and an episode could not be replayed."""
-    return _ADDRESS.sub(lambda m: m.group(1) + ("..." if m.group(1) == " at 0x" else "") + ">", text)
+    the memory addresses and ids in object reprs, the address tail pytest leaves in a
+    shortened repr, and the run's duration. The agent reads it as context, so two
+    evaluations of the same weights would otherwise diverge (greedy decoding follows the
+    text) and an episode could not be replayed."""
+    return _ADDRESS.sub(lambda m: m["tail"] or (m["hex"] or m["dec"] or m["took"] or "") + "...", text)
 
 
 _FRAME_LINE = re.compile(r"^[\w./-]+\.py:\d+:")

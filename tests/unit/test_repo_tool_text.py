@@ -24,3 +24,19 @@ def test_two_runs_of_the_same_failure_read_the_same() -> None:
     assert stable_text(shortened).endswith("{'b': ...>}\"}")
     # a hex number the test itself prints is not an address and stays
     assert stable_text("E   assert 0x1f == 31") == "E   assert 0x1f == 31"
+
+
+def test_ids_threads_durations_and_long_lines_read_the_same_in_every_run() -> None:
+    """Addresses are dropped before a line is cut at 240 characters (a cut inside one
+    would leave its head); a mock's decimal id, a thread's address and the run's duration
+    go too; a string that only ends like an address tail (no digit) stays."""
+    long_a = "E   assert " + "x" * 210 + " == <f at 0x7efc16f896c0>"  # the cut at 240 falls in the address
+    long_b = long_a.replace("0x7efc16f896c0", "0x7feb8d6316c0")
+    assert failure_excerpt(stable_text(long_a)) == failure_excerpt(stable_text(long_b))
+    assert failure_excerpt(long_a) != failure_excerpt(long_b)  # cut first, the heads differ
+    assert stable_text("<MagicMock name='m' id='140234567890123'>") == "<MagicMock name='m' id='...'>"
+    assert stable_text("Current thread 0x00007f3a2b1c4740 (most recent call first)") == (
+        "Current thread 0x... (most recent call first)"
+    )
+    assert stable_text("1 failed, 3 passed in 0.12s") == "1 failed, 3 passed in ..."
+    assert stable_text("E   assert 'abc...facade>' == 'x'") == "E   assert 'abc...facade>' == 'x'"
