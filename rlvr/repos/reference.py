@@ -54,7 +54,8 @@ AROUND = 12
 """Lines shown on each side of the frame (or definition) the episode located the bug by."""
 PROMPT_LINES, RUN_LINES = 6, 12
 """The failure excerpt's length in a tier-0 prompt and in `run_tests`' answer (rlvr.repos.agent, tools)."""
-_FRAME = re.compile(r"^([\w./-]+\.py):(\d+):", re.MULTILINE)
+FRAME = re.compile(r"^([\w./-]+\.py):(\d+):", re.MULTILINE)
+"""A traceback frame or search hit: `path.py:LINE:` (path, line)."""
 
 
 def line_edits(broken: str, pristine: str) -> list[tuple[int, int, str, str]]:
@@ -88,7 +89,7 @@ def deepest_frame(messages: Sequence[str], files: Sequence[str], lines: int) -> 
     """(path, line) of the innermost traceback frame in one of `files` that the failure
     excerpts of `messages` show (`lines` long, as the agent sees them); None without one."""
     for message in messages:
-        frames = [(f, int(n)) for f, n in _FRAME.findall(failure_excerpt(message, lines)) if is_library_file(f)]
+        frames = [(f, int(n)) for f, n in FRAME.findall(failure_excerpt(message, lines)) if is_library_file(f)]
         if frames and frames[-1][0] in files:
             return frames[-1]
     return None

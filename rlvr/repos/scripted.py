@@ -22,10 +22,9 @@ from rlvr.envs.base import EnvSettings, StepResult
 from rlvr.repos.agent import RepoAgentEnv
 from rlvr.repos.coverage import is_library_file
 from rlvr.repos.mine import RepoTask
+from rlvr.repos.reference import FRAME
 from rlvr.tasks.mutate import Mutation
 from rlvr.types import Task
-
-_FRAME = re.compile(r"^([\w./-]+\.py):(\d+):", re.MULTILINE)
 
 
 @dataclass
@@ -79,7 +78,7 @@ async def solve(task: Task, settings: EnvSettings | None = None) -> ScriptedEpis
     if step.done:
         return finish(step, "")
     text = step.messages[0]["content"]
-    frames = [(f, int(n)) for f, n in _FRAME.findall(text) if is_library_file(f)]
+    frames = [(f, int(n)) for f, n in FRAME.findall(text) if is_library_file(f)]
     located = ""
     if frames and frames[-1][0] == rt.file:
         located = "traceback"
@@ -89,7 +88,7 @@ async def solve(task: Task, settings: EnvSettings | None = None) -> ScriptedEpis
         step = await call(tool="search", pattern=rf"def {re.escape(function)}\b" if function else "def ", path=".")
         if step.done:
             return finish(step, "")
-        hits = [(f, int(n)) for f, n in _FRAME.findall(step.messages[0]["content"]) if f == rt.file]
+        hits = [(f, int(n)) for f, n in FRAME.findall(step.messages[0]["content"]) if f == rt.file]
         if not hits:
             return finish(await call(tool="submit"), "")
         located, line = "search", hits[0][1]
