@@ -11,11 +11,13 @@ only, in the conversation a run opens with. Nothing is hand-labelled.
     1. rlvr rm train on that feedback (the embedded model's backbone); rlvr rm check on it
     2. per seed, four arms of the quickstart (rlvr train, the same steps and prompt):
          verifiable    reward.terms: [completion]
-         learned       + {name: learned, weight: W, gate: all_tests_pass} (the reward model of
-                       step 1; style among correct answers only, as docs/feedback.md advises)
+         learned       + {name: learned, weight: W, gate: G} (the reward model of step 1; G is
+                       all_tests_pass by default: style among correct answers only, as
+                       docs/feedback.md advises; --gate tie_break: only in a group whose
+                       verifiable rewards all tie; W: --weight, 0.5 by default)
          learned_open  + {name: learned, weight: W}: no gate, so it also orders the replies of
                        groups where every reply fails (what the audit of step 1 warns about)
-         judge         + {name: judge, weight: W, gate: all_tests_pass}, a scripted judge server
+         judge         + {name: judge, weight: W, gate: G}, a scripted judge server
                        applying the rule (a 135M judge is near random: the judge arm shows the
                        term's plumbing and gain with a judge that knows the rule)
     3. on the held-out tasks (greedy, before and after): pass@1, and the docstring rate
@@ -62,6 +64,7 @@ from docstring_feedback import bundled_python, chat_examples, has_docstring, rec
 SYSTEM = "You are an expert Python programmer. Answer with code only. Start each function with a one-line docstring."
 WEIGHT = 0.5
 ARMS = ("verifiable", "learned", "learned_open", "judge")
+GATES = ("all_tests_pass", "tie_break")
 RM_KEYS = ["rm.split_by=family", "rm.held_out=0.1", "rm.batch_size=8", "rm.micro_batch_size=8", "rm.lr=2e-5",
            "rm.epochs=1"]  # fmt: skip
 SMOKE = ["model.name_or_path=tiny-random", "generation.max_new_tokens=8", "eval.num_tasks=2", "train.steps=1",
@@ -160,12 +163,14 @@ def run_arm(
     smoke: bool,
     tokens: int | None = None,
     start: str | None = None,
+    weight: float = WEIGHT,
+    gate: str = "all_tests_pass",
 ) -> dict:
     name = f"{arm}-{seed}"
-    gated = f"weight: {WEIGHT}, gate: all_tests_pass"
+    gated = f"weight: {weight}, gate: {gate}"
     terms = {"verifiable": "[{name: completion}]",
              "learned": f"[{{name: completion}}, {{name: learned, {gated}}}]",
-             "learned_open": f"[{{name: completion}}, {{name: learned, weight: {WEIGHT}}}]",
+             "learned_open": f"[{{name: completion}}, {{name: learned, weight: {weight}}}]",
              "judge": f"[{{name: completion}}, {{name: judge, {gated}}}]"}[arm]  # fmt: skip
     model = [f"reward.learned.model={rm}"]
     extra = {"verifiable": [], "learned": model, "learned_open": model,
@@ -236,6 +241,12 @@ def main() -> None:
     ap.add_argument(
         "--max-new-tokens", type=int, metavar="N", help="every arm's generation budget (default: the quickstart's)"
     )
+    ap.add_argument("--weight", type=float, default=WEIGHT, help=f"the learned/judge term's weight (default {WEIGHT})")
+    ap.add_argument(
+        "--gate", choices=GATES, default=GATES[0],
+        help="the learned and judge arms' gate: all_tests_pass (style among correct replies) or tie_break (style only "
+        "in a group whose verifiable rewards are all equal)",
+    )  # fmt: skip
     ap.add_argument(
         "--feedback", nargs="+", default=[], metavar="SOURCE",
         help="more feedback for the reward model beside the rule's (a store or .jsonl: e.g. a run's own groups, "
@@ -292,8 +303,9 @@ def main() -> None:
 
         # the generation budget the arms ran with: the flag, else the quickstart's own
         quick = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())["generation"]["max_new_tokens"]
-        saved = {"machine": machine, "system": SYSTEM, "weight": WEIGHT, "max_new_tokens": a.max_new_tokens or quick,
-                 "complete": complete, "reward_model": rm, "warm_start": warm, "rows": rows,
+        saved = {"machine": machine, "system": SYSTEM, "weight": a.weight, "gate": a.gate,
+                 "max_new_tokens": a.max_new_tokens or quick, "complete": complete, "reward_model": rm,
+                 "warm_start": warm, "rows": rows,
                  "figures": report(rows, None, quiet=True, warm=warm) if rows else {}}  # fmt: skip
         Path(a.out).write_text(json.dumps(saved, indent=2))
 
@@ -329,7 +341,7 @@ def main() -> None:
         for seed in a.seeds:
             for arm in a.arms:
                 rows.append(run_arm(arm, seed, out, out / "rm" / "reward_model", url, a.smoke, a.max_new_tokens,
-                                    warm["model"] if warm else None))  # fmt: skip
+                                    warm["model"] if warm else None, a.weight, a.gate))  # fmt: skip
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 save(rm, False)
     figures = report(rows, rm, warm=warm)
