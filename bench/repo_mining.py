@@ -7,8 +7,12 @@ Baseline, same run: the same candidate mutants validated without the coverage ma
 whole suite run for each, as a miner that does not know which tests reach a line must):
 its CPU per validated task and whether it keeps the same tasks.
 
+Harder tasks: pairs of a module's kept single-site mutations combined in one mutant
+(rlvr.repos.mine.mine_combined, order 2), validated and oracle-checked the same way.
+
     python bench/repo_mining.py                          # toolz==1.2.0
     python bench/repo_mining.py --repo isodate==0.7.2 --repo ./myproject --per-file 10
+    python bench/repo_mining.py --shipped --cache /tmp/cold   # the 9 projects of bundled:repos, built cold
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-from rlvr.repos import RepoError, add
+from rlvr.repos import Repo, RepoError, add
+from rlvr.repos.bundle import PROJECTS, Project, add_project
 from rlvr.repos.coverage import coverage_map
-from rlvr.repos.mine import mine, mutant_limits
+from rlvr.repos.mine import Mined, mine, mine_combined, mutant_limits
 from rlvr.repos.reward import oracle_check
 from rlvr.repos.suite import BaselineError, ensure_baseline, repo_pool, run_suite
 
@@ -34,12 +39,32 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def bench_repo(source: str, per_file: int, unguided: int, seed: int, cache: Path | None) -> dict:
+def _mining(mined: Mined) -> dict:  # type: ignore[type-arg]
+    kept = len(mined.tasks)
+    return {
+        **mined.summary(),
+        "yield": kept / max(1, mined.candidates()),
+        "yield_of_run": kept / max(1, len(mined.run_s)),
+        "tasks_per_cpu_hour": kept / max(1e-9, mined.cpu_s) * 3600,
+        "verdict_s_p50": statistics.median(mined.run_s) if mined.run_s else 0.0,
+        "verdict_s_p95": pct(mined.run_s, 0.95),
+    }
+
+
+def bench_repo(
+    source: str | Project, per_file: int, unguided: int, seed: int, cache: Path | None, order2: int = 2
+) -> dict:  # type: ignore[type-arg]
+    """One repository's figures; a Project (one of the shipped set) is added with its
+    override and checked against the shipped lock."""
+
+    def _add() -> Repo:
+        return add_project(source, cache) if isinstance(source, Project) else add(source, cache)
+
     t0 = time.perf_counter()
-    repo = add(source, cache)
+    repo = _add()
     add_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    again = add(source, cache)
+    again = _add()
     cached_s = time.perf_counter() - t0
     with repo_pool([repo], 2) as pool:
         t0 = time.perf_counter()
@@ -52,6 +77,9 @@ def bench_repo(source: str, per_file: int, unguided: int, seed: int, cache: Path
         t0 = time.perf_counter()
         checks = [oracle_check(repo, t, base, pool) for t in mined.tasks]
         oracle_s = time.perf_counter() - t0
+        passed = [t for t, c in zip(mined.tasks, checks, strict=True) if c.ok]
+        harder = mine_combined(repo, pool, base, cov, passed, order=2, per_file=order2, seed=seed) if order2 else None
+        harder_checks = [oracle_check(repo, t, base, pool) for t in harder.tasks] if harder else []
         # the baseline miner: the same first `unguided` candidates, the whole suite for each
         cap = max(1, int(0.2 * len(base.passing)))
         u_cpu, g_cpu, u_kept, agree = 0.0, 0.0, 0, 0
@@ -64,9 +92,8 @@ def bench_repo(source: str, per_file: int, unguided: int, seed: int, cache: Path
             g_cpu += c.cpu_s
             u_kept += kept
             agree += kept == (c.outcome == "kept")
-    kept = len(mined.tasks)
     return {
-        "source": source,
+        "source": source.source if isinstance(source, Project) else source,
         "env": {
             "cold_s": add_s,
             "cached_s": cached_s,
@@ -88,13 +115,11 @@ def bench_repo(source: str, per_file: int, unguided: int, seed: int, cache: Path
         },
         "coverage_s": coverage_s,
         "covered_modules": len(cov.source_files()),
-        "mining": {
-            **mined.summary(),
-            "yield": kept / max(1, mined.candidates()),
-            "yield_of_run": kept / max(1, len(mined.run_s)),
-            "tasks_per_cpu_hour": kept / max(1e-9, mined.cpu_s) * 3600,
-            "verdict_s_p50": statistics.median(mined.run_s) if mined.run_s else 0.0,
-            "verdict_s_p95": pct(mined.run_s, 0.95),
+        "mining": _mining(mined),
+        "order2": {
+            **(_mining(harder) if harder else {}),
+            "oracle_checked": len(harder_checks),
+            "oracle_passed": sum(c.ok for c in harder_checks),
         },
         "oracle": {
             "checked": len(checks),
@@ -115,23 +140,30 @@ def bench_repo(source: str, per_file: int, unguided: int, seed: int, cache: Path
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repo", action="append", help="a SOURCE for rlvr repos add (repeatable; default toolz==1.2.0)")
+    ap.add_argument("--shipped", action="store_true", help="the projects of bundled:repos, with their overrides")
+    ap.add_argument("--order2", type=int, default=2, help="order-2 mutants combined per module (0: none; default 2)")
     ap.add_argument("--per-file", type=int, default=8, help="candidate mutants drawn per module (default 8)")
     ap.add_argument("--unguided", type=int, default=12, help="candidates validated again by the whole suite")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", type=Path, help="the repository cache (default: rlvr's)")
     ap.add_argument("--out", type=Path, default=Path("bench/results/repo_mining.json"))
     args = ap.parse_args(argv)
-    results = []
-    for source in args.repo or ["toolz==1.2.0"]:
+    if args.shipped and args.repo:
+        ap.error("--shipped benches the shipped projects: give it or --repo, not both")
+    sources: list[str | Project] = list(PROJECTS) if args.shipped else list(args.repo or ["toolz==1.2.0"])
+    results: list[dict] = []  # type: ignore[type-arg]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    for source in sources:
         try:
-            r = bench_repo(source, args.per_file, args.unguided, args.seed, args.cache)
+            r = bench_repo(source, args.per_file, args.unguided, args.seed, args.cache, args.order2)
         except (RepoError, BaselineError) as e:
             print(f"repo_mining: {source}: {e}", file=sys.stderr)
             return 2
         results.append(r)
         _print(r)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": _machine(), "repos": results}, indent=1) + "\n")
+        # after every repository: a long run stopped early keeps what it measured
+        done = {"machine": _machine(), "complete": len(results) == len(sources), "repos": results}
+        args.out.write_text(json.dumps(done, indent=1) + "\n")
     print(f"wrote {args.out}")
     print(json.dumps({"repos": [_headline(r) for r in results]}))
     return 0
@@ -156,6 +188,13 @@ def _print(r: dict) -> None:  # type: ignore[type-arg]
     for op, c in m["per_operator"].items():
         print(f"    {op:17s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     print(f"  oracle check: {o['passed']} of {o['checked']} passed")
+    h = r["order2"]
+    if h.get("candidates"):
+        print(
+            f"  order 2: {h['kept']} kept of {h['candidates']} combined candidates ({h['yield']:.0%}), "
+            f"{h['tasks_per_cpu_hour']:.0f} tasks per CPU-hour; oracle check {h['oracle_passed']} of "
+            f"{h['oracle_checked']} passed"
+        )
     for task, why in o["failures"].items():
         print(f"    failed: {task}: {why}")
     if u["mutants"]:
@@ -174,6 +213,8 @@ def _headline(r: dict) -> dict:  # type: ignore[type-arg]
         "kept": m["kept"],
         "oracle_passed": o["passed"],
         "oracle_checked": o["checked"],
+        "order2_kept": r["order2"].get("kept", 0),
+        "order2_oracle_passed": r["order2"]["oracle_passed"],
         "tasks_per_cpu_hour": m["tasks_per_cpu_hour"],
         "unguided_mutants": u["mutants"],
         "unguided_cpu_s": u["cpu_s"],

@@ -67,7 +67,8 @@ PROJECTS = (
 )
 
 
-def _add(p: Project, cache: Path | None, lock: Path) -> Repo:
+def add_project(p: Project, cache: Path | None = None, lock: Path = LOCK) -> Repo:
+    """`rlvr repos add` for one project of the set, with its override, checked against `lock`."""
     if not p.override:
         return add(p.source, cache, None, lock)
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,7 +82,7 @@ def add_bundled(cache: Path | None = None, progress: Callable[[str], None] | Non
     with its suite's baseline."""
     out = []
     for p in PROJECTS:
-        repo = _add(p, cache, LOCK)
+        repo = add_project(p, cache, LOCK)
         ensure_baseline(repo)
         out.append(repo)
         if progress is not None:
@@ -110,7 +111,7 @@ def build(
     tasks: list[Task] = []
     projects = []
     for p in PROJECTS:
-        repo = _add(p, cache, lock)
+        repo = add_project(p, cache, lock)
         with repo_pool([repo], 2) as pool:
             base, _ = ensure_baseline(repo, pool)
             cov = coverage_map(repo, pool, base)

@@ -10,6 +10,7 @@ recorded, over what its measuring code writes on the CPU."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -263,7 +264,11 @@ def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_ba
     assert r["passing"] == 2 and 1 <= r["kept"] <= r["candidates"] <= 4
     assert r["oracle_passed"] == r["oracle_checked"] == r["kept"]
     assert r["unguided_mutants"] == 2 and r["unguided_cpu_s"] > 0
-    assert json.loads(out.read_text())["repos"][0]["mining"]["verdict_s_p50"] > 0
+    full = json.loads(out.read_text())
+    assert full["complete"] and full["repos"][0]["mining"]["verdict_s_p50"] > 0
+    harder = full["repos"][0]["order2"]  # pairs of the kept tasks, each combined mutant checked like a single one
+    assert harder["candidates"] <= math.comb(r["kept"], 2) and harder["oracle_checked"] == harder["kept"]
+    assert harder["oracle_passed"] == harder["kept"] == r["order2_kept"]
     done = run_bench("bench/repo_mining.py", "--repo", str(tmp_path / "missing"), *args, ok=False)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "missing" in done.stderr
 
