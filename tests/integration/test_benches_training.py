@@ -318,6 +318,29 @@ def test_feedback_demo_reads_the_judge_arm_from_the_same_warm_start() -> None:
     assert all(r["doc_before"] == 0.0 and r["doc_after"] == 1.0 for r in saved["rows"])
 
 
+def test_feedback_demo_reads_the_128_token_run_and_its_changes_agree_with_it() -> None:
+    """bench/results/feedback_demo_warm55_128.json (both arms, seeds 0-2, the same warm
+    start with a 128-token budget) and its eval_changes file: every run's solved count is
+    its pass@1, and the learned arm's losses are the ones the docs name (swap_case)."""
+    saved = json.loads((RESULTS / "feedback_demo_warm55_128.json").read_text())
+    assert saved["complete"] is True and saved["max_new_tokens"] == 128 and saved["gate"] == "all_tests_pass"
+    assert sorted((r["arm"], r["seed"]) for r in saved["rows"]) == [
+        (a, s) for a in ("learned", "verifiable") for s in (0, 1, 2)
+    ]
+    figures = last_json(
+        run_bench("bench/feedback_demo.py", "--report", "bench/results/feedback_demo_warm55_128.json").stdout
+    )
+    assert figures == saved["figures"] and figures["warm_start/documented"] == 143
+    changes = {
+        Path(c["run"]).name: c for c in json.loads((RESULTS / "feedback_demo_warm55_128_changes.json").read_text())
+    }
+    for r in saved["rows"]:
+        c = changes[f"{r['arm']}-{r['seed']}"]
+        assert c["solved_after"] == round(r["pass_after"] * c["tasks"]) and c["length_cut_after"] == 0
+    lost = {k: sorted(c["lost"]) for k, c in changes.items() if k.startswith("learned")}
+    assert lost == {"learned-0": ["py/swap_case"], "learned-1": [], "learned-2": ["py/swap_case"]}
+
+
 def test_eval_changes_reads_a_runs_evaluations_before_and_after(tmp_path: Path) -> None:
     """bench/eval_changes.py on a tiny run with both evaluations: the counts it reports are
     the run's own (summary.json), and a directory without traces is one line, exit 2."""
