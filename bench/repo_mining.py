@@ -157,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             r = bench_repo(source, args.per_file, args.unguided, args.seed, args.cache, args.order2)
         except (RepoError, BaselineError) as e:
-            print(f"repo_mining: {source}: {e}", file=sys.stderr)
+            name = source.source if isinstance(source, Project) else source
+            print(f"repo_mining: {name}: {e}", file=sys.stderr)
             return 2
         results.append(r)
         _print(r)
@@ -189,7 +190,9 @@ def _print(r: dict) -> None:  # type: ignore[type-arg]
         print(f"    {op:17s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     print(f"  oracle check: {o['passed']} of {o['checked']} passed")
     h = r["order2"]
-    if h.get("candidates"):
+    if "candidates" in h and not h["candidates"]:
+        print("  order 2: no pair of kept tasks combined (a module needs two whose sites do not overlap)")
+    elif h.get("candidates"):
         print(
             f"  order 2: {h['kept']} kept of {h['candidates']} combined candidates ({h['yield']:.0%}), "
             f"{h['tasks_per_cpu_hour']:.0f} tasks per CPU-hour; oracle check {h['oracle_passed']} of "

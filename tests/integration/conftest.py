@@ -91,11 +91,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def toolz_repo(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from rlvr.repos.bundle import LOCK, PROJECTS, _add
+    from rlvr.repos.bundle import LOCK, PROJECTS, add_project
     from rlvr.repos.suite import ensure_baseline
 
     cache = tmp_path_factory.mktemp("bundle-cache")
     project = next(p for p in PROJECTS if p.source == "toolz==1.2.0")
-    repo = _add(project, cache, LOCK)
+    repo = add_project(project, cache, LOCK)
     ensure_baseline(repo)  # its suite's three runs, as rlvr repos add --bundled leaves it
     return cache, repo

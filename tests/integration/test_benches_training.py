@@ -337,8 +337,12 @@ def test_feedback_demo_reads_the_128_token_run_and_its_changes_agree_with_it() -
     for r in saved["rows"]:
         c = changes[f"{r['arm']}-{r['seed']}"]
         assert c["solved_after"] == round(r["pass_after"] * c["tasks"]) and c["length_cut_after"] == 0
+        assert c["solved_before"] == round(r["pass_before"] * c["tasks"]) == 54
     lost = {k: sorted(c["lost"]) for k, c in changes.items() if k.startswith("learned")}
     assert lost == {"learned-0": ["py/swap_case"], "learned-1": [], "learned-2": ["py/swap_case"]}
+    assert not any(c["won"] for k, c in changes.items() if k.startswith("learned"))
+    assert sorted(changes["verifiable-1"]["lost"]) == ["py/floor_div_2", "py/is_multiple_of_11"]
+    assert sorted(changes["verifiable-1"]["won"]) == ["py/last_3_chars"]
 
 
 def test_eval_changes_reads_a_runs_evaluations_before_and_after(tmp_path: Path) -> None:
