@@ -274,6 +274,25 @@ def test_repo_mining_smoke_mines_a_fixture_repository_with_its_baseline_and_a_ba
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "missing" in done.stderr
 
 
+def test_repo_mining_results_cover_every_shipped_project_with_the_figures_the_docs_quote() -> None:
+    """bench/results/repo_mining.json (--shipped): the nine projects of bundled:repos in
+    order, complete, and the totals docs/repos.md and the README quote."""
+    from rlvr.repos.bundle import PROJECTS
+
+    saved = json.loads((ROOT / "bench/results/repo_mining.json").read_text())
+    assert saved["complete"] and [r["source"] for r in saved["repos"]] == [p.source for p in PROJECTS]
+    total = {k: sum(r["mining"][k] for r in saved["repos"]) for k in ("candidates", "kept", "cpu_s")}
+    assert (total["kept"], total["candidates"]) == (164, 235) and round(
+        total["kept"] / total["cpu_s"] * 3600, -1
+    ) == 3950
+    oracle = [sum(r["oracle"][k] for r in saved["repos"]) for k in ("passed", "checked")]
+    harder = [sum(r["order2"][k] for r in saved["repos"]) for k in ("kept", "candidates", "oracle_passed")]
+    assert oracle == [160, 164] and harder == [83, 84, 83]
+    for r in saved["repos"]:  # every oracle failure is named with its reason, and only failures are
+        assert len(r["oracle"]["failures"]) == r["oracle"]["checked"] - r["oracle"]["passed"]
+        assert r["env"]["second_add_cached"] and r["env"]["cached_s"] < 0.05
+
+
 def test_repo_agent_smoke_solves_a_fixture_repository_through_the_tools(tmp_path: Path) -> None:
     """README's agent figures (bench/results/repo_agent.json): the scripted policy's solve
     rate beside the submit-at-once baseline, tool and verdict seconds, on a fixture."""
