@@ -345,6 +345,22 @@ def test_feedback_demo_reads_the_128_token_run_and_its_changes_agree_with_it() -
     assert sorted(changes["verifiable-1"]["won"]) == ["py/last_3_chars"]
 
 
+def test_feedback_demo_reads_the_tie_break_gate_run() -> None:
+    """bench/results/feedback_demo_warm55_128_tie.json: the learned arm gated tie_break,
+    seeds 0-2, 128 tokens; each seed lost swap_case and nothing else, as the docs say."""
+    saved = json.loads((RESULTS / "feedback_demo_warm55_128_tie.json").read_text())
+    assert saved["complete"] and (saved["gate"], saved["max_new_tokens"], saved["weight"]) == ("tie_break", 128, 0.5)
+    figures = last_json(
+        run_bench("bench/feedback_demo.py", "--report", "bench/results/feedback_demo_warm55_128_tie.json").stdout
+    )
+    assert figures == saved["figures"] and figures["learned/from_warm_start"]
+    assert [(r["seed"], r["pass_after"], r["doc_after"]) for r in saved["rows"]] == [
+        (s, 53 / 60, 1.0) for s in (0, 1, 2)
+    ]
+    changes = json.loads((RESULTS / "feedback_demo_warm55_128_tie_changes.json").read_text())
+    assert [(sorted(c["lost"]), sorted(c["won"])) for c in changes] == [(["py/swap_case"], [])] * 3
+
+
 def test_eval_changes_reads_a_runs_evaluations_before_and_after(tmp_path: Path) -> None:
     """bench/eval_changes.py on a tiny run with both evaluations: the counts it reports are
     the run's own (summary.json), and a directory without traces is one line, exit 2."""
