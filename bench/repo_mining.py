@@ -39,6 +39,10 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+def _name(source: str | Project) -> str:
+    return source.source if isinstance(source, Project) else source
+
+
 def _mining(mined: Mined) -> dict:  # type: ignore[type-arg]
     kept = len(mined.tasks)
     return {
@@ -93,7 +97,7 @@ def bench_repo(
             u_kept += kept
             agree += kept == (c.outcome == "kept")
     return {
-        "source": source.source if isinstance(source, Project) else source,
+        "source": _name(source),
         "env": {
             "cold_s": add_s,
             "cached_s": cached_s,
@@ -157,8 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             r = bench_repo(source, args.per_file, args.unguided, args.seed, args.cache, args.order2)
         except (RepoError, BaselineError) as e:
-            name = source.source if isinstance(source, Project) else source
-            print(f"repo_mining: {name}: {e}", file=sys.stderr)
+            print(f"repo_mining: {_name(source)}: {e}", file=sys.stderr)
             return 2
         results.append(r)
         _print(r)
@@ -190,7 +193,7 @@ def _print(r: dict) -> None:  # type: ignore[type-arg]
         print(f"    {op:17s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     print(f"  oracle check: {o['passed']} of {o['checked']} passed")
     h = r["order2"]
-    if "candidates" in h and not h["candidates"]:
+    if h.get("candidates") == 0:  # absent: --order2 0
         print("  order 2: no pair of kept tasks combined (a module needs two whose sites do not overlap)")
     elif h.get("candidates"):
         print(
