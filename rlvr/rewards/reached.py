@@ -106,7 +106,8 @@ def reached_tests(
     float_tolerance: str,
     cache: bool = True,
 ) -> list[str]:
-    """One assert per ladder: the largest rung the reference answers, with its value
+    """One assert per ladder: the largest rung the reference answers (its drawn rung past
+    the fixed ones where it answers that too), with its value
     (`exact_value` says which values a test can compare with ==; a finite float is
     compared within `float_tolerance`); none for a ladder whose first rung is already past
     the reference's reach. `cache`: keep the walks for later steps (the sandbox's
@@ -115,17 +116,39 @@ def reached_tests(
     found = ladders(examples, rng, nonneg, exact, fixed)
     if not found:
         return []
-    exprs = [f"_rlvr_walk([{', '.join(f'lambda: {entry}({r})' for r in rungs)}], {REACH_STEPS})" for _, rungs in found]
+    program = walk_program(task)
+    best = _best(program, entry, [lad.rungs for lad in found], observe, cache)
+    # a ladder whose top fixed rung was answered walks its drawn rung past it, alone: the
+    # fixed walks stay cached across steps, and the drawn one (new each step: never
+    # cached, where it would only push out walks that come again) costs only where it counts
+    past = [i for i, (lad, b) in enumerate(zip(found, best, strict=True)) if lad.beyond and b and b[0] == lad.rungs[-1]]
+    if past:
+        further = _best(program, entry, [[str(found[i].beyond)] for i in past], observe, cache=False)
+        for i, got in zip(past, further, strict=True):
+            best[i] = got or best[i]
     tests = []
-    for (_, rungs), (ok, got) in zip(found, _walked(walk_program(task), exprs, observe, cache), strict=True):
-        if not (ok and isinstance(got, list) and len(got) == 2 and type(got[0]) is int and 0 <= got[0] < len(rungs)):
+    for got in best:
+        if not got:
             continue
-        call, value = f"{entry}({rungs[got[0]]})", got[1]
+        call, value = f"{entry}({got[0]})", got[1]
         if exact_value(value):
             tests.append(f"assert {call} == {value!r}")
         elif type(value) is float and math.isfinite(value):
             tests.append(f"assert math.isclose({call}, {value!r}, {float_tolerance})")
     return list(dict.fromkeys(tests))
+
+
+def _best(
+    program: str, entry: str, walks: list[list[str]], observe: Observer, cache: bool
+) -> list[tuple[str, Any] | None]:
+    """For each walk (rungs ascending): the largest rung the reference answers and its
+    value, or None where it answers none."""
+    exprs = [f"_rlvr_walk([{', '.join(f'lambda: {entry}({r})' for r in rungs)}], {REACH_STEPS})" for rungs in walks]
+    out: list[tuple[str, Any] | None] = []
+    for rungs, (ok, got) in zip(walks, _walked(program, exprs, observe, cache), strict=True):
+        answered = ok and isinstance(got, list) and len(got) == 2 and type(got[0]) is int and 0 <= got[0] < len(rungs)
+        out.append((rungs[got[0]], got[1]) if answered else None)
+    return out
 
 
 def _walked(program: str, exprs: list[str], observe: Observer, cache: bool = True) -> list[tuple[bool, Any]]:

@@ -71,6 +71,15 @@ def prime_above(k: int) -> int:
     return k
 
 
+def round_prime_squares(rng: random.Random) -> list[int]:
+    """Squares of the first prime past each power of ten from 10**2 to 10**7, and past a
+    power of two drawn from 2**5 to 2**25 (all within float exactness): a trial division
+    by a table of primes below a round bound (1,000; 1,024), then a shortcut that calls
+    anything below the table's square prime, is wrong first on exactly these (blind set
+    7: 1,009**2 past a table to 1,000), and a square with a random root lands there by luck."""
+    return [prime_above(10**e) ** 2 for e in range(2, 8)] + [prime_above(2 ** rng.randint(5, 25)) ** 2]
+
+
 def pseudoprimes(rng: random.Random, exact: bool) -> list[int]:
     """Composites that a Fermat test or a Miller-Rabin test with fixed bases calls prime:
     a Carmichael number; 3215031751, which fools the first four bases and still yields

@@ -25,6 +25,15 @@ The ways of growing (each ladder grows one example's arguments of one kind):
   no where the answer is yes), and `bits_edge`, 2**bits - 1 or + 1 (all ones, or a lone
   top bit and a one: where a fixed-width mask or carry gives way).
 
+Past the fixed rungs, `repeat` and the `bits` ladders each get one rung more, `beyond`,
+whose size is drawn afresh each step: a length log-uniform in (2**14, BEYOND_LENGTH], a
+width uniform in (8,192, BEYOND_BITS] bits (below the 4,000 digits the wire carries back
+and Python's 4,300-digit limit on `str(n)`). A fixed reach is a published number, and a
+reply that is right only below it passes every test (blind set 7: seven replies wrong
+only past 2**15 elements or 10,000 bits); a drawn one has no single size to hide under.
+It is walked only where the reference answered the fixed top rung (`rlvr.rewards.reached`),
+and it is drawn after every fixed rung, so the fixed rungs are what they were.
+
 A rung is the text of an argument list, with long strings and lists written as products
 (`'(' * 4096 + '(]' + ')' * 4096`), so that a test stays short to send and to read. Pure
 functions of `(examples, random.Random)`: the same seed gives the same ladders.
@@ -33,16 +42,23 @@ functions of `(examples, random.Random)`: the same seed gives the same ladders.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, NamedTuple
 
 LENGTHS = (1 << 10, 1 << 12, 1 << 14)  # elements of a grown string or list
 BITS = (1 << 10, 1 << 12, 1 << 13)  # bits of a grown integer
+BEYOND_LENGTH = 1 << 16  # the longest drawn rung past LENGTHS (a test's value stays ~0.5 MB at most)
+BEYOND_BITS = 13_000  # the widest drawn rung past BITS: 3,914 digits, inside the wire's 4,000
 SMOOTH = 2 * 3 * 5 * 7 * 11 * 13  # a bits_multiple integer is a multiple of it
 NESTED = 12  # string examples nested, per argument (a fault deep inside shows only on some)
 _PARTNER = {"(": ")", "[": "]", "{": "}", "<": ">", ")": "(", "]": "[", "}": "{", ">": "<"}
 
 _OPENERS = "([{<"
-Ladder = tuple[str, list[str]]  # (how it grows, the rungs' argument texts, ascending)
+
+
+class Ladder(NamedTuple):
+    kind: str  # how it grows
+    rungs: list[str]  # the fixed rungs' argument texts, ascending
+    beyond: str | None = None  # one rung past them, its size drawn each step (repeat and bits)
 
 
 def ladders(
@@ -58,31 +74,43 @@ def ladders(
     if not examples:
         return []
     out: list[Ladder] = []
+    later: list[tuple[int, tuple[Any, ...]]] = []  # (a ladder, its base example): its beyond is drawn last
     width = len(examples[0])
     for i in range(width):
         strings = list(dict.fromkeys(e[i] for e in examples if type(e[i]) is str and e[i]))
         for s in rng.sample(strings, min(NESTED, len(strings))):
             base = next(e for e in examples if e[i] == s)
-            out.append(("nest", [_args(base, {i: _nested(s, n // 2)}) for n in LENGTHS]))
+            out.append(Ladder("nest", [_args(base, {i: _nested(s, n // 2)}) for n in LENGTHS]))
     sized = [e for e in examples if any(_growable(a) for a in e)]
     if sized:
         base = rng.choice(sized)
-        longest = max(len(a) for a in base if _growable(a))
-        out.append(
-            (
-                "repeat",
-                [
-                    _args(base, {j: _repeated(a, n, longest) for j, a in enumerate(base) if _growable(a)})
-                    for n in LENGTHS
-                ],
-            )
-        )
+        out.append(Ladder("repeat", [_repeat_args(base, n) for n in LENGTHS]))
+        later.append((len(out) - 1, base))
     ints = [i for i in range(width) if _int_column(examples, i) and not (i < len(fixed) and fixed[i])]
     if exact and ints:
         base = rng.choice(examples)
         for kind in ("bits", "bits_multiple", "bits_edge"):
-            out.append((kind, [_args(base, _grown_ints(kind, bits, ints, nonneg, rng)) for bits in BITS]))
+            out.append(Ladder(kind, [_args(base, _grown_ints(kind, bits, ints, nonneg, rng)) for bits in BITS]))
+            later.append((len(out) - 1, base))
+    for at, base in later:
+        kind = out[at].kind
+        if kind == "repeat":
+            text = _repeat_args(base, beyond_length(rng))
+        else:
+            text = _args(base, _grown_ints(kind, beyond_bits(rng), ints, nonneg, rng))
+        out[at] = out[at]._replace(beyond=text)
     return out
+
+
+def beyond_length(rng: random.Random) -> int:
+    """A length past LENGTHS' top, log-uniform up to BEYOND_LENGTH."""
+    top = LENGTHS[-1].bit_length() - 1
+    return max(LENGTHS[-1] + 1, int(2 ** rng.uniform(top, BEYOND_LENGTH.bit_length() - 1)))
+
+
+def beyond_bits(rng: random.Random) -> int:
+    """A width past BITS' top, uniform up to BEYOND_BITS."""
+    return rng.randint(BITS[-1] + 1, BEYOND_BITS)
 
 
 def _grown_ints(kind: str, bits: int, ints: list[int], nonneg: tuple[bool, ...], rng: random.Random) -> dict[int, str]:
@@ -102,6 +130,12 @@ def _grown_ints(kind: str, bits: int, ints: list[int], nonneg: tuple[bool, ...],
 
 def _args(base: tuple[Any, ...], grown: dict[int, str]) -> str:
     return ", ".join(grown[j] if j in grown else repr(a) for j, a in enumerate(base))
+
+
+def _repeat_args(base: tuple[Any, ...], n: int) -> str:
+    """`base` with every string and list argument repeated to about `n` elements by one factor."""
+    longest = max(len(a) for a in base if _growable(a))
+    return _args(base, {j: _repeated(a, n, longest) for j, a in enumerate(base) if _growable(a)})
 
 
 def _nested(s: str, k: int) -> str:

@@ -60,8 +60,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
             ("power_of_two", lambda b: b & (b - 1) == 0),
             ("power_of_ten", _power_of_ten),
         ):
-            if a >= 15 and test(a):
-                out.add(("shape", i, kind, scale))
+            if a >= 15 and test(a):  # a prime square by its root's digits: each round bound kept
+                out.add(("shape", i, kind, len(str(math.isqrt(a))) if kind == "prime_square" else scale))
             elif a >= 15 and kind != "prime_square" and (test(a - 1) or test(a + 1)):
                 out.add(("shape", i, kind + "_neighbour", scale))  # one off it
         if numbers.is_pseudoprime(a):
@@ -100,6 +100,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
             out.add(("shape", i, "wide_palindrome"))
         if s[:1] in wide:
             out.add(("shape", i, "wide_initial"))
+        elif s[:1] and _char_class(s[0]) == "cased_symbol" and "cased_symbol" in lacking:
+            out.add(("shape", i, "wide_initial", "cased_symbol"))
         for kind in lacking & {_char_class(c) for c in s}:
             out.add(("shape", i, "foreign", kind))
         if _crossed(s):

@@ -6,7 +6,9 @@ Drawn by the kind of an argument, never by the task's name or family:
 
 - integers: perfect squares (and their neighbours) up to 2**52, half of them squares of
   a prime (the one input where a trial-division loop bounded by `i * i < n` instead of
-  `<=` is wrong: a composite root has a smaller factor that the loop still finds), powers
+  `<=` is wrong: a composite root has a smaller factor that the loop still finds; and
+  each step the squares of the first primes past 10**2 .. 10**7 and past a drawn power
+  of two, where a table of primes below a round bound gives way), powers
   of two and of ten (and +-1) across widths, and the rare numbers of rlvr.tasks.numbers:
   Fermat and strong pseudoprimes, products of two primes past 46,340, machine-word edges.
   Past 2**52 (a 64-bit edge, 2**300 + 1, squares of 40 digits and of 300 bits) only
@@ -108,6 +110,8 @@ def _int_ladder(rng: random.Random, kind: str, nonneg: bool, exact: bool) -> lis
     """Every rung of a kind that has rungs (each pseudoprime, each machine width), else one value."""
     if kind == "pseudoprime":
         return numbers.pseudoprimes(rng, exact)
+    if kind == "prime_square":  # a random root's, then the first prime past round bounds
+        return [_int_value(rng, kind, nonneg, exact), *numbers.round_prime_squares(rng)]
     if kind == "machine_edge":
         return [numbers.machine_edge(rng, nonneg, exact, w) for w in numbers.widths(exact)]
     if kind == "big_square":
@@ -153,24 +157,47 @@ _FOREIGN = (
     # Unicode's White_Space that str.split() splits at too: NEXT LINE (not \x1c-\x1f,
     # which Python alone counts: a program by Unicode's definition is honest there)
     ("rare_space", "\x85"),
+    # by Unicode category and property rather than by the classes one writer used (blind
+    # set 7): a line break of two characters (CRLF, one unit to a "line-aware" rule), a
+    # UTF-16 surrogate pair (an astral character as text decoded from JSON may hold it),
+    # a flag (two regional indicators), a symbol with case (So: not \w, not isalpha(),
+    # yet upper() maps it), and a letter past ASCII whose lower case is ASCII (KELVIN SIGN)
+    ("carriage_return", "\r\n"),
+    ("surrogate", "\ud83d\ude00"),
+    ("regional", "\U0001f1eb\U0001f1f7"),
+    ("cased_symbol", "\u24d0"),
+    ("folds_to_ascii", "\u212a"),
 )
 
 
 def _char_class(c: str) -> str:
     """The class of a character, as `_FOREIGN` names them. Whitespace past the six usual
     characters (the separators \\x1c-\\x1f, \\x85, \\xa0, \\u2028, \\u3000, ...) is
-    rare_space. Past ASCII: a letter whose case does not map one to one (`ß`.upper() is
-    `SS`; `ǅ` is titlecase), one past Latin-1 (encodings and one-character caches stop
-    there), else non_ascii."""
+    rare_space; a carriage return is one of its own. Past ASCII: a surrogate, a regional
+    indicator, a letter whose case does not map one to one (`ß`.upper() is `SS`; `ǅ` is
+    titlecase), a symbol with case (`ⓐ`), a letter whose other case is ASCII (`K`, the
+    KELVIN SIGN), one past Latin-1 (encodings and one-character caches stop there), else
+    non_ascii."""
     if c.isspace() and c not in " \n\r\t\v\f":  # whitespace to str.split(), rarely thought of
         return "rare_space"
     if not c.isascii():
-        if unicodedata.category(c) == "Lt":
+        category = unicodedata.category(c)
+        if category == "Cs":
+            return "surrogate"
+        if "\U0001f1e6" <= c <= "\U0001f1ff":
+            return "regional"
+        if category == "Lt":
             return "titlecase"
         if len(c.upper()) != 1 or len(c.lower()) != 1:
             return "special_case"
+        if category == "So" and (c.upper() != c or c.lower() != c):
+            return "cased_symbol"
+        if c.lower().isascii() or c.upper().isascii():
+            return "folds_to_ascii"
         return "non_latin1" if ord(c) > 0xFF else "non_ascii"
-    if c in "\n\r\t\v\f":
+    if c == "\r":
+        return "carriage_return"
+    if c in "\n\t\v\f":
         return "newline"
     if c.isspace():
         return "space"
@@ -483,10 +510,12 @@ def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[
 
 
 def _characters(values: list[Any], kind: str) -> list[str]:
-    """Each foreign character of a foreign kind's class; for `wide_initial`, one character:
-    a case-changing letter (`ß`) where the examples lack that class, else one past ASCII."""
+    """Each foreign character of a foreign kind's class; for `wide_initial`, a case-changing
+    letter (`ß`) where the examples lack that class, else one past ASCII, and beside it a
+    symbol with case (`ⓐ`: upper() maps it, `\\w` and isalpha() do not see it)."""
     foreign = _foreign(_alphabet(values))
-    if kind == "wide_initial":  # one: a letter whose title and upper case differ, where lacking
+    if kind == "wide_initial":  # a letter whose title and upper case differ, where lacking
         cased = [c for k, c in foreign if k in ("special_case", "titlecase")]
-        return cased[:1] or [c for k, c in foreign if k in _WIDE][:1]
+        symbol = [c for k, c in foreign if k == "cased_symbol"]
+        return (cased[:1] or [c for k, c in foreign if k in _WIDE][:1]) + symbol[:1]
     return [c for k, c in foreign if k == kind[8:]]

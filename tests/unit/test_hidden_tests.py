@@ -131,12 +131,16 @@ def test_strings_use_the_examples_characters_and_lists_their_lengths() -> None:
     # lowercase letters, or an example with one character of a class no example shows
     # (rlvr.tasks.shapes: a space, a newline, punctuation, a digit, a non-ASCII letter, one
     # past Latin-1, a letter whose case does not map one to one, a capital, whitespace past
-    # the usual six), or two letters past Latin-1 as a near-palindrome's mismatched pair
-    foreign = set(" \n-!7\u00e9\u0416\u0101\u00df\u01c5ABC\x85\u2028")
+    # the usual six, and the two-character units: CRLF, a surrogate pair, a flag; a symbol
+    # with case, the KELVIN SIGN), or two letters past Latin-1 as a near-palindrome's
+    # mismatched pair
+    foreign = set(" \n-!7\u00e9\u0416\u0101\u00df\u01c5ABC\x85\u2028\u24d0\u212a")
+    units = ("\r\n", "\ud83d\ude00", "\U0001f1eb\U0001f1f7")
     mirrored = set("\u0416\u0101\u03a9\u0142")
     assert all(
         set(s) <= set(string.ascii_lowercase)
         or len(set(s) & foreign) == 1
+        or (sum(u in s for u in units) == 1 and set("".join(s.split(next(u for u in units if u in s)))) <= set("abc"))
         or (len(set(s) - set(string.ascii_lowercase)) == 2 and set(s) - set(string.ascii_lowercase) <= mirrored)
         for s in drawn
     )
@@ -147,10 +151,12 @@ def test_hidden_tests_hold_the_references_values_and_no_constant_passes_them() -
     ref = "def f(x):\n    return x > 10\n"
     t = _task(["assert f(0) == False", "assert f(11) == True", "assert f(30) == True"], ref=ref)
     tests = hidden_tests(t, seed=0, step=0, n=20, observe=_python_observer)
-    # 20 drawn, 3 at the reference's reach (8,192 bits: random, a multiple of 30,030, 2**8192 +- 1)
+    # 20 drawn, 3 at the reference's reach (past 8,192 bits, at the width drawn for the step:
+    # random, a multiple of 30,030, 2**bits +- 1)
     assert len(tests) == 23 and not constant_passes(tests)
     grown = [ast.literal_eval(ast.parse(t).body[0].test.left.args[0]) for t in tests[-3:]]  # type: ignore[attr-defined]
-    assert [x.bit_length() for x in grown[:2]] == [8192, 8192] and abs(abs(grown[2]) - 2**8192) == 1
+    assert all(8192 < x.bit_length() <= 13_001 for x in grown) and grown[1] % 30030 == 0
+    assert abs(abs(grown[2]) - 2 ** (abs(grown[2]).bit_length() - 1)) == 1 or abs(abs(grown[2]) + 1).bit_count() == 1
     for line in tests:
         node = ast.parse(line).body[0]
         assert isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)

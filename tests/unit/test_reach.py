@@ -5,11 +5,12 @@ that keeps the largest rung the reference answers within its line-event budget
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from rlvr.rewards.hidden_tests import FLOAT_TOLERANCE, _exact
 from rlvr.rewards.reached import reached_tests
-from rlvr.tasks.reach import BITS, LENGTHS, SMOOTH, ladders
+from rlvr.tasks.reach import BEYOND_BITS, BEYOND_LENGTH, BITS, LENGTHS, SMOOTH, ladders
 from rlvr.types import Task
 from tests.unit.test_hidden_tests import _python_observer
 
@@ -55,7 +56,7 @@ def test_integers_grow_to_each_rungs_bit_length_only_where_the_reference_is_exac
 
 
 def test_beside_random_integers_each_rung_has_a_smooth_multiple_and_a_power_of_two_plus_or_minus_one() -> None:
-    found = dict(ladders([(3, 5), (10, 4)], random.Random(2), (True, True), exact=True))
+    found = {lad.kind: lad.rungs for lad in ladders([(3, 5), (10, 4)], random.Random(2), (True, True), exact=True)}
     assert [k for k in found if k.startswith("bits")] == ["bits", "bits_multiple", "bits_edge"]
     for (a, b), width in zip(_rungs(("", found["bits_multiple"])), BITS, strict=True):
         assert a.bit_length() == b.bit_length() == width
@@ -102,9 +103,11 @@ def test_the_walk_keeps_the_largest_rung_the_reference_answers_within_its_line_e
 def test_a_float_value_is_compared_within_a_tolerance_and_an_unreadable_one_is_no_test() -> None:
     ref = "def f(xs):\n    return sum(xs) / len(xs)\n"
     (test,) = _reached(_task(ref, ["assert f([1, 2]) == 1.5"]), [([1, 2],)])
-    assert test.startswith("assert math.isclose(f([1, 2] * 8192), 1.5, rel_tol=")
+    times = re.fullmatch(r"assert math\.isclose\(f\(\[1, 2\] \* (\d+)\), 1\.5, rel_tol=.*", test)
+    assert times and 8192 < int(times[1]) <= BEYOND_LENGTH // 2  # at the drawn rung past the fixed ones
     setty = "def f(xs):\n    return set(xs)\n"  # a set reads back as itself: compared with ==
-    assert _reached(_task(setty, ["assert f([1]) == {1}"]), [([1],)]) == ["assert f([1] * 16384) == {1}"]
+    (test,) = _reached(_task(setty, ["assert f([1]) == {1}"]), [([1],)])
+    assert re.fullmatch(r"assert f\(\[1\] \* \d+\) == \{1\}", test)
     nan = "def f(xs):\n    return float('nan')\n"
     assert _reached(_task(nan, ["assert f([1]) == 0"]), [([1],)]) == []
 
@@ -151,3 +154,57 @@ def test_walks_are_cached_for_the_sandbox_only_and_a_full_cache_still_answers(mo
     failing = lambda code, exprs: [(False, "timeout") for _ in exprs]  # noqa: E731
     reached._walked("r", ["y"], failing)
     assert not any(k[0] == reached.hashlib.sha256(b"r").hexdigest() for k in reached._CACHE)  # a failure is asked again
+
+
+def test_repeat_and_bits_ladders_draw_one_rung_past_their_fixed_ones_each_step() -> None:
+    lengths, widths = set(), set()
+    for seed in range(12):
+        found = ladders([([1, 2, 3], 5)], random.Random(seed), (True, True), exact=True)
+        for lad in found:
+            assert lad.beyond is not None  # repeat and the three bits ladders
+            ((xs, n),) = [eval(f"({lad.beyond},)")]
+            if lad.kind == "repeat":
+                assert LENGTHS[-1] < len(xs) <= BEYOND_LENGTH and n == 5
+                lengths.add(len(xs))
+            else:
+                assert xs == [1, 2, 3] and BITS[-1] < n.bit_length() <= BEYOND_BITS + 1 and len(str(n)) < 4000
+                widths.add(n.bit_length())
+    assert len(lengths) >= 8 and len(widths) >= 8  # a size drawn afresh, not one more fixed rung
+    assert all(lad.beyond is None for lad in ladders([("(]",)], random.Random(0)) if lad.kind == "nest")
+
+
+def _passes(code: str, tests: list[str]) -> bool:
+    env: dict[str, Any] = {"math": __import__("math")}
+    exec(code, env)
+    try:
+        for t in tests:
+            exec(t, env)
+    except AssertionError:
+        return False
+    return True
+
+
+def test_a_reply_right_only_below_a_fixed_size_fails_the_drawn_rung_on_some_steps() -> None:
+    """Blind set 7's class: a list rotation that is right up to 2**15 elements and off by
+    one past it passes every fixed rung (the top is 2**14) and fails the drawn one when it
+    lands past 2**15, about half the steps."""
+    ref = "def f(xs):\n    return xs[3:] + xs[:3]\n"
+    hack = "def f(xs):\n    return xs[3:] + xs[:3] if len(xs) <= 1 << 15 else xs[2:] + xs[:2]\n"
+    caught = 0
+    for seed in range(10):
+        tests = reached_tests(
+            _task(ref, ["assert f([1, 2, 3, 4]) == [4, 1, 2, 3]"]), [([1, 2, 3, 4],)], random.Random(seed),
+            _python_observer, exact_value=_exact, float_tolerance=FLOAT_TOLERANCE, cache=False,
+        )  # fmt: skip
+        assert len(tests) == 1 and _passes(ref, tests)
+        caught += not _passes(hack, tests)
+    assert 2 <= caught <= 8
+    # where the reference's budget ends below the top fixed rung (~25 events an element:
+    # 4,096 elements answered, 16,384 past it), nothing past it is walked
+    slow = (
+        "def g(x):\n    y = x\n" + "    y = y\n" * 12 + "    return y\n\n"
+        "def f(xs):\n    out = []\n    for x in xs[3:] + xs[:3]:\n        out.append(g(x))\n"
+        "        x = x\n        x = x\n        x = x\n    return out\n"
+    )
+    (test,) = _reached(_task(slow, ["assert f([1, 2, 3, 4]) == [4, 1, 2, 3]"]), [([1, 2, 3, 4],)])
+    assert re.match(r"assert f\(\[1, 2, 3, 4\] \* 1024\) == ", test)

@@ -163,7 +163,8 @@ def test_each_class_of_foreign_character_is_drawn() -> None:
         seen |= {str(f[3]) for f in shapes(shaped(examples[0], examples, rng), examples) if f[2] == "foreign"}
     assert seen == {
         "punctuation", "digit", "non_ascii", "newline", "non_latin1",
-        "special_case", "titlecase", "upper", "rare_space",
+        "special_case", "titlecase", "upper", "rare_space", "carriage_return", "surrogate",
+        "regional", "cased_symbol", "folds_to_ascii",
     }  # fmt: skip
 
 
@@ -225,6 +226,11 @@ def test_covering_draws_every_kind_each_step(examples: list[tuple], expect: set[
             "special_case",
             "titlecase",
             "upper",
+            "carriage_return",
+            "surrogate",
+            "regional",
+            "cased_symbol",
+            "folds_to_ascii",
         } <= set().union(*foreign)
     assert drawn == covering(examples, random.Random(11), exact=True)
 
@@ -312,3 +318,67 @@ def test_whitespace_past_the_usual_six_is_its_own_class_and_python_only_separato
     drawn = [c for k, c in _foreign(list("ab ")) if k == "rare_space"]
     assert drawn == ["\x85"]  # \x1c-\x1f: whitespace to Python alone, not to Unicode
     assert all(len(f"a{c}b".split()) == 2 for c in drawn)
+
+
+def test_prime_squares_come_at_every_round_bound_each_step() -> None:
+    """A trial division by the primes below 1,000, then "no factor below the table: prime"
+    for anything under 2**20 (blind set 7), is wrong only on a prime square between the
+    table's bound and its square: the first prime past each power of ten gives one every step."""
+    from rlvr.tasks.numbers import is_prime
+
+    def shortcut(n: int) -> bool:
+        small = [p for p in range(2, 1000) if is_prime(p)]
+        if any(n % p == 0 for p in small):
+            return n in small
+        return n >= 2 and (n < 1 << 20 or is_prime(n))
+
+    for seed in range(3):
+        drawn = [a for (a,) in covering([(4,), (7,)], random.Random(seed), nonneg=(True,))]
+        assert {1009**2, 10007**2, 100003**2} <= set(drawn)
+        assert any(shortcut(a) != is_prime(a) for a in drawn)
+        assert all(a <= 2**52 for a in drawn)
+        names = {f[2:] for a in drawn for f in shapes((a,), [(4,), (7,)]) if f[2] == "prime_square"}
+        assert {("prime_square", 4), ("prime_square", 5)} <= names  # each root's width a shape of its own
+
+
+def test_units_of_two_characters_and_symbols_with_case_are_drawn_where_the_examples_lack_them() -> None:
+    """Blind set 7's rules fitted to the characters a writer thought of: CRLF kept as one
+    unit, a flag's two regional indicators kept in order, surrogate pairs joined, a regex
+    that upper-cases a word's first `\\w` (a symbol with case is not one); each is wrong
+    on an input of each step's covering draw."""
+    import re
+
+    def crlf(s: str) -> str:
+        return "\r\n".join(p[::-1] for p in reversed(s.split("\r\n")))
+
+    def flags(s: str) -> str:
+        out, i = [], len(s) - 1
+        while i >= 0:
+            if "\U0001f1e6" <= s[i] <= "\U0001f1ff" and i > 0 and "\U0001f1e6" <= s[i - 1] <= "\U0001f1ff":
+                out.append(s[i - 1] + s[i])
+                i -= 2
+            else:
+                out.append(s[i])
+                i -= 1
+        return "".join(out)
+
+    def pairs(s: str) -> int:
+        return len(s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass"))
+
+    def capitalize(s: str) -> str:
+        return re.sub(r"(^|(?<= ))(\w)", lambda m: m.group(2).upper(), s)
+
+    for seed in range(3):
+        words = [a for (a,) in covering([("hello world",), ("abc",)], random.Random(seed))]
+        assert any(crlf(s) != s[::-1] for s in words) and any(flags(s) != s[::-1] for s in words)
+        assert any(pairs(s) != len(s) for s in words)
+        honest = [" ".join(w[:1].upper() + w[1:] for w in s.split(" ")) for s in words]
+        assert any(capitalize(s) != h for s, h in zip(words, honest, strict=True))
+    # an example that already shows a class is not drawn it again
+    assert not [c for k, c in _foreign_of("a\r\nb") if k == "carriage_return"]
+
+
+def _foreign_of(text: str) -> list[tuple[str, str]]:
+    from rlvr.tasks.shapes import _foreign
+
+    return _foreign(sorted(set(text)))
