@@ -30,6 +30,7 @@ from rlvr.types import Task
 Observer = Callable[[str, list[str]], list[tuple[bool, Any]]]
 REACH_STEPS = 200_000  # trace events (calls, lines, returns) the reference may take on a rung
 REACH_SECONDS = 5.0  # one ladder's wall-clock limit: the tracer stops it first, but for C code
+MAX_BEYOND_CHARS = 1 << 19  # a drawn rung's test longer than this keeps the fixed rung's (a request stays small)
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], tuple[bool, Any]] = {}
 _CACHE_MAX = 20_000
@@ -125,17 +126,24 @@ def reached_tests(
     if past:
         further = _best(program, entry, [[str(found[i].beyond)] for i in past], observe, cache=False)
         for i, got in zip(past, further, strict=True):
-            best[i] = got or best[i]
-    tests = []
-    for got in best:
-        if not got:
-            continue
-        call, value = f"{entry}({got[0]})", got[1]
-        if exact_value(value):
-            tests.append(f"assert {call} == {value!r}")
-        elif type(value) is float and math.isfinite(value):
-            tests.append(f"assert math.isclose({call}, {value!r}, {float_tolerance})")
-    return list(dict.fromkeys(tests))
+            test = _test(entry, got, exact_value, float_tolerance)
+            if test and len(test) <= MAX_BEYOND_CHARS:  # else the fixed rung's test stays
+                best[i] = got
+    tests = [_test(entry, got, exact_value, float_tolerance) for got in best]
+    return list(dict.fromkeys(t for t in tests if t))
+
+
+def _test(entry: str, got: tuple[str, Any] | None, exact_value: Callable[[Any], bool], tolerance: str) -> str | None:
+    """The assert for a rung and the reference's value there; None where the value is no
+    test (a float that is not finite, a value whose repr does not read back)."""
+    if got is None:
+        return None
+    call, value = f"{entry}({got[0]})", got[1]
+    if exact_value(value):
+        return f"assert {call} == {value!r}"
+    if type(value) is float and math.isfinite(value):
+        return f"assert math.isclose({call}, {value!r}, {tolerance})"
+    return None
 
 
 def _best(

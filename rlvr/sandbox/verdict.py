@@ -21,14 +21,27 @@ def _signame(code: int) -> str:
 
 def events(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The run's event lines as objects; lines that are not JSON objects are skipped
-    (a submission may write anything to the descriptor)."""
+    (a submission may write anything to the descriptor). Their text fields (messages,
+    output) come back as valid UTF-8: JSON's `\\ud800` escapes decode to lone surrogates,
+    which an exception message can carry (an input holding one, or a submission's own)
+    and which the trace store cannot write, so each is kept as its escape. The observed
+    value (`v`) is left to the wire, which carries strings exactly."""
     for line in raw.get("events", []):
         try:
             ev = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(ev, dict):
-            yield ev
+            yield {k: utf8_text(x) if isinstance(x, str) and k != "v" else x for k, x in ev.items()}
+
+
+def utf8_text(s: str) -> str:
+    """`s` with every lone surrogate written as its escape (`\\ud83d`): text any UTF-8 writer takes."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _result(raw: dict[str, Any], status: RunStatus, tests: list[TestResult], error: str) -> ExecutionResult:

@@ -3,7 +3,10 @@
 `encode` runs inside the sandbox and accepts only exact builtin types (a subclass of int
 with a rigged `__eq__` is refused, not trusted); `decode` runs in the supervisor and
 rebuilds plain builtins, which are then compared with the expected values there. Whatever
-a submission writes, the supervisor only ever compares plain data.
+a submission writes, the supervisor only ever compares plain data. A string holding
+surrogates travels as its bytes (`str_sp`, UTF-8 with surrogatepass), since JSON would
+join a high and a low surrogate into one character and a reply that joins them would
+then compare equal.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ def encode(value: Any) -> Any:
         if t is complex:
             return ["complex", repr(v.real), repr(v.imag)]
         if t is str:
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:  # surrogates: JSON would join a pair into one character
+                return ["str_sp", v.encode("utf-8", "surrogatepass").hex()]
             return ["str", v]
         if t is bytes:
             return ["bytes", v.hex()]
@@ -78,6 +85,8 @@ def decode(data: Any) -> Any:
             return complex(float(d[1]), float(d[2]))
         if tag == "str" and len(d) == 2 and isinstance(d[1], str):
             return d[1]
+        if tag == "str_sp" and len(d) == 2 and isinstance(d[1], str):
+            return bytes.fromhex(d[1]).decode("utf-8", "surrogatepass")
         if tag == "bytes" and len(d) == 2 and isinstance(d[1], str):
             return bytes.fromhex(d[1])
         if tag in ("list", "tuple", "set", "frozenset") and len(d) == 2 and isinstance(d[1], list):

@@ -80,6 +80,11 @@ def round_prime_squares(rng: random.Random) -> list[int]:
     return [prime_above(10**e) ** 2 for e in range(2, 8)] + [prime_above(2 ** rng.randint(5, 25)) ** 2]
 
 
+def round_prime(p: int) -> bool:
+    """Whether `p` is the first prime past a power of ten or of two (`round_prime_squares`' roots)."""
+    return p > 2 and any(prime_above(b) == p for b in (10 ** (len(str(p)) - 1), 1 << (p.bit_length() - 1)))
+
+
 def pseudoprimes(rng: random.Random, exact: bool) -> list[int]:
     """Composites that a Fermat test or a Miller-Rabin test with fixed bases calls prime:
     a Carmichael number; 3215031751, which fools the first four bases and still yields

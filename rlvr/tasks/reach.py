@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 LENGTHS = (1 << 10, 1 << 12, 1 << 14)  # elements of a grown string or list
 BITS = (1 << 10, 1 << 12, 1 << 13)  # bits of a grown integer
-BEYOND_LENGTH = 1 << 16  # the longest drawn rung past LENGTHS (a test's value stays ~0.5 MB at most)
+BEYOND_LENGTH = 1 << 16  # the longest drawn rung past LENGTHS (a test's text is capped by the walk's caller)
 BEYOND_BITS = 13_000  # the widest drawn rung past BITS: 3,914 digits, inside the wire's 4,000
 SMOOTH = 2 * 3 * 5 * 7 * 11 * 13  # a bits_multiple integer is a multiple of it
 NESTED = 12  # string examples nested, per argument (a fault deep inside shows only on some)
@@ -95,7 +95,7 @@ def ladders(
     for at, base in later:
         kind = out[at].kind
         if kind == "repeat":
-            text = _repeat_args(base, beyond_length(rng))
+            text = _repeat_args(base, beyond_length(rng), past=LENGTHS[-1])
         else:
             text = _args(base, _grown_ints(kind, beyond_bits(rng), ints, nonneg, rng))
         out[at] = out[at]._replace(beyond=text)
@@ -109,8 +109,8 @@ def beyond_length(rng: random.Random) -> int:
 
 
 def beyond_bits(rng: random.Random) -> int:
-    """A width past BITS' top, uniform up to BEYOND_BITS."""
-    return rng.randint(BITS[-1] + 1, BEYOND_BITS)
+    """A width past BITS' top, uniform below BEYOND_BITS (`bits_edge`'s 2**w + 1 has one bit more)."""
+    return rng.randint(BITS[-1] + 1, BEYOND_BITS - 1)
 
 
 def _grown_ints(kind: str, bits: int, ints: list[int], nonneg: tuple[bool, ...], rng: random.Random) -> dict[int, str]:
@@ -132,20 +132,18 @@ def _args(base: tuple[Any, ...], grown: dict[int, str]) -> str:
     return ", ".join(grown[j] if j in grown else repr(a) for j, a in enumerate(base))
 
 
-def _repeat_args(base: tuple[Any, ...], n: int) -> str:
-    """`base` with every string and list argument repeated to about `n` elements by one factor."""
+def _repeat_args(base: tuple[Any, ...], n: int, past: int = 0) -> str:
+    """`base` with every string and list argument repeated to about `n` elements by one
+    factor; with `past`, a factor above the one `past` elements take (a longer input than
+    that rung's, whatever the example's length)."""
     longest = max(len(a) for a in base if _growable(a))
-    return _args(base, {j: _repeated(a, n, longest) for j, a in enumerate(base) if _growable(a)})
+    times = max(1, n // longest, past // longest + 1 if past else 0)
+    return _args(base, {j: f"{a!r} * {times}" for j, a in enumerate(base) if _growable(a)})
 
 
 def _nested(s: str, k: int) -> str:
     c = next((x for x in s if x in _OPENERS), s[0])
     return f"{c!r} * {k} + {s!r} + {_PARTNER.get(c, c)!r} * {k}"
-
-
-def _repeated(a: Any, n: int, longest: int) -> str:
-    times = max(1, n // max(1, longest))
-    return f"{a!r} * {times}"
 
 
 def _growable(a: Any) -> bool:

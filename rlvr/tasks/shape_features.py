@@ -60,8 +60,8 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
             ("power_of_two", lambda b: b & (b - 1) == 0),
             ("power_of_ten", _power_of_ten),
         ):
-            if a >= 15 and test(a):  # a prime square by its root's digits: each round bound kept
-                out.add(("shape", i, kind, len(str(math.isqrt(a))) if kind == "prime_square" else scale))
+            if a >= 15 and test(a):  # a prime square by its root's digits, a round bound's apart
+                out.add(("shape", i, kind, _prime_square_scale(a) if kind == "prime_square" else scale))
             elif a >= 15 and kind != "prime_square" and (test(a - 1) or test(a + 1)):
                 out.add(("shape", i, kind + "_neighbour", scale))  # one off it
         if numbers.is_pseudoprime(a):
@@ -132,3 +132,11 @@ def shapes(args: tuple[Any, ...], examples: list[tuple[Any, ...]]) -> set[tuple[
                 if len(a) >= 2 and numbers.congruent_pair(a):
                     out.add(("shape", i, "congruent"))
     return out
+
+
+def _prime_square_scale(a: int) -> tuple[int, bool]:
+    """A prime square's root's digits, and whether the root is the first prime past a round
+    bound (`numbers.round_prime_squares`): each bound a shape of its own, kept apart from
+    a random root of its width."""
+    root = math.isqrt(a)
+    return len(str(root)), numbers.round_prime(root)

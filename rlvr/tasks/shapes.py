@@ -6,9 +6,9 @@ Drawn by the kind of an argument, never by the task's name or family:
 
 - integers: perfect squares (and their neighbours) up to 2**52, half of them squares of
   a prime (the one input where a trial-division loop bounded by `i * i < n` instead of
-  `<=` is wrong: a composite root has a smaller factor that the loop still finds; and
-  each step the squares of the first primes past 10**2 .. 10**7 and past a drawn power
-  of two, where a table of primes below a round bound gives way), powers
+  `<=` is wrong: a composite root has a smaller factor that the loop still finds; and,
+  last in `covering`, the squares of the first primes past 10**2 .. 10**7 and past a
+  drawn power of two, where a table of primes below a round bound gives way), powers
   of two and of ten (and +-1) across widths, and the rare numbers of rlvr.tasks.numbers:
   Fermat and strong pseudoprimes, products of two primes past 46,340, machine-word edges.
   Past 2**52 (a 64-bit edge, 2**300 + 1, squares of 40 digits and of 300 bits) only
@@ -110,8 +110,6 @@ def _int_ladder(rng: random.Random, kind: str, nonneg: bool, exact: bool) -> lis
     """Every rung of a kind that has rungs (each pseudoprime, each machine width), else one value."""
     if kind == "pseudoprime":
         return numbers.pseudoprimes(rng, exact)
-    if kind == "prime_square":  # a random root's, then the first prime past round bounds
-        return [_int_value(rng, kind, nonneg, exact), *numbers.round_prime_squares(rng)]
     if kind == "machine_edge":
         return [numbers.machine_edge(rng, nonneg, exact, w) for w in numbers.widths(exact)]
     if kind == "big_square":
@@ -506,7 +504,18 @@ def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[
                     mine.append(tuple(args))
     for k in range(max(map(len, each), default=0)):  # the arguments in turn: a cap cuts all alike
         out += [mine[k] for mine in each if k < len(mine)]
+    # last (a cap cuts them first, not a kind above), each integer argument's prime squares
+    # at round bounds, drawn after everything else so the rest is what it was without them
+    late = [[_replaced(examples, rng, i, v) for v in numbers.round_prime_squares(rng)] for i in sorted(ints)]
+    for k in range(max(map(len, late), default=0)):
+        out += [mine[k] for mine in late if k < len(mine)]
     return out
+
+
+def _replaced(examples: list[tuple[Any, ...]], rng: random.Random, i: int, value: Any) -> tuple[Any, ...]:
+    args = list(rng.choice(examples))
+    args[i] = value
+    return tuple(args)
 
 
 def _characters(values: list[Any], kind: str) -> list[str]:

@@ -353,3 +353,20 @@ def test_a_pool_whose_server_died_starts_another_and_removes_the_dead_ones_direc
         assert "sandbox_error" not in got, got
         assert pool._dir != first and not os.path.exists(first) and os.path.isdir(pool._dir or "")
     assert pool._dir is None
+
+
+def test_surrogates_keep_their_pairing_and_a_message_holding_one_is_writable() -> None:
+    """A value holding a UTF-16 surrogate pair comes back as that pair (the wire carries
+    strings exactly: JSON alone joins the pair into the character it encodes, which
+    failed the honest reply and let one that joins pairs compare equal to a reference's
+    value read back the same way), and an exception message carrying a lone surrogate
+    comes back as text the trace store can write."""
+    tests = ["assert f('a\\ud83d\\ude00') == 'a\\ud83d\\ude00a\\ud83d\\ude00'"]
+    honest = execute("def f(s):\n    return s * 2\n", {"format": "assert", "tests": tests})
+    joins = "def f(s):\n    return s.encode('utf-16', 'surrogatepass').decode('utf-16') * 2\n"
+    hack = execute(joins, {"format": "assert", "tests": tests})
+    assert honest.passed == 1 and hack.passed == 0
+    lone = {"format": "assert", "tests": ["assert f('\\ud83d') == 1"]}
+    raises = execute("def f(s):\n    raise ValueError(s)\n", lone)
+    message = raises.tests[0].message
+    assert raises.passed == 0 and "\\ud83d" in message and message.encode("utf-8")

@@ -167,9 +167,14 @@ def test_repeat_and_bits_ladders_draw_one_rung_past_their_fixed_ones_each_step()
                 assert LENGTHS[-1] < len(xs) <= BEYOND_LENGTH and n == 5
                 lengths.add(len(xs))
             else:
-                assert xs == [1, 2, 3] and BITS[-1] < n.bit_length() <= BEYOND_BITS + 1 and len(str(n)) < 4000
+                assert xs == [1, 2, 3] and BITS[-1] < n.bit_length() <= BEYOND_BITS and len(str(n)) < 4000
                 widths.add(n.bit_length())
     assert len(lengths) >= 8 and len(widths) >= 8  # a size drawn afresh, not one more fixed rung
+    # an example longer than a drawn length still grows past the top fixed rung
+    for seed in range(12):
+        (lad,) = ladders([("x" * 5000,)], random.Random(seed))[1:]
+        top, past = (len(eval(f"({text},)")[0]) for text in (lad.rungs[-1], str(lad.beyond)))
+        assert top < past
     assert all(lad.beyond is None for lad in ladders([("(]",)], random.Random(0)) if lad.kind == "nest")
 
 
@@ -206,5 +211,18 @@ def test_a_reply_right_only_below_a_fixed_size_fails_the_drawn_rung_on_some_step
         "def f(xs):\n    out = []\n    for x in xs[3:] + xs[:3]:\n        out.append(g(x))\n"
         "        x = x\n        x = x\n        x = x\n    return out\n"
     )
-    (test,) = _reached(_task(slow, ["assert f([1, 2, 3, 4]) == [4, 1, 2, 3]"]), [([1, 2, 3, 4],)])
-    assert re.match(r"assert f\(\[1, 2, 3, 4\] \* 1024\) == ", test)
+    asked: list[str] = []
+
+    def counting(code: str, exprs: list[str]) -> list[tuple[bool, Any]]:
+        asked.extend(exprs)
+        return _python_observer(code, exprs)
+
+    task = _task(slow, ["assert f([1, 2, 3, 4]) == [4, 1, 2, 3]"])
+    (test,) = reached_tests(
+        task, [([1, 2, 3, 4],)], random.Random(0), counting, exact_value=_exact,
+        float_tolerance=FLOAT_TOLERANCE, cache=False,
+    )  # fmt: skip
+    assert re.match(r"assert f\(\[1, 2, 3, 4\] \* 1024\) == ", test) and len(asked) == 1  # one walk
+    # a drawn rung whose value is no test (here NaN) leaves the fixed top rung's test
+    nan_past = "def f(xs):\n    return float('nan') if len(xs) > 16384 else len(xs)\n"
+    assert _reached(_task(nan_past, ["assert f([1]) == 1"]), [([1],)]) == ["assert f([1] * 16384) == 16384"]

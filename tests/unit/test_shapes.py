@@ -324,7 +324,7 @@ def test_prime_squares_come_at_every_round_bound_each_step() -> None:
     """A trial division by the primes below 1,000, then "no factor below the table: prime"
     for anything under 2**20 (blind set 7), is wrong only on a prime square between the
     table's bound and its square: the first prime past each power of ten gives one every step."""
-    from rlvr.tasks.numbers import is_prime
+    from rlvr.tasks.numbers import is_prime, prime_above, round_prime
 
     def shortcut(n: int) -> bool:
         small = [p for p in range(2, 1000) if is_prime(p)]
@@ -338,7 +338,10 @@ def test_prime_squares_come_at_every_round_bound_each_step() -> None:
         assert any(shortcut(a) != is_prime(a) for a in drawn)
         assert all(a <= 2**52 for a in drawn)
         names = {f[2:] for a in drawn for f in shapes((a,), [(4,), (7,)]) if f[2] == "prime_square"}
-        assert {("prime_square", 4), ("prime_square", 5)} <= names  # each root's width a shape of its own
+        assert {("prime_square", (4, True)), ("prime_square", (5, True))} <= names  # each bound a shape of its own
+        # last, so that a cap cuts them rather than another kind
+        assert drawn[-7:-1] == [prime_above(10**e) ** 2 for e in range(2, 8)]
+        assert round_prime(math.isqrt(drawn[-1])) and math.isqrt(drawn[-1]) ** 2 == drawn[-1]
 
 
 def test_units_of_two_characters_and_symbols_with_case_are_drawn_where_the_examples_lack_them() -> None:
