@@ -27,7 +27,7 @@ The ways of growing (each ladder grows one example's arguments of one kind):
 
 Past the fixed rungs, `repeat` and the `bits` ladders each get one rung more, `beyond`,
 whose size is drawn afresh each step: a length log-uniform in (2**14, BEYOND_LENGTH], a
-width uniform in (8,192, BEYOND_BITS] bits (below the 4,000 digits the wire carries back
+width uniform in (8,192, BEYOND_BITS) bits (below the 4,000 digits the wire carries back
 and Python's 4,300-digit limit on `str(n)`). A fixed reach is a published number, and a
 reply that is right only below it passes every test (blind set 7: seven replies wrong
 only past 2**15 elements or 10,000 bits); a drawn one has no single size to hide under.

@@ -499,9 +499,7 @@ def covering(examples: list[tuple[Any, ...]], rng: random.Random, nonneg: tuple[
         for k in range(max(map(len, rungs), default=0)):  # every kind's first value first
             for value in (r[k] for r in rungs if k < len(r)):
                 if value is not None:
-                    args = list(rng.choice(examples))
-                    args[i] = value
-                    mine.append(tuple(args))
+                    mine.append(_replaced(examples, rng, i, value))
     for k in range(max(map(len, each), default=0)):  # the arguments in turn: a cap cuts all alike
         out += [mine[k] for mine in each if k < len(mine)]
     # last (a cap cuts them first, not a kind above), each integer argument's prime squares
